@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* The report as an aligned table for people. */
+#include "output.h"
+
+#include <string.h>
+
+#include "probe.h"
+
+#define KEY_WIDTH 40
+
+static void output_value(FILE *f, struct json_object *v)
+{
+	struct json_object *sel, *opts, *reason;
+
+	if (!v) {
+		fputs("(not set)", f);
+		return;
+	}
+	if (json_object_object_get_ex(v, "unknown", &reason) &&
+	    item_is_unknown(v)) {
+		fprintf(f, "unknown (%s)", json_object_get_string(reason));
+		return;
+	}
+	if (json_object_is_type(v, json_type_object) &&
+	    json_object_object_get_ex(v, "selected", &sel) &&
+	    json_object_object_get_ex(v, "options", &opts)) {
+		fprintf(f, "%s  (", json_object_get_string(sel));
+		for (size_t i = 0; i < json_object_array_length(opts); i++)
+			fprintf(f, "%s%s", i ? " " : "",
+				json_object_get_string(
+					json_object_array_get_idx(opts, i)));
+		fputc(')', f);
+		return;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		size_t n = json_object_array_length(v);
+
+		if (n == 0)
+			fputs("(none)", f);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%s%s", i ? " " : "",
+				json_object_get_string(
+					json_object_array_get_idx(v, i)));
+		return;
+	}
+	if (json_object_is_type(v, json_type_boolean)) {
+		fputs(json_object_get_boolean(v) ? "yes" : "no", f);
+		return;
+	}
+	fputs(json_object_get_string(v), f);
+}
+
+/* A leaf: scalar, unknown item, bracketed mode, or array of scalars. */
+static int is_leaf(struct json_object *v)
+{
+	if (!v || !json_object_is_type(v, json_type_object)) {
+		if (v && json_object_is_type(v, json_type_array))
+			for (size_t i = 0; i < json_object_array_length(v); i++) {
+				struct json_object *e =
+					json_object_array_get_idx(v, i);
+
+				if (json_object_is_type(e, json_type_object))
+					return 0;
+			}
+		return 1;
+	}
+	return item_is_unknown(v) ||
+	       (json_object_object_get_ex(v, "selected", NULL) &&
+		json_object_object_get_ex(v, "options", NULL) &&
+		json_object_object_length(v) == 2);
+}
+
+static void output_node(FILE *f, const char *path, struct json_object *v)
+{
+	char sub[512];
+
+	if (is_leaf(v)) {
+		fprintf(f, "  %-*s %s", KEY_WIDTH, path,
+			strlen(path) > KEY_WIDTH ? "\n    " : "");
+		output_value(f, v);
+		fputc('\n', f);
+		return;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			struct json_object *e = json_object_array_get_idx(v, i);
+			struct json_object *name;
+
+			if (json_object_object_get_ex(e, "name", &name))
+				snprintf(sub, sizeof(sub), "%s[%s]", path,
+					 json_object_get_string(name));
+			else
+				snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+			output_node(f, sub, e);
+		}
+		return;
+	}
+	json_object_object_foreach(v, key, child)
+	{
+		if (*path)
+			snprintf(sub, sizeof(sub), "%s.%s", path, key);
+		else
+			snprintf(sub, sizeof(sub), "%s", key);
+		output_node(f, sub, child);
+	}
+}
+
+void output_table(FILE *f, struct json_object *report)
+{
+	json_object_object_foreach(report, section, v)
+	{
+		fprintf(f, "%s\n", section);
+		output_node(f, "", v);
+		fputc('\n', f);
+	}
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Human-readable rendering of a report (the JSON document is the data). */
+#ifndef FLEETBENCH_OUTPUT_H
+#define FLEETBENCH_OUTPUT_H
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+/*
+ * Prints one section per top-level key and one aligned "key  value" row per
+ * item, dotted for nesting: unknown items read "unknown (reason)", a
+ * bracketed mode reads "madvise  (always madvise never)", and array elements
+ * are labelled by their "name" (or index).
+ */
+void output_table(FILE *f, struct json_object *report);
+
+#endif

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/* The probe driver: the module table, file access below the root, items. */
+#include "probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "probe_modules.h"
+#include "sys/sys.h"
+
+#define PROBE_FILE_MAX (16u << 20)
+
+/* Report order. "labels" follows "virt" because it infers from DMI. */
+static const struct probe_ops *const probe_table[] = {
+	&probe_host_ops,    &probe_kernel_ops,  &probe_virt_ops,
+	&probe_labels_ops,  &probe_thp_ops,     &probe_hugetlb_ops,
+	&probe_iouring_ops, &probe_cpufreq_ops, &probe_block_ops,
+	&probe_sysctl_ops,  &probe_vmstat_ops,  &probe_steal_ops,
+};
+
+size_t probe_section_count(void)
+{
+	return ARRAY_SIZE(probe_table);
+}
+
+const char *probe_section_name(size_t i)
+{
+	return i < ARRAY_SIZE(probe_table) ? probe_table[i]->name : NULL;
+}
+
+static int real_uname(struct utsname *ret)
+{
+	return uname(ret) < 0 ? -errno : 0;
+}
+
+static void real_uring_close(int fd)
+{
+	close(fd);
+}
+
+const struct probe_sys probe_sys_real = {
+	.cpuid = sys_cpuid,
+	.uname = real_uname,
+	.uring_setup = sys_io_uring_setup,
+	.uring_register = sys_io_uring_register,
+	.uring_close = real_uring_close,
+};
+
+/* Paths are absolute; below the root they are opened relative to root_fd. */
+static const char *probe_rel(const char *path)
+{
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+ssize_t probe_read_file(struct probe_ctx *ctx, const char *path, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = 4096, len = 0;
+
+	fd = openat(ctx->root_fd, probe_rel(path), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *nbuf;
+
+			if (cap >= PROBE_FILE_MAX)
+				return -EFBIG;
+			nbuf = realloc(buf, cap * 2);
+			if (!nbuf)
+				return -ENOMEM;
+			buf = nbuf;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	return (ssize_t)len;
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n')
+		s++;
+	end = s + strlen(s);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' ||
+			   end[-1] == '\n'))
+		*--end = '\0';
+	return s;
+}
+
+ssize_t probe_read_line(struct probe_ctx *ctx, const char *path, char *buf,
+			size_t size)
+{
+	_cleanup_free_ char *data = NULL;
+	ssize_t n = probe_read_file(ctx, path, &data);
+	char *v;
+	size_t len;
+
+	if (n < 0)
+		return n;
+	if (memchr(data, '\0', (size_t)n))
+		return -EBADMSG;
+	v = trim(data);
+	len = strlen(v);
+	if (len == 0 || len >= size)
+		return -EBADMSG;
+	memcpy(buf, v, len + 1);
+	return (ssize_t)len;
+}
+
+DIR *probe_opendir(struct probe_ctx *ctx, const char *path)
+{
+	int fd = openat(ctx->root_fd, probe_rel(path),
+			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		closep(&fd);
+	return d;
+}
+
+ssize_t probe_readlink(struct probe_ctx *ctx, const char *path, char *buf,
+		       size_t size)
+{
+	ssize_t n = readlinkat(ctx->root_fd, probe_rel(path), buf, size - 1);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+int probe_parse_i64(const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n')
+		s++;
+	if (!*s)
+		return -EBADMSG;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s)
+		return -EBADMSG;
+	while (*end == ' ' || *end == '\t' || *end == '\n')
+		end++;
+	if (*end)
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+int probe_kv(const char *text, const char *key, char *buf, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *line = text;
+
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+		size_t llen = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (llen > klen && !strncmp(line, key, klen) &&
+		    (line[klen] == ':' || line[klen] == ' ' ||
+		     line[klen] == '\t')) {
+			const char *v = line + klen + (line[klen] == ':');
+			const char *vend = line + llen;
+
+			while (v < vend && (*v == ' ' || *v == '\t'))
+				v++;
+			while (vend > v && (vend[-1] == ' ' || vend[-1] == '\t'))
+				vend--;
+			if (vend == v || (size_t)(vend - v) >= size)
+				return -EBADMSG;
+			memcpy(buf, v, (size_t)(vend - v));
+			buf[vend - v] = '\0';
+			return 0;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+const char *probe_reason(int err)
+{
+	switch (-err) {
+	case ENOENT:
+	case ENOTDIR:
+		return "absent";
+	case EACCES:
+		return "EACCES";
+	case EPERM:
+		return "not permitted";
+	case EBADMSG:
+		return "malformed";
+	case EFBIG:
+		return "too large";
+	case ENOTSUP:
+		return "not supported";
+	default: {
+		const char *name = strerrorname_np(-err);
+
+		return name ? name : "error";
+	}
+	}
+}
+
+static void item_put(struct json_object *o, const char *key,
+		     struct json_object *v)
+{
+	if (o)
+		json_object_object_add(o, key, v);
+	else
+		json_object_put(v);
+}
+
+void item_str(struct json_object *o, const char *key, const char *v)
+{
+	item_put(o, key, json_object_new_string(v));
+}
+
+void item_i64(struct json_object *o, const char *key, int64_t v)
+{
+	item_put(o, key, json_object_new_int64(v));
+}
+
+void item_double(struct json_object *o, const char *key, double v)
+{
+	item_put(o, key, json_object_new_double(v));
+}
+
+void item_bool(struct json_object *o, const char *key, bool v)
+{
+	item_put(o, key, json_object_new_boolean(v));
+}
+
+void item_null(struct json_object *o, const char *key)
+{
+	item_put(o, key, NULL);
+}
+
+void item_unknown(struct json_object *o, const char *key, const char *fmt, ...)
+{
+	struct json_object *u = json_object_new_object();
+	char reason[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (u)
+		json_object_object_add(u, "unknown",
+				       json_object_new_string(reason));
+	item_put(o, key, u);
+}
+
+void item_unknown_err(struct json_object *o, const char *key, int err)
+{
+	item_unknown(o, key, "%s", probe_reason(err));
+}
+
+struct json_object *item_object(struct json_object *o, const char *key)
+{
+	struct json_object *v = json_object_new_object();
+
+	item_put(o, key, v);
+	return o ? v : NULL;
+}
+
+struct json_object *item_array(struct json_object *o, const char *key)
+{
+	struct json_object *v = json_object_new_array();
+
+	item_put(o, key, v);
+	return o ? v : NULL;
+}
+
+bool item_is_unknown(struct json_object *v)
+{
+	return json_object_is_type(v, json_type_object) &&
+	       json_object_object_length(v) == 1 &&
+	       json_object_object_get_ex(v, "unknown", NULL);
+}
+
+int item_file_str(struct probe_ctx *ctx, struct json_object *o,
+		  const char *key, const char *path)
+{
+	char buf[4096];
+	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+
+	if (n < 0) {
+		if (n == -EBADMSG)
+			item_unknown(o, key, "malformed: %s empty or unreadable",
+				     path);
+		else
+			item_unknown_err(o, key, (int)n);
+		return (int)n;
+	}
+	item_str(o, key, buf);
+	return 0;
+}
+
+int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
+		  const char *key, const char *path)
+{
+	char buf[256];
+	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	int64_t v;
+
+	if (n < 0) {
+		if (n == -EBADMSG)
+			item_unknown(o, key, "malformed: %s empty", path);
+		else
+			item_unknown_err(o, key, (int)n);
+		return (int)n;
+	}
+	if (probe_parse_i64(buf, &v) < 0) {
+		item_unknown(o, key, "malformed: %s is not an integer", path);
+		return -EBADMSG;
+	}
+	item_i64(o, key, v);
+	return 0;
+}
+
+int probe_parse_bracket(const char *text, struct json_object **ret)
+{
+	_cleanup_free_ char *copy = strdup(text);
+	struct json_object *obj, *opts;
+	const char *selected = NULL;
+	char *save = NULL;
+	int nsel = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	obj = json_object_new_object();
+	opts = json_object_new_array();
+	if (!obj || !opts) {
+		json_object_put(obj);
+		json_object_put(opts);
+		return -ENOMEM;
+	}
+	for (char *tok = strtok_r(copy, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		size_t len = strlen(tok);
+
+		if (tok[0] == '[') {
+			if (len < 3 || tok[len - 1] != ']')
+				goto bad;
+			tok[len - 1] = '\0';
+			tok++;
+			selected = tok;
+			nsel++;
+		} else if (strpbrk(tok, "[]")) {
+			goto bad;
+		}
+		json_object_array_add(opts, json_object_new_string(tok));
+	}
+	if (nsel != 1)
+		goto bad;
+	json_object_object_add(obj, "selected",
+			       json_object_new_string(selected));
+	json_object_object_add(obj, "options", opts);
+	*ret = obj;
+	return 0;
+bad:
+	json_object_put(obj);
+	json_object_put(opts);
+	return -EBADMSG;
+}
+
+int item_file_bracket(struct probe_ctx *ctx, struct json_object *o,
+		      const char *key, const char *path)
+{
+	char buf[4096];
+	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	struct json_object *v;
+	int r;
+
+	if (n < 0) {
+		if (n == -EBADMSG)
+			item_unknown(o, key, "malformed: %s empty", path);
+		else
+			item_unknown_err(o, key, (int)n);
+		return (int)n;
+	}
+	r = probe_parse_bracket(buf, &v);
+	if (r < 0) {
+		item_unknown(o, key,
+			     "malformed: %s has no single [selected] value",
+			     path);
+		return r;
+	}
+	item_put(o, key, v);
+	return 0;
+}
+
+static int64_t ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - t0->tv_sec) * 1000 +
+	       (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+int probe_run(const struct probe_opts *opts, struct json_object **ret)
+{
+	struct probe_ctx ctx = {
+		.opts = opts,
+		.sys = opts->sys ? opts->sys : &probe_sys_real,
+		.root_fd = -1,
+	};
+	struct json_object *report, *meta;
+	struct timespec wall;
+	char stamp[64];
+	ssize_t n;
+	int r = 0;
+
+	ctx.root_fd = open(opts->root ? opts->root : "/",
+			   O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ctx.root_fd < 0)
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &ctx.t_start);
+	clock_gettime(CLOCK_REALTIME, &wall);
+	/* The steal window starts now and is read last, so it overlaps the
+	 * rest of the probe instead of adding to it. */
+	n = probe_read_file(&ctx, "/proc/stat", &ctx.stat_start);
+	ctx.stat_start_err = n < 0 ? (int)n : 0;
+
+	report = json_object_new_object();
+	if (!report) {
+		r = -ENOMEM;
+		goto out;
+	}
+	ctx.report = report;
+	meta = item_object(report, "meta");
+	item_str(meta, "agent_version", FLEETBENCH_VERSION);
+	item_str(meta, "root", opts->root ? opts->root : "/");
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ",
+		 gmtime(&wall.tv_sec));
+	item_str(meta, "started", stamp);
+
+	for (size_t i = 0; i < ARRAY_SIZE(probe_table); i++) {
+		struct json_object *section =
+			item_object(report, probe_table[i]->name);
+
+		if (!section) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = probe_table[i]->run(&ctx, section);
+		if (r < 0)
+			goto out;
+	}
+	item_i64(meta, "elapsed_ms", ms_since(&ctx.t_start));
+	*ret = TAKE_PTR(report);
+	r = 0;
+out:
+	json_object_put(report);
+	free(ctx.stat_start);
+	close(ctx.root_fd);
+	return r;
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/* Table-driven INI configuration on top of libinih. */
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cleanup.h"
+
+static const struct config_key *config_find(const struct config_key *keys,
+					    size_t n, const char *section,
+					    const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(keys[i].section, section) &&
+		    !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+static bool config_has_section(const struct config_key *keys, size_t n,
+			       const char *section)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(keys[i].section, section))
+			return true;
+	return false;
+}
+
+int config_parse_size(const char *s, uint64_t *ret)
+{
+	static const struct {
+		const char *suffix;
+		unsigned shift;
+	} units[] = {
+		{ "", 0 },   { "B", 0 },    { "K", 10 },   { "KiB", 10 },
+		{ "M", 20 }, { "MiB", 20 }, { "G", 30 },   { "GiB", 30 },
+		{ "T", 40 }, { "TiB", 40 },
+	};
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcasecmp(end, units[i].suffix))
+			continue;
+		if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
+			return -EINVAL;
+		*ret = (uint64_t)v << units[i].shift;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int config_parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*ret = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int config_assign(const struct config_key *k, void *dst,
+			 const char *value, char err[CONFIG_ERR_LEN])
+{
+	char *field = (char *)dst + k->offset;
+
+	switch (k->type) {
+	case CONFIG_STR: {
+		char *copy = strdup(value);
+
+		if (!copy)
+			return -ENOMEM;
+		free(*(char **)field);
+		*(char **)field = copy;
+		return 0;
+	}
+	case CONFIG_INT: {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(value, &end, 10);
+		if (errno || end == value || *end) {
+			snprintf(err, CONFIG_ERR_LEN,
+				 "%s.%s: '%s' is not an integer", k->section,
+				 k->name, value);
+			return -EINVAL;
+		}
+		if (v < k->min || v > k->max) {
+			snprintf(err, CONFIG_ERR_LEN,
+				 "%s.%s: %lld is out of range %lld..%lld",
+				 k->section, k->name, v, k->min, k->max);
+			return -EINVAL;
+		}
+		*(long long *)field = v;
+		return 0;
+	}
+	case CONFIG_SIZE: {
+		uint64_t v;
+
+		if (config_parse_size(value, &v) < 0) {
+			snprintf(err, CONFIG_ERR_LEN,
+				 "%s.%s: '%s' is not a size (such as 4096, 64K, 1G)",
+				 k->section, k->name, value);
+			return -EINVAL;
+		}
+		if (v < (uint64_t)k->min || (k->max && v > (uint64_t)k->max)) {
+			snprintf(err, CONFIG_ERR_LEN,
+				 "%s.%s: %s is out of range %lld..%lld bytes",
+				 k->section, k->name, value, k->min, k->max);
+			return -EINVAL;
+		}
+		*(uint64_t *)field = v;
+		return 0;
+	}
+	case CONFIG_BOOL:
+		if (config_parse_bool(value, (bool *)field) < 0) {
+			snprintf(err, CONFIG_ERR_LEN,
+				 "%s.%s: '%s' is not a boolean (true/false)",
+				 k->section, k->name, value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int config_defaults(const struct config_key *keys, size_t n, void *dst,
+		    char err[CONFIG_ERR_LEN])
+{
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		if (!keys[i].def)
+			continue;
+		r = config_assign(&keys[i], dst, keys[i].def, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int config_set(const struct config_key *keys, size_t n, void *dst,
+	       const char *section, const char *name, const char *value,
+	       char err[CONFIG_ERR_LEN])
+{
+	const struct config_key *k = config_find(keys, n, section, name);
+
+	if (!k) {
+		snprintf(err, CONFIG_ERR_LEN, "unknown key '%s' in section [%s]",
+			 name, section);
+		return -EINVAL;
+	}
+	return config_assign(k, dst, value, err);
+}
+
+struct config_parse_state {
+	const struct config_key *keys;
+	size_t n;
+	void *dst;
+	FILE *f;
+	int lineno;   /* lines read so far: the one inih is handling */
+	bool midline; /* the last read stopped inside a long line */
+	int err_line; /* line of the first rejected key, 0 if none */
+	char msg[CONFIG_ERR_LEN];
+};
+
+/* inih's line reader, counting lines so a rejected key can name its line. */
+static char *config_reader(char *buf, int size, void *stream)
+{
+	struct config_parse_state *st = stream;
+	char *r = fgets(buf, size, st->f);
+
+	if (!r)
+		return NULL;
+	if (!st->midline)
+		st->lineno++;
+	st->midline = !strchr(r, '\n');
+	return r;
+}
+
+/* inih calls this per name=value; returning 0 marks the line as an error. */
+static int config_handler(void *user, const char *section, const char *name,
+			  const char *value)
+{
+	struct config_parse_state *st = user;
+	char err[CONFIG_ERR_LEN];
+
+	if (!config_has_section(st->keys, st->n, section)) {
+		err[0] = '\0';
+		snprintf(err, sizeof(err), "unknown section [%s]", section);
+	} else if (config_set(st->keys, st->n, st->dst, section, name, value,
+			      err) == 0) {
+		return 1;
+	}
+	if (!st->err_line) {
+		memcpy(st->msg, err, sizeof(st->msg));
+		st->err_line = st->lineno;
+	}
+	return 0;
+}
+
+int config_load(const char *path, const struct config_key *keys, size_t n,
+		void *dst, char err[CONFIG_ERR_LEN])
+{
+	struct config_parse_state st = { .keys = keys, .n = n, .dst = dst };
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	int line;
+
+	if (!f)
+		return -errno;
+	st.f = f;
+	line = ini_parse_stream(config_reader, &st, config_handler, &st);
+	if (line == 0)
+		return 0;
+	if (line == -2)
+		return -ENOMEM;
+	if (line < 0) {
+		snprintf(err, CONFIG_ERR_LEN, "%s: cannot parse", path);
+		return -EINVAL;
+	}
+	if (st.err_line == line)
+		snprintf(err, CONFIG_ERR_LEN, "%s:%d: %s", path, line, st.msg);
+	else
+		snprintf(err, CONFIG_ERR_LEN,
+			 "%s:%d: syntax error (expected [section] or key = value)",
+			 path, line);
+	return -EINVAL;
+}
+
+void config_release(const struct config_key *keys, size_t n, void *dst)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i].type != CONFIG_STR)
+			continue;
+		char **field = (char **)((char *)dst + keys[i].offset);
+
+		free(*field);
+		*field = NULL;
+	}
+}

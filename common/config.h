@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Table-driven configuration over libinih (pgbouncer's CF_ABS style): each
+ * key names its section, type, destination field, default and range. Every
+ * value is parsed strictly and range-checked; an unknown section or key is an
+ * error naming the file and line.
+ */
+#ifndef FLEETBENCH_CONFIG_H
+#define FLEETBENCH_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum config_type {
+	CONFIG_STR,  /* char *, owned by the struct; freed by config_release() */
+	CONFIG_INT,  /* long long, range [min, max] */
+	CONFIG_SIZE, /* uint64_t bytes; accepts K, M, G, T suffixes (powers of 1024) */
+	CONFIG_BOOL, /* bool: true/false, yes/no, on/off, 1/0 */
+};
+
+struct config_key {
+	const char *section;
+	const char *name;
+	enum config_type type;
+	size_t offset; /* of the destination field in the caller's struct */
+	const char *def; /* default, written as in the file; NULL leaves the field zero */
+	long long min, max; /* CONFIG_INT and CONFIG_SIZE range (max 0: no upper bound) */
+	const char *help;
+};
+
+#define CONFIG_ERR_LEN 512
+
+/* Writes every key's default into dst. */
+int config_defaults(const struct config_key *keys, size_t n, void *dst,
+		    char err[CONFIG_ERR_LEN]);
+
+/*
+ * Reads the INI file at path into dst (after config_defaults). Returns 0,
+ * -errno when the file cannot be opened, or -EINVAL with err saying
+ * "FILE:LINE: ..." for the first bad line.
+ */
+int config_load(const char *path, const struct config_key *keys, size_t n,
+		void *dst, char err[CONFIG_ERR_LEN]);
+
+/*
+ * Sets one key from text, as a flag does. Returns 0, or -EINVAL with err
+ * naming the key and what is wrong with the value.
+ */
+int config_set(const struct config_key *keys, size_t n, void *dst,
+	       const char *section, const char *name, const char *value,
+	       char err[CONFIG_ERR_LEN]);
+
+/* Frees the strings the table owns in dst. */
+void config_release(const struct config_key *keys, size_t n, void *dst);
+
+/* Parses a size such as 4096, 64K, 1M, 1G or 2GiB into bytes. 0 or -EINVAL. */
+int config_parse_size(const char *s, uint64_t *ret);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Raw syscalls and CPU instructions, converted to -errno once, here. */
+#include "sys.h"
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+int sys_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t ret[4])
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/*
+	 * Hypervisor leaves (0x40000000..) are not covered by the basic or
+	 * extended maximum, so they are executed unconditionally: a CPU
+	 * without a hypervisor returns zeros or the highest basic leaf there.
+	 */
+	if (leaf < 0x40000000u || leaf >= 0x80000000u) {
+		unsigned int max = __get_cpuid_max(leaf & 0x80000000u, NULL);
+
+		if (max == 0 || leaf > max)
+			return -ENOTSUP;
+	}
+	__cpuid_count(leaf, subleaf, ret[0], ret[1], ret[2], ret[3]);
+	return 0;
+#else
+	(void)leaf;
+	(void)subleaf;
+	(void)ret;
+	return -ENOTSUP;
+#endif
+}
+
+int sys_io_uring_setup(uint32_t entries, struct io_uring_params *p)
+{
+	long r = syscall(__NR_io_uring_setup, entries, p);
+
+	return r < 0 ? -errno : (int)r;
+}
+
+int sys_io_uring_register(int fd, unsigned int opcode, void *arg,
+			  unsigned int nr_args)
+{
+	long r = syscall(__NR_io_uring_register, fd, opcode, arg, nr_args);
+
+	return r < 0 ? -errno : (int)r;
+}

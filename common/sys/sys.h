@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The raw kernel and CPU interfaces fleetbench calls directly (liburing's
+ * src/syscall.h, fio's os/os-linux.h). Everything here returns -errno.
+ */
+#ifndef FLEETBENCH_SYS_H
+#define FLEETBENCH_SYS_H
+
+#include <linux/io_uring.h>
+#include <stdint.h>
+
+/*
+ * Executes CPUID for leaf/subleaf into ret[] = {eax, ebx, ecx, edx}.
+ * Returns 0, or -ENOTSUP where the architecture has no CPUID or the leaf is
+ * above the maximum the CPU reports.
+ */
+int sys_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t ret[4]);
+
+/* io_uring_setup(2): a ring fd, or -errno. */
+int sys_io_uring_setup(uint32_t entries, struct io_uring_params *p);
+
+/* io_uring_register(2): >= 0, or -errno. */
+int sys_io_uring_register(int fd, unsigned int opcode, void *arg,
+			  unsigned int nr_args);
+
+#endif

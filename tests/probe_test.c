@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* Probe test helpers: fixture runs with fake syscalls, JSON path lookups. */
+#include "probe_test.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_RING_FD 1000
+
+static const struct fake_sys *fake;
+
+const char *fixture_path(const char *name)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", FIXTURE_DIR, name);
+	return buf;
+}
+
+static int fake_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t ret[4])
+{
+	const char *sig = fake->hv_signature ? fake->hv_signature :
+					       "KVMKVMKVM\0\0\0";
+
+	(void)subleaf;
+	if (fake->cpuid_err)
+		return fake->cpuid_err;
+	memset(ret, 0, 4 * sizeof(ret[0]));
+	if (leaf == 1) {
+		if (fake->hypervisor_bit >= 0)
+			ret[2] = 1u << 31;
+		return 0;
+	}
+	if (leaf == 0x40000000u) {
+		ret[0] = 0x40000001u;
+		memcpy(&ret[1], sig, 4);
+		memcpy(&ret[2], sig + 4, 4);
+		memcpy(&ret[3], sig + 8, 4);
+		return 0;
+	}
+	return 0;
+}
+
+static int fake_uname(struct utsname *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->machine, sizeof(ret->machine), "%s",
+		 fake->machine ? fake->machine : "x86_64");
+	return 0;
+}
+
+static int fake_uring_setup(uint32_t entries, struct io_uring_params *p)
+{
+	(void)entries;
+	if (fake->setup_err)
+		return fake->setup_err;
+	if ((p->flags & IORING_SETUP_SQPOLL) && fake->sqpoll_err)
+		return fake->sqpoll_err;
+	p->features = fake->features ? fake->features :
+		      IORING_FEAT_SINGLE_MMAP | IORING_FEAT_NODROP |
+				      IORING_FEAT_SUBMIT_STABLE |
+				      IORING_FEAT_RW_CUR_POS |
+				      IORING_FEAT_CUR_PERSONALITY |
+				      IORING_FEAT_FAST_POLL |
+				      IORING_FEAT_POLL_32BITS |
+				      IORING_FEAT_SQPOLL_NONFIXED |
+				      IORING_FEAT_EXT_ARG |
+				      IORING_FEAT_NATIVE_WORKERS |
+				      IORING_FEAT_RSRC_TAGS |
+				      IORING_FEAT_CQE_SKIP |
+				      IORING_FEAT_LINKED_FILE;
+	return FAKE_RING_FD;
+}
+
+static int fake_uring_register(int fd, unsigned int opcode, void *arg,
+			       unsigned int nr_args)
+{
+	struct io_uring_probe *pr = arg;
+	unsigned int n = fake->nr_ops ? (unsigned int)fake->nr_ops :
+					IORING_OP_LAST;
+
+	if (fd != FAKE_RING_FD)
+		return -EBADF;
+	if (opcode != IORING_REGISTER_PROBE)
+		return -EINVAL;
+	if (fake->probe_err)
+		return fake->probe_err;
+	if (n > nr_args)
+		n = nr_args;
+	pr->last_op = (uint8_t)(n - 1);
+	pr->ops_len = (uint8_t)n;
+	for (unsigned int i = 0; i < n; i++) {
+		pr->ops[i].op = (uint8_t)i;
+		pr->ops[i].flags = IO_URING_OP_SUPPORTED;
+	}
+	return 0;
+}
+
+static void fake_uring_close(int fd)
+{
+	(void)fd;
+}
+
+static const struct probe_sys fake_ops = {
+	.cpuid = fake_cpuid,
+	.uname = fake_uname,
+	.uring_setup = fake_uring_setup,
+	.uring_register = fake_uring_register,
+	.uring_close = fake_uring_close,
+};
+
+struct json_object *probe_fixture(const char *name, const struct fake_sys *fs)
+{
+	static const struct fake_sys defaults;
+	struct probe_opts opts = {
+		.root = fixture_path(name),
+		.work_dir = "/var/lib/fleetbench",
+		.steal_window_ms = 0,
+		.sys = &fake_ops,
+	};
+	struct json_object *report = NULL;
+	int r;
+
+	fake = fs ? fs : &defaults;
+	r = probe_run(&opts, &report);
+	if (r < 0) {
+		fprintf(stderr, "probe_run(%s): %s\n", name, strerror(-r));
+		return NULL;
+	}
+	return report;
+}
+
+struct json_object *jget(struct json_object *root, const char *path)
+{
+	char buf[512], *save = NULL;
+	struct json_object *cur = root;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *tok = strtok_r(buf, ".", &save); tok && cur;
+	     tok = strtok_r(NULL, ".", &save)) {
+		char *br = strchr(tok, '[');
+
+		if (br)
+			*br = '\0';
+		if (*tok && !json_object_object_get_ex(cur, tok, &cur))
+			return NULL;
+		while (br && cur) {
+			char *end;
+			long idx = strtol(br + 1, &end, 10);
+
+			if (*end != ']' ||
+			    !json_object_is_type(cur, json_type_array) ||
+			    idx < 0 ||
+			    (size_t)idx >= json_object_array_length(cur))
+				return NULL;
+			cur = json_object_array_get_idx(cur, (size_t)idx);
+			br = strchr(end, '[');
+		}
+	}
+	return cur;
+}
+
+const char *jstr(struct json_object *root, const char *path)
+{
+	static char buf[512];
+	struct json_object *v, *reason;
+
+	v = jget(root, path);
+	if (!v) {
+		/* json-c returns NULL for both JSON null and a missing key. */
+		struct json_object *parent;
+		char ppath[512], *dot;
+
+		snprintf(ppath, sizeof(ppath), "%s", path);
+		dot = strrchr(ppath, '.');
+		if (!dot)
+			return json_object_object_get_ex(root, path, NULL) ?
+				       "" :
+				       "<missing>";
+		*dot = '\0';
+		parent = jget(root, ppath);
+		return parent && json_object_object_get_ex(parent, dot + 1,
+							    NULL) ?
+			       "" :
+			       "<missing>";
+	}
+	if (item_is_unknown(v) &&
+	    json_object_object_get_ex(v, "unknown", &reason)) {
+		snprintf(buf, sizeof(buf), "unknown (%s)",
+			 json_object_get_string(reason));
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "%s", json_object_get_string(v));
+	return buf;
+}
+
+int64_t jint(struct json_object *root, const char *path)
+{
+	struct json_object *v = jget(root, path);
+
+	if (!v || !json_object_is_type(v, json_type_int))
+		return INT64_MIN;
+	return json_object_get_int64(v);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for probe tests: run the probe against a fixture tree with
+ * substituted syscalls, and look items up by dotted path.
+ */
+#ifndef FLEETBENCH_PROBE_TEST_H
+#define FLEETBENCH_PROBE_TEST_H
+
+#include <json-c/json.h>
+
+#include "probe.h"
+
+/* Absolute path of tests/fixtures/<name>, from FIXTURE_DIR set by CMake. */
+const char *fixture_path(const char *name);
+
+/*
+ * Fake syscall results for a fixture. Every field left zero gives a plausible
+ * KVM guest: hypervisor bit set, signature "KVMKVMKVM", io_uring working with
+ * all opcodes up to IORING_OP_LAST - 1, SQPOLL permitted.
+ */
+struct fake_sys {
+	int cpuid_err; /* -ENOTSUP: no CPUID (non-x86) */
+	int hypervisor_bit; /* -1: clear, 0/1: set */
+	const char *hv_signature; /* 12 bytes; NULL: "KVMKVMKVM\0\0\0" */
+	const char *machine; /* uname machine; NULL: "x86_64" */
+	int setup_err; /* -errno returned by every io_uring_setup */
+	int sqpoll_err; /* -errno for setup with IORING_SETUP_SQPOLL */
+	int probe_err; /* -errno for IORING_REGISTER_PROBE */
+	int nr_ops; /* opcodes supported: 0..nr_ops-1; 0: IORING_OP_LAST */
+	uint32_t features; /* IORING_FEAT_* returned; 0: a 6.1 set */
+};
+
+/* Runs the probe on fixture `name` with fake syscalls; NULL on failure. */
+struct json_object *probe_fixture(const char *name, const struct fake_sys *fs);
+
+/* The value at a dotted path ("thp.enabled.selected"); arrays take "[N]"
+ * ("hugetlb.sizes[1].free"). NULL when the path does not exist. */
+struct json_object *jget(struct json_object *root, const char *path);
+
+/* String value at path ("" for null, "<missing>" when absent); for an
+ * unknown item "unknown (reason)". Valid until the next call. */
+const char *jstr(struct json_object *root, const char *path);
+
+/* Integer value at path; INT64_MIN when absent or not a number. */
+int64_t jint(struct json_object *root, const char *path);
+
+#endif
