@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fleetbench-agent's command line, run as a real process: output formats,
+ * exit statuses and the messages for bad flags and bad config, label
+ * sources, and that the probe needs no root.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "probe.h"
+#include "probe_test.h"
+#include "run.h"
+
+static const char *agent;
+
+#define RUN(res, uid, ...)                                                 \
+	do {                                                               \
+		char *argv_[] = { (char *)agent, __VA_ARGS__, NULL };       \
+		CHECK_OK(run_program(argv_, (uid), (res)));                \
+	} while (0)
+
+static char conf_path[] = "/tmp/fleetbench-test-agent-conf-XXXXXX";
+
+static void write_conf(const char *text)
+{
+	FILE *f = fopen(conf_path, "we");
+
+	fputs(text, f);
+	fclose(f);
+	chmod(conf_path, 0644);
+}
+
+/* The JSON report parses and holds every section of the probe table. */
+static void check_report(const char *text, const char *who)
+{
+	struct json_object *j = json_tokener_parse(text);
+
+	CHECK_(j != NULL, "%s: --json output does not parse", who);
+	if (!j)
+		return;
+	for (size_t i = 0; i < probe_section_count(); i++)
+		CHECK_(json_object_object_get_ex(j, probe_section_name(i), NULL),
+		       "%s: section '%s' missing", who, probe_section_name(i));
+	CHECK_EQ_STR(jstr(j, "meta.agent_version"), FLEETBENCH_VERSION);
+	json_object_put(j);
+}
+
+int main(void)
+{
+	struct run_result r;
+	struct json_object *j;
+	int fd;
+
+	agent = getenv("AGENT");
+	if (!agent) {
+		fprintf(stderr, "AGENT is not set (run under ctest)\n");
+		return 1;
+	}
+	fd = mkstemp(conf_path);
+	CHECK(fd >= 0);
+	close(fd);
+	write_conf("");
+
+	/* --json: a parseable report with every section */
+	RUN(&r, -1, "probe", "--json", "--steal-window", "0", "--config",
+	    conf_path);
+	CHECK_EQ_INT(r.status, 0);
+	CHECK_EQ_STR(r.err, "");
+	check_report(r.out, "probe --json");
+	run_result_release(&r);
+
+	/* the table names every section */
+	RUN(&r, -1, "probe", "--steal-window", "0", "--config", conf_path);
+	CHECK_EQ_INT(r.status, 0);
+	for (size_t i = 0; i < probe_section_count(); i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "\n%s\n", probe_section_name(i));
+		CHECK_(strstr(r.out, line) || !strncmp(r.out, line + 1,
+						       strlen(line + 1)),
+		       "table lacks section '%s'", probe_section_name(i));
+	}
+	run_result_release(&r);
+
+	/* needs no root: as nobody it still reports every section */
+	if (geteuid() == 0) {
+		RUN(&r, 65534, "probe", "--json", "--steal-window", "0",
+		    "--config", conf_path);
+		CHECK_EQ_INT(r.status, 0);
+		check_report(r.out, "probe --json as nobody");
+		run_result_release(&r);
+	}
+
+	/* usage errors: exit 2 and a message naming the problem */
+	RUN(&r, -1, "probe", "--bogus");
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "unknown option '--bogus'") != NULL);
+	run_result_release(&r);
+	RUN(&r, -1, "frobnicate");
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "unknown command 'frobnicate'") != NULL);
+	run_result_release(&r);
+	RUN(&r, -1, "probe", "--root");
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "option '--root' needs a value") != NULL);
+	run_result_release(&r);
+	RUN(&r, -1, "probe", "--steal-window", "soon", "--config", conf_path);
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "steal_window_ms: 'soon' is not an integer") != NULL);
+	run_result_release(&r);
+	RUN(&r, -1, "probe", "--steal-window", "600000", "--config", conf_path);
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "out of range") != NULL);
+	run_result_release(&r);
+
+	/* config errors name the file, the line and the key */
+	RUN(&r, -1, "probe", "--config", "/nonexistent/agent.conf");
+	CHECK(r.status != 0);
+	CHECK(strstr(r.err, "cannot read config '/nonexistent/agent.conf'") != NULL);
+	run_result_release(&r);
+	write_conf("[agent]\nprovider = aws\n\nsteal_windw_ms = 5\n");
+	RUN(&r, -1, "probe", "--config", conf_path);
+	CHECK(r.status != 0);
+	CHECK(strstr(r.err, ":4: unknown key 'steal_windw_ms' in section [agent]") != NULL);
+	CHECK(strstr(r.err, conf_path) != NULL);
+	CHECK_EQ_STR(r.out, "");
+	run_result_release(&r);
+	write_conf("[agent]\nsteal_window_ms = -5\n");
+	RUN(&r, -1, "probe", "--config", conf_path);
+	CHECK(r.status != 0);
+	CHECK(strstr(r.err, ":2: agent.steal_window_ms: -5 is out of range") != NULL);
+	run_result_release(&r);
+
+	/* a root that does not exist is a real failure */
+	write_conf("");
+	RUN(&r, -1, "probe", "--root", "/nonexistent-root", "--config",
+	    conf_path);
+	CHECK_EQ_INT(r.status, 1);
+	CHECK(strstr(r.err, "cannot probe below '/nonexistent-root'") != NULL);
+	run_result_release(&r);
+
+	/* labels: a flag beats the config, the config beats DMI */
+	write_conf("[agent]\nprovider = from-config\ninstance_type = c6.xlarge\n"
+		   "steal_window_ms = 0\n");
+	RUN(&r, -1, "probe", "--json", "--config", conf_path, "--provider",
+	    "from-flag", "--region", "eu-1");
+	CHECK_EQ_INT(r.status, 0);
+	j = json_tokener_parse(r.out);
+	CHECK(j != NULL);
+	CHECK_EQ_STR(jstr(j, "labels.provider.value"), "from-flag");
+	CHECK_EQ_STR(jstr(j, "labels.provider.source"), "flag");
+	CHECK_EQ_STR(jstr(j, "labels.instance_type.value"), "c6.xlarge");
+	CHECK_EQ_STR(jstr(j, "labels.instance_type.source"), "config");
+	CHECK_EQ_STR(jstr(j, "labels.region.value"), "eu-1");
+	CHECK_EQ_STR(jstr(j, "labels.region.source"), "flag");
+	json_object_put(j);
+	run_result_release(&r);
+
+	/* --root reads a fixture tree */
+	RUN(&r, -1, "probe", "--json", "--config", conf_path, "--root",
+	    (char *)fixture_path("kvm-guest"));
+	CHECK_EQ_INT(r.status, 0);
+	j = json_tokener_parse(r.out);
+	CHECK_EQ_STR(jstr(j, "thp.enabled.selected"), "madvise");
+	CHECK_EQ_STR(jstr(j, "kernel.release"), "6.1.0-18-amd64");
+	CHECK_EQ_STR(jstr(j, "meta.root"), fixture_path("kvm-guest"));
+	json_object_put(j);
+	run_result_release(&r);
+
+	/* --help and --version succeed on stdout */
+	RUN(&r, -1, "--help");
+	CHECK_EQ_INT(r.status, 0);
+	CHECK(strstr(r.out, "usage: fleetbench-agent") != NULL);
+	run_result_release(&r);
+	RUN(&r, -1, "--version");
+	CHECK_EQ_INT(r.status, 0);
+	CHECK(strstr(r.out, FLEETBENCH_VERSION) != NULL);
+	run_result_release(&r);
+
+	unlink(conf_path);
+	return check_summary();
+}

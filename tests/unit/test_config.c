@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* The table-driven INI loader: defaults, types, ranges, errors with lines. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cleanup.h"
+#include "config.h"
+
+struct cfg {
+	char *name;
+	long long count;
+	uint64_t size;
+	bool flag;
+};
+
+static const struct config_key keys[] = {
+	{ "main", "name", CONFIG_STR, offsetof(struct cfg, name), "dflt", 0, 0,
+	  NULL },
+	{ "main", "count", CONFIG_INT, offsetof(struct cfg, count), "5", 1, 10,
+	  NULL },
+	{ "bench", "size", CONFIG_SIZE, offsetof(struct cfg, size), "1M", 4096,
+	  1LL << 40, NULL },
+	{ "bench", "flag", CONFIG_BOOL, offsetof(struct cfg, flag), "no", 0, 0,
+	  NULL },
+};
+
+static char path[] = "/tmp/fleetbench-test-config-XXXXXX";
+
+static int load_text(const char *text, struct cfg *c, char *err)
+{
+	FILE *f = fopen(path, "we");
+
+	fputs(text, f);
+	fclose(f);
+	*c = (struct cfg){ 0 };
+	config_defaults(keys, ARRAY_SIZE(keys), c, err);
+	return config_load(path, keys, ARRAY_SIZE(keys), c, err);
+}
+
+int main(void)
+{
+	char err[CONFIG_ERR_LEN];
+	struct cfg c = { 0 };
+	uint64_t v;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+
+	/* defaults */
+	CHECK_OK(config_defaults(keys, ARRAY_SIZE(keys), &c, err));
+	CHECK_EQ_STR(c.name, "dflt");
+	CHECK_EQ_INT(c.count, 5);
+	CHECK_EQ_INT(c.size, 1 << 20);
+	CHECK_EQ_INT(c.flag, 0);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+	CHECK(c.name == NULL);
+
+	/* a good file, with comments and blank lines */
+	CHECK_OK(load_text("; comment\n[main]\nname = web-1\n\ncount=7\n"
+			   "[bench]\nsize = 2G\nflag = yes\n",
+			   &c, err));
+	CHECK_EQ_STR(c.name, "web-1");
+	CHECK_EQ_INT(c.count, 7);
+	CHECK_EQ_INT(c.size, 2ULL << 30);
+	CHECK_EQ_INT(c.flag, 1);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* an unknown key names file, line and key */
+	CHECK_EQ_INT(load_text("[main]\n\n# c\nbogus = 1\n", &c, err), -EINVAL);
+	CHECK(strstr(err, path) != NULL);
+	CHECK(strstr(err, ":4: unknown key 'bogus' in section [main]") != NULL);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* an unknown section */
+	CHECK_EQ_INT(load_text("[main]\ncount = 2\n[nope]\nx = 1\n", &c, err),
+		     -EINVAL);
+	CHECK(strstr(err, ":4: unknown section [nope]") != NULL);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* out of range and not a number, with the line of the first error */
+	CHECK_EQ_INT(load_text("[main]\ncount = 11\ncount = x\n", &c, err),
+		     -EINVAL);
+	CHECK(strstr(err, ":2: main.count: 11 is out of range 1..10") != NULL);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+	CHECK_EQ_INT(load_text("[main]\ncount = 3x\n", &c, err), -EINVAL);
+	CHECK(strstr(err, ":2: main.count: '3x' is not an integer") != NULL);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* a syntax error before a bad key reports the syntax error's line */
+	CHECK_EQ_INT(load_text("[main]\nno equals sign here\ncount = 99\n", &c,
+			       err),
+		     -EINVAL);
+	CHECK(strstr(err, ":2: syntax error") != NULL);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* sizes and booleans */
+	CHECK_EQ_INT(load_text("[bench]\nsize = 1K\n", &c, err), -EINVAL);
+	CHECK(strstr(err, "bench.size: 1K is out of range") != NULL);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+	CHECK_EQ_INT(load_text("[bench]\nflag = maybe\n", &c, err), -EINVAL);
+	CHECK(strstr(err, ":2: bench.flag: 'maybe' is not a boolean") != NULL);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+	CHECK_OK(config_parse_size("64K", &v));
+	CHECK_EQ_INT(v, 65536);
+	CHECK_OK(config_parse_size("3GiB", &v));
+	CHECK_EQ_INT(v, 3ULL << 30);
+	CHECK_EQ_INT(config_parse_size("-1", &v), -EINVAL);
+	CHECK_EQ_INT(config_parse_size("1Q", &v), -EINVAL);
+	CHECK_EQ_INT(config_parse_size("99999999999T", &v), -EINVAL);
+
+	/* flags go through the same checks */
+	*(&c) = (struct cfg){ 0 };
+	CHECK_EQ_INT(config_set(keys, ARRAY_SIZE(keys), &c, "main", "count",
+				"0", err),
+		     -EINVAL);
+	CHECK(strstr(err, "main.count: 0 is out of range") != NULL);
+	CHECK_EQ_INT(config_set(keys, ARRAY_SIZE(keys), &c, "main", "nope",
+				"0", err),
+		     -EINVAL);
+	CHECK_OK(config_set(keys, ARRAY_SIZE(keys), &c, "main", "name", "x",
+			    err));
+	CHECK_EQ_STR(c.name, "x");
+	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* a missing file is -ENOENT, for the caller to judge */
+	CHECK_EQ_INT(config_load("/nonexistent/fleetbench.conf", keys,
+				 ARRAY_SIZE(keys), &c, err),
+		     -ENOENT);
+
+	unlink(path);
+	return check_summary();
+}
