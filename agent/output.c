@@ -6,7 +6,7 @@
 
 #include "probe.h"
 
-#define KEY_WIDTH 40
+#define KEY_WIDTH 48
 
 static void output_value(FILE *f, struct json_object *v)
 {
