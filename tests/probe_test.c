@@ -133,6 +133,28 @@ struct json_object *probe_fixture(const char *name, const struct fake_sys *fs)
 	return report;
 }
 
+struct json_object *probe_fixture_opts(const char *name,
+				       const struct fake_sys *fs,
+				       struct probe_opts *opts)
+{
+	static const struct fake_sys defaults;
+	struct json_object *report = NULL;
+	int r;
+
+	if (name)
+		opts->root = fixture_path(name);
+	if (!opts->work_dir)
+		opts->work_dir = "/var/lib/fleetbench";
+	opts->sys = &fake_ops;
+	fake = fs ? fs : &defaults;
+	r = probe_run(opts, &report);
+	if (r < 0) {
+		fprintf(stderr, "probe_run(%s): %s\n", opts->root, strerror(-r));
+		return NULL;
+	}
+	return report;
+}
+
 struct json_object *jget(struct json_object *root, const char *path)
 {
 	char buf[512], *save = NULL;

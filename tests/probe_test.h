@@ -33,6 +33,15 @@ struct fake_sys {
 /* Runs the probe on fixture `name` with fake syscalls; NULL on failure. */
 struct json_object *probe_fixture(const char *name, const struct fake_sys *fs);
 
+/*
+ * As probe_fixture(), with the caller's opts (labels, work_dir): opts->root
+ * becomes the fixture's path unless name is NULL, which keeps opts->root (a
+ * tree the test built); opts->sys becomes the fake syscalls.
+ */
+struct json_object *probe_fixture_opts(const char *name,
+				       const struct fake_sys *fs,
+				       struct probe_opts *opts);
+
 /* The value at a dotted path ("thp.enabled.selected"); arrays take "[N]"
  * ("hugetlb.sizes[1].free"). NULL when the path does not exist. */
 struct json_object *jget(struct json_object *root, const char *path);
