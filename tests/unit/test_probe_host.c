@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: MIT */
+/* The "host" and "kernel" probe sections: fixtures, parsers, the real host. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "probe_host.h"
+#include "probe_kernel.h"
+#include "probe_test.h"
+
+#define KP "kernel.cmdline_params."
+
+/* The key is there and holds JSON null ("not set"). */
+static bool is_null(struct json_object *r, const char *path)
+{
+	return !jget(r, path) && !strcmp(jstr(r, path), "");
+}
+
+/* Length of the array at path, -1 when it is not an array. */
+static int arr_len(struct json_object *r, const char *path)
+{
+	struct json_object *v = jget(r, path);
+
+	if (!json_object_is_type(v, json_type_array))
+		return -1;
+	return (int)json_object_array_length(v);
+}
+
+static void check_params_unknown(struct json_object *r, const char *reason)
+{
+	static const char *const keys[] = {
+		"transparent_hugepage", "default_hugepagesz", "hugepagesz",
+		"hugepages",		"hugepage_pools",
+	};
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(path, sizeof(path), KP "%s", keys[i]);
+		CHECK_EQ_STR(jstr(r, path), reason);
+	}
+}
+
+static void check_no_hugepage_params(struct json_object *r)
+{
+	CHECK(is_null(r, KP "default_hugepagesz"));
+	CHECK_EQ_INT(arr_len(r, KP "hugepagesz"), 0);
+	CHECK_EQ_INT(arr_len(r, KP "hugepages"), 0);
+	CHECK_EQ_INT(arr_len(r, KP "hugepage_pools"), 0);
+}
+
+static void test_kvm_guest(void)
+{
+	struct fake_sys fs = { 0 };
+	struct json_object *r = probe_fixture("kvm-guest", &fs);
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK_EQ_STR(jstr(r, "host.hostname"), "bench-kvm-01");
+	CHECK_EQ_STR(jstr(r, "host.machine_id"),
+		     "5f1c0b7e2a9d4c3e8b6a7d2f1e0c9b8a");
+	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
+	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "AuthenticAMD");
+	CHECK_EQ_STR(jstr(r, "host.cpu_model"), "AMD EPYC 7B13");
+	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 2);
+	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 2);
+	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 4015608);
+	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 3521004);
+	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 1);
+	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0");
+
+	CHECK_EQ_STR(jstr(r, "kernel.release"), "6.1.0-18-amd64");
+	CHECK_EQ_STR(jstr(r, "kernel.version"),
+		     "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)");
+	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
+		     "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 "
+		     "root=UUID=5c3e1f9a-58b8-4d1f-9a51-2b0c1c3e7e11 ro "
+		     "console=ttyS0,115200n8 quiet");
+	CHECK(is_null(r, KP "transparent_hugepage"));
+	check_no_hugepage_params(r);
+	json_object_put(r);
+
+	/* The architecture is uname's, whatever the files say. */
+	fs.machine = "aarch64";
+	r = probe_fixture("kvm-guest", &fs);
+	CHECK(r != NULL);
+	CHECK_EQ_STR(jstr(r, "host.architecture"), "aarch64");
+	json_object_put(r);
+}
+
+static void test_vps_thp_always(void)
+{
+	struct fake_sys fs = { .setup_err = -EPERM };
+	struct json_object *r = probe_fixture("vps-thp-always", &fs);
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	/* A container: its hostname is the container id. */
+	CHECK_EQ_STR(jstr(r, "host.hostname"), "3f9c2a7b1d4e");
+	/* No /etc/machine-id in the image: dbus's copy is used. */
+	CHECK_EQ_STR(jstr(r, "host.machine_id"),
+		     "a0e4c6d81b2f47f9935e1c7d0b3a6f24");
+	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
+	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "GenuineIntel");
+	CHECK_EQ_STR(jstr(r, "host.cpu_model"), "DO-Regular");
+	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 4);
+	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 4);
+	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 8138792);
+	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 7201320);
+	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 1);
+	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0");
+
+	CHECK_EQ_STR(jstr(r, "kernel.release"), "6.8.0-45-generic");
+	CHECK_EQ_STR(jstr(r, "kernel.version"),
+		     "#45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC "
+		     "2024");
+	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
+		     "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic "
+		     "root=LABEL=cloudimg-rootfs ro console=tty1 "
+		     "console=ttyS0 transparent_hugepage=always");
+	CHECK_EQ_STR(jstr(r, KP "transparent_hugepage"), "always");
+	check_no_hugepage_params(r);
+	json_object_put(r);
+}
+
+static void test_baremetal_numa(void)
+{
+	struct fake_sys fs = { .hypervisor_bit = -1 };
+	struct json_object *r = probe_fixture("baremetal-numa", &fs);
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK_EQ_STR(jstr(r, "host.hostname"), "r750-bench-07");
+	CHECK_EQ_STR(jstr(r, "host.machine_id"),
+		     "c4d2e8f01a3b4c5d9e7f60718293a4b5");
+	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
+	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "GenuineIntel");
+	CHECK_EQ_STR(jstr(r, "host.cpu_model"),
+		     "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
+	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 32);
+	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 32);
+	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 263843012);
+	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 251442880);
+	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 2);
+	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0-1");
+
+	CHECK_EQ_STR(jstr(r, "kernel.release"), "6.6.15");
+	CHECK_EQ_STR(jstr(r, "kernel.version"),
+		     "#1 SMP PREEMPT_DYNAMIC Thu Feb  1 10:00:00 UTC 2024");
+	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
+		     "BOOT_IMAGE=/vmlinuz-6.6.15 root=/dev/mapper/vg0-root ro "
+		     "default_hugepagesz=1G hugepagesz=1G hugepages=4 "
+		     "hugepagesz=2M hugepages=1024 "
+		     "transparent_hugepage=madvise");
+	CHECK_EQ_STR(jstr(r, KP "transparent_hugepage"), "madvise");
+	CHECK_EQ_STR(jstr(r, KP "default_hugepagesz"), "1G");
+	CHECK_EQ_INT(arr_len(r, KP "hugepagesz"), 2);
+	CHECK_EQ_STR(jstr(r, KP "hugepagesz[0]"), "1G");
+	CHECK_EQ_STR(jstr(r, KP "hugepagesz[1]"), "2M");
+	CHECK_EQ_INT(arr_len(r, KP "hugepages"), 2);
+	CHECK_EQ_STR(jstr(r, KP "hugepages[0]"), "4");
+	CHECK_EQ_STR(jstr(r, KP "hugepages[1]"), "1024");
+	CHECK_EQ_INT(arr_len(r, KP "hugepage_pools"), 2);
+	CHECK_EQ_STR(jstr(r, KP "hugepage_pools[0].size"), "1G");
+	CHECK_EQ_INT(jint(r, KP "hugepage_pools[0].count"), 4);
+	CHECK_EQ_STR(jstr(r, KP "hugepage_pools[1].size"), "2M");
+	CHECK_EQ_INT(jint(r, KP "hugepage_pools[1].count"), 1024);
+	json_object_put(r);
+}
+
+static void test_old_kernel(void)
+{
+	struct fake_sys fs = {
+		.probe_err = -EINVAL,
+		.features = IORING_FEAT_SINGLE_MMAP,
+	};
+	struct json_object *r = probe_fixture("old-kernel", &fs);
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK_EQ_STR(jstr(r, "host.hostname"), "ip-172-31-22-140");
+	CHECK_EQ_STR(jstr(r, "host.machine_id"),
+		     "ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b");
+	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
+	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "GenuineIntel");
+	CHECK_EQ_STR(jstr(r, "host.cpu_model"),
+		     "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz");
+	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 2);
+	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 2);
+	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 7864804);
+	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 7012212);
+	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 1);
+	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0");
+
+	CHECK_EQ_STR(jstr(r, "kernel.release"), "5.4.0-1103-aws");
+	CHECK_EQ_STR(jstr(r, "kernel.version"),
+		     "#111~18.04.1-Ubuntu SMP Tue May 23 20:04:10 UTC 2023");
+	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
+		     "BOOT_IMAGE=/boot/vmlinuz-5.4.0-1103-aws "
+		     "root=PARTUUID=7a7d2b1e-01 ro console=tty1 console=ttyS0 "
+		     "nvme_core.io_timeout=4294967295 panic=-1");
+	CHECK(is_null(r, KP "transparent_hugepage"));
+	check_no_hugepage_params(r);
+	json_object_put(r);
+}
+
+static void test_malformed(void)
+{
+	struct fake_sys fs = { 0 };
+	struct json_object *r = probe_fixture("malformed", &fs);
+	const char *cmdline = "unknown (malformed: /proc/cmdline is empty)";
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK_EQ_STR(jstr(r, "host.hostname"),
+		     "unknown (malformed: /proc/sys/kernel/hostname holds a "
+		     "NUL byte)");
+	CHECK_EQ_STR(jstr(r, "host.machine_id"),
+		     "unknown (malformed: /etc/machine-id is not 32 lowercase "
+		     "hex digits)");
+	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
+	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"),
+		     "unknown (malformed: /proc/cpuinfo is empty)");
+	CHECK_EQ_STR(jstr(r, "host.cpu_model"),
+		     "unknown (malformed: /proc/cpuinfo is empty)");
+	CHECK_EQ_STR(jstr(r, "host.vcpus_online"),
+		     "unknown (malformed: /sys/devices/system/cpu/online is "
+		     "not a list of ids and ranges)");
+	CHECK_EQ_STR(jstr(r, "host.vcpus_possible"),
+		     "unknown (malformed: /sys/devices/system/cpu/possible is "
+		     "not a list of ids and ranges)");
+	/* The first line survived the truncation, the rest did not. */
+	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 4015608);
+	CHECK_EQ_STR(jstr(r, "host.memory_available_kb"),
+		     "unknown (malformed: /proc/meminfo is truncated)");
+	CHECK_EQ_STR(jstr(r, "host.numa_nodes"),
+		     "unknown (malformed: /sys/devices/system/node/online is "
+		     "not a list of ids and ranges)");
+	CHECK_EQ_STR(jstr(r, "host.numa_node_list"),
+		     "unknown (malformed: /sys/devices/system/node/online is "
+		     "not a list of ids and ranges)");
+
+	CHECK_EQ_STR(jstr(r, "kernel.release"),
+		     "unknown (malformed: /proc/sys/kernel/osrelease is "
+		     "empty)");
+	CHECK_EQ_STR(jstr(r, "kernel.version"),
+		     "unknown (malformed: /proc/sys/kernel/version is "
+		     "truncated)");
+	CHECK_EQ_STR(jstr(r, "kernel.cmdline"), cmdline);
+	check_params_unknown(r, cmdline);
+	json_object_put(r);
+}
+
+/* -------- a tree built here: arm64, old meminfo, files absent -------- */
+
+static int tree_uname(struct utsname *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->machine, sizeof(ret->machine), "aarch64");
+	return 0;
+}
+
+static int tree_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t ret[4])
+{
+	(void)leaf;
+	(void)subleaf;
+	(void)ret;
+	return -ENOTSUP;
+}
+
+static int tree_uring_setup(uint32_t entries, struct io_uring_params *p)
+{
+	(void)entries;
+	(void)p;
+	return -ENOSYS;
+}
+
+static int tree_uring_register(int fd, unsigned int opcode, void *arg,
+			       unsigned int nr_args)
+{
+	(void)fd;
+	(void)opcode;
+	(void)arg;
+	(void)nr_args;
+	return -ENOSYS;
+}
+
+static void tree_uring_close(int fd)
+{
+	(void)fd;
+}
+
+static const struct probe_sys tree_sys = {
+	.cpuid = tree_cpuid,
+	.uname = tree_uname,
+	.uring_setup = tree_uring_setup,
+	.uring_register = tree_uring_register,
+	.uring_close = tree_uring_close,
+};
+
+static int write_file(const char *root, const char *path, const char *text)
+{
+	char full[PATH_MAX];
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s/%s", root, path);
+	f = fopen(full, "we");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) ? -errno : 0;
+}
+
+static void test_built_tree(void)
+{
+	static const char *const dirs[] = {
+		"proc", "proc/sys", "proc/sys/kernel", "sys", "sys/devices",
+		"sys/devices/system", "sys/devices/system/cpu",
+	};
+	static const char *const files[] = {
+		"proc/cpuinfo", "proc/meminfo", "proc/cmdline",
+		"proc/sys/kernel/osrelease", "sys/devices/system/cpu/online",
+	};
+	char root[] = "/tmp/fb-host-XXXXXX", path[PATH_MAX];
+	struct probe_opts opts = {
+		.work_dir = "/tmp",
+		.sys = &tree_sys,
+	};
+	struct json_object *r = NULL;
+
+	if (!mkdtemp(root)) {
+		CHECK_OK(-errno);
+		return;
+	}
+	opts.root = root;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		CHECK_OK(mkdir(path, 0755) < 0 ? -errno : 0);
+	}
+	/* An arm64 guest's cpuinfo: no vendor_id, no model name. */
+	CHECK_OK(write_file(root, "proc/cpuinfo",
+			    "processor\t: 0\n"
+			    "BogoMIPS\t: 243.75\n"
+			    "Features\t: fp asimd evtstrm aes pmull sha1 sha2 "
+			    "crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc "
+			    "dcpop asimddp ssbs\n"
+			    "CPU implementer\t: 0x41\n"
+			    "CPU architecture: 8\n"
+			    "CPU variant\t: 0x3\n"
+			    "CPU part\t: 0xd0c\n"
+			    "CPU revision\t: 1\n"
+			    "\n"
+			    "processor\t: 1\n"
+			    "CPU implementer\t: 0x42\n"
+			    "\n"));
+	/* Before MemAvailable existed. */
+	CHECK_OK(write_file(root, "proc/meminfo",
+			    "MemTotal:        2048000 kB\n"
+			    "MemFree:         1024000 kB\n"));
+	/* Quotes, '-' for '_', a repeated key and init's part after "--". */
+	CHECK_OK(write_file(root, "proc/cmdline",
+			    "ro \"quiet\" hugepages=16 transparent-hugepage=never "
+			    "transparent_hugepage=\"always\" hugepagesz=1G "
+			    "hugepages=0:2,1:3 hugepagesz=2M hugepages=12x "
+			    "-- hugepages=99 transparent_hugepage=madvise\n"));
+	CHECK_OK(write_file(root, "proc/sys/kernel/osrelease",
+			    "6.1.0\n2nd line\n"));
+	CHECK_OK(write_file(root, "sys/devices/system/cpu/online",
+			    "0-1,4,6-7\n"));
+
+	r = NULL;
+	CHECK_OK(probe_run(&opts, &r));
+	if (r) {
+		CHECK_EQ_STR(jstr(r, "host.hostname"), "unknown (absent)");
+		CHECK_EQ_STR(jstr(r, "host.machine_id"), "unknown (absent)");
+		CHECK_EQ_STR(jstr(r, "host.architecture"), "aarch64");
+		CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "0x41");
+		CHECK_EQ_STR(jstr(r, "host.cpu_model"),
+			     "implementer 0x41 part 0xd0c");
+		CHECK_EQ_INT(jint(r, "host.vcpus_online"), 5);
+		CHECK_EQ_STR(jstr(r, "host.vcpus_possible"),
+			     "unknown (absent)");
+		CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 2048000);
+		CHECK_EQ_STR(jstr(r, "host.memory_available_kb"),
+			     "unknown (absent)");
+		/* A kernel without NUMA has no node directory. */
+		CHECK_EQ_STR(jstr(r, "host.numa_nodes"), "unknown (absent)");
+		CHECK_EQ_STR(jstr(r, "host.numa_node_list"),
+			     "unknown (absent)");
+
+		CHECK_EQ_STR(jstr(r, "kernel.release"),
+			     "unknown (malformed: /proc/sys/kernel/osrelease "
+			     "has more than one line)");
+		CHECK_EQ_STR(jstr(r, "kernel.version"), "unknown (absent)");
+		CHECK_EQ_STR(jstr(r, KP "transparent_hugepage"), "always");
+		CHECK(is_null(r, KP "default_hugepagesz"));
+		CHECK_EQ_INT(arr_len(r, KP "hugepagesz"), 2);
+		CHECK_EQ_INT(arr_len(r, KP "hugepages"), 3);
+		CHECK_EQ_STR(jstr(r, KP "hugepages[1]"), "0:2,1:3");
+		CHECK_EQ_INT(arr_len(r, KP "hugepage_pools"), 3);
+		CHECK_EQ_STR(jstr(r, KP "hugepage_pools[0].size"), "default");
+		CHECK_EQ_INT(jint(r, KP "hugepage_pools[0].count"), 16);
+		CHECK_EQ_STR(jstr(r, KP "hugepage_pools[1].size"), "1G");
+		CHECK_EQ_INT(jint(r, KP "hugepage_pools[1].count"), 5);
+		CHECK_EQ_STR(jstr(r, KP "hugepage_pools[2].size"), "2M");
+		CHECK_EQ_STR(jstr(r, KP "hugepage_pools[2].count"),
+			     "unknown (malformed: hugepages=12x is not a page "
+			     "count)");
+		json_object_put(r);
+	}
+
+	/* Without /proc/cmdline every parameter is unknown for that reason. */
+	snprintf(path, sizeof(path), "%s/proc/cmdline", root);
+	CHECK_OK(unlink(path) < 0 ? -errno : 0);
+	r = NULL;
+	CHECK_OK(probe_run(&opts, &r));
+	if (r) {
+		CHECK_EQ_STR(jstr(r, "kernel.cmdline"), "unknown (absent)");
+		check_params_unknown(r, "unknown (absent)");
+		json_object_put(r);
+	}
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, files[i]);
+		unlink(path);
+	}
+	for (size_t i = sizeof(dirs) / sizeof(dirs[0]); i-- > 0;) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		CHECK_OK(rmdir(path) < 0 ? -errno : 0);
+	}
+	CHECK_OK(rmdir(root) < 0 ? -errno : 0);
+}
+
+/* -------- the parsers on their own -------- */
+
+static int64_t cpulist(const char *s)
+{
+	int64_t n = -1;
+
+	return host_parse_cpulist(s, &n) < 0 ? -1 : n;
+}
+
+static void test_cpulist(void)
+{
+	CHECK_EQ_INT(cpulist("0"), 1);
+	CHECK_EQ_INT(cpulist("0-3"), 4);
+	CHECK_EQ_INT(cpulist("0-3,8-11"), 8);
+	CHECK_EQ_INT(cpulist("0,2,4-5,63"), 5);
+	CHECK_EQ_INT(cpulist("5-5"), 1);
+	CHECK_EQ_INT(cpulist("0-8191"), 8192);
+	CHECK_EQ_INT(cpulist(""), -1);
+	CHECK_EQ_INT(cpulist("0-"), -1);
+	CHECK_EQ_INT(cpulist("-1"), -1);
+	CHECK_EQ_INT(cpulist("3-1"), -1);
+	CHECK_EQ_INT(cpulist("1,,2"), -1);
+	CHECK_EQ_INT(cpulist("1,"), -1);
+	CHECK_EQ_INT(cpulist(",1"), -1);
+	CHECK_EQ_INT(cpulist("1,0"), -1);
+	CHECK_EQ_INT(cpulist("0-3,2-5"), -1);
+	CHECK_EQ_INT(cpulist("0 - 3"), -1);
+	CHECK_EQ_INT(cpulist("0-3\n"), -1);
+	CHECK_EQ_INT(cpulist("0x1"), -1);
+	CHECK_EQ_INT(cpulist("garbage"), -1);
+	CHECK_EQ_INT(cpulist("0-99999999999999999999"), -1);
+	CHECK_EQ_INT(cpulist("0-7:2/4"), -1);
+}
+
+static void test_cpuinfo_field(void)
+{
+	const char *x86 = "processor\t: 0\n"
+			  "vendor_id\t: GenuineIntel\n"
+			  "cpu family\t: 6\n"
+			  "model\t\t: 85\n"
+			  "model name\t: Intel(R) Xeon(R)  CPU  \n"
+			  "power management:\n"
+			  "\n"
+			  "processor\t: 1\n"
+			  "vendor_id\t: AuthenticAMD\n"
+			  "flags\t\t: fpu\n"
+			  "\n";
+	char buf[64];
+
+	CHECK_EQ_INT(host_cpuinfo_field(x86, "vendor_id", buf, sizeof(buf)),
+		     0);
+	CHECK_EQ_STR(buf, "GenuineIntel");
+	CHECK_EQ_INT(host_cpuinfo_field(x86, "model name", buf, sizeof(buf)),
+		     0);
+	CHECK_EQ_STR(buf, "Intel(R) Xeon(R)  CPU");
+	CHECK_EQ_INT(host_cpuinfo_field(x86, "model", buf, sizeof(buf)), 0);
+	CHECK_EQ_STR(buf, "85");
+	/* "cpu family" is not "cpu"; "flags" is only in the second block. */
+	CHECK_EQ_INT(host_cpuinfo_field(x86, "cpu", buf, sizeof(buf)),
+		     -ENOENT);
+	CHECK_EQ_INT(host_cpuinfo_field(x86, "flags", buf, sizeof(buf)),
+		     -ENOENT);
+	CHECK_EQ_INT(host_cpuinfo_field(x86, "power management", buf,
+					sizeof(buf)),
+		     -EBADMSG);
+	CHECK_EQ_INT(host_cpuinfo_field(x86, "vendor_id", buf, 8), -EBADMSG);
+	CHECK_EQ_INT(host_cpuinfo_field("vendor_id\t: Genu", "vendor_id", buf,
+					sizeof(buf)),
+		     -EBADMSG);
+	CHECK_EQ_INT(host_cpuinfo_field("", "vendor_id", buf, sizeof(buf)),
+		     -ENOENT);
+	CHECK_EQ_INT(host_cpuinfo_field("vendor_id GenuineIntel\n",
+					"vendor_id", buf, sizeof(buf)),
+		     -ENOENT);
+}
+
+static struct json_object *cmdline(const char *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	CHECK_OK(kernel_parse_cmdline(s, o));
+	return o;
+}
+
+static void test_cmdline(void)
+{
+	struct json_object *o;
+
+	o = cmdline("");
+	CHECK(is_null(o, "transparent_hugepage"));
+	CHECK(is_null(o, "default_hugepagesz"));
+	CHECK_EQ_INT(arr_len(o, "hugepagesz"), 0);
+	CHECK_EQ_INT(arr_len(o, "hugepages"), 0);
+	CHECK_EQ_INT(arr_len(o, "hugepage_pools"), 0);
+	json_object_put(o);
+
+	/* A quoted value keeps its spaces; a bare key sets nothing. */
+	o = cmdline("transparent_hugepage=\"always  x\" default_hugepagesz "
+		    "\"default_hugepagesz=2M\"");
+	CHECK_EQ_STR(jstr(o, "transparent_hugepage"), "always  x");
+	CHECK_EQ_STR(jstr(o, "default_hugepagesz"), "2M");
+	json_object_put(o);
+
+	/* Each hugepages= takes the latest hugepagesz= before it. */
+	o = cmdline("hugepagesz=1G hugepages=2 hugepages=3 hugepagesz=2M "
+		    "hugepagesz=64K hugepages=0 hugepages=1:4,0:1,");
+	CHECK_EQ_INT(arr_len(o, "hugepagesz"), 3);
+	CHECK_EQ_STR(jstr(o, "hugepagesz[2]"), "64K");
+	CHECK_EQ_INT(arr_len(o, "hugepage_pools"), 4);
+	CHECK_EQ_STR(jstr(o, "hugepage_pools[0].size"), "1G");
+	CHECK_EQ_INT(jint(o, "hugepage_pools[0].count"), 2);
+	CHECK_EQ_STR(jstr(o, "hugepage_pools[1].size"), "1G");
+	CHECK_EQ_INT(jint(o, "hugepage_pools[1].count"), 3);
+	CHECK_EQ_STR(jstr(o, "hugepage_pools[2].size"), "64K");
+	CHECK_EQ_INT(jint(o, "hugepage_pools[2].count"), 0);
+	CHECK_EQ_STR(jstr(o, "hugepage_pools[3].count"),
+		     "unknown (malformed: hugepages=1:4,0:1, is not a page "
+		     "count)");
+	json_object_put(o);
+
+	o = cmdline("hugepages=-1 hugepages= hugepages=99999999999999999999 "
+		    "hugepages=0:");
+	CHECK_EQ_INT(arr_len(o, "hugepages"), 4);
+	CHECK_EQ_STR(jstr(o, "hugepages[1]"), "");
+	for (int i = 0; i < 4; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "hugepage_pools[%d].count", i);
+		CHECK(item_is_unknown(jget(o, path)));
+		snprintf(path, sizeof(path), "hugepage_pools[%d].size", i);
+		CHECK_EQ_STR(jstr(o, path), "default");
+	}
+	json_object_put(o);
+
+	/* "--" ends the kernel's part, but only as a parameter of its own. */
+	o = cmdline("a=-- --x=1 transparent_hugepage=never --\t"
+		    "transparent_hugepage=always hugepages=1");
+	CHECK_EQ_STR(jstr(o, "transparent_hugepage"), "never");
+	CHECK_EQ_INT(arr_len(o, "hugepages"), 0);
+	json_object_put(o);
+
+	/* An unterminated quote runs to the end of the line. */
+	o = cmdline("x=\"a b transparent_hugepage=always");
+	CHECK(is_null(o, "transparent_hugepage"));
+	json_object_put(o);
+	o = cmdline("\" \"\"=\" transparent_hugepage=\"");
+	CHECK_EQ_STR(jstr(o, "transparent_hugepage"), "");
+	json_object_put(o);
+}
+
+/* -------- the real host, against the kernel read another way -------- */
+
+/* The first line of a file, without its newline; NULL when unreadable. */
+static char *first_line(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return NULL;
+	n = getline(&line, &cap, f);
+	fclose(f);
+	if (n <= 0) {
+		free(line);
+		return NULL;
+	}
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = '\0';
+	return line;
+}
+
+/* "Key: value" of the first processor in /proc/cpuinfo; NULL if none. */
+static char *cpuinfo_value(const char *key)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[4096], *ret = NULL;
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f) && line[0] != '\n') {
+		char *colon = strchr(line, ':');
+		char *k_end = colon;
+		char *v;
+
+		if (!colon)
+			continue;
+		while (k_end > line && (k_end[-1] == '\t' || k_end[-1] == ' '))
+			k_end--;
+		if ((size_t)(k_end - line) != strlen(key) ||
+		    strncmp(line, key, strlen(key)))
+			continue;
+		v = colon + 1 + strspn(colon + 1, " \t");
+		v[strcspn(v, "\n")] = '\0';
+		while (*v && v[strlen(v) - 1] == ' ')
+			v[strlen(v) - 1] = '\0';
+		ret = strdup(v);
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static long long meminfo_kb(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char name[64];
+	long long v;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63[^:]: %lld kB\n", name, &v) == 2) {
+		if (!strcmp(name, key)) {
+			fclose(f);
+			return v;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/* Compares a string item with an independently found value, or checks it
+ * is unknown when that value could not be found either. */
+static void check_same(struct json_object *r, const char *path,
+		       const char *want)
+{
+	if (want) {
+		CHECK_EQ_STR(jstr(r, path), want);
+	} else {
+		CHECK(item_is_unknown(jget(r, path)));
+		if (!item_is_unknown(jget(r, path)))
+			fprintf(stderr, "  %s = %s\n", path, jstr(r, path));
+	}
+}
+
+static void test_real_host(void)
+{
+	struct probe_opts opts = {
+		.root = "/",
+		.work_dir = "/tmp",
+		.steal_window_ms = 0,
+		.sys = &probe_sys_real,
+	};
+	struct json_object *r = NULL;
+	struct utsname u;
+	char host[HOST_NAME_MAX + 1];
+	char *s, *mid;
+	long long total;
+	long n;
+	uint32_t regs[4];
+
+	CHECK_OK(probe_run(&opts, &r));
+	if (!r)
+		return;
+	CHECK_OK(uname(&u));
+	CHECK_EQ_STR(jstr(r, "host.architecture"), u.machine);
+	CHECK_EQ_STR(jstr(r, "kernel.release"), u.release);
+	CHECK_EQ_STR(jstr(r, "kernel.version"), u.version);
+	CHECK_OK(gethostname(host, sizeof(host)));
+	host[HOST_NAME_MAX] = '\0';
+	CHECK_EQ_STR(jstr(r, "host.hostname"), host);
+
+	/* machine-id: systemd's, else dbus's, else unknown. */
+	mid = first_line("/etc/machine-id");
+	if (!mid && access("/etc/machine-id", F_OK) < 0)
+		mid = first_line("/var/lib/dbus/machine-id");
+	if (mid && (strlen(mid) != 32 ||
+		    strspn(mid, "0123456789abcdef") != 32)) {
+		free(mid);
+		mid = NULL;
+	}
+	check_same(r, "host.machine_id", mid);
+	free(mid);
+
+	/* The CPU vendor from CPUID where there is one, else cpuinfo. */
+	if (probe_sys_real.cpuid(0, 0, regs) == 0) {
+		char vendor[13];
+
+		memcpy(vendor, &regs[1], 4);
+		memcpy(vendor + 4, &regs[3], 4);
+		memcpy(vendor + 8, &regs[2], 4);
+		vendor[12] = '\0';
+		CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), vendor);
+	}
+	s = cpuinfo_value("vendor_id");
+	if (!s)
+		s = cpuinfo_value("CPU implementer");
+	check_same(r, "host.cpu_vendor", s);
+	free(s);
+	s = cpuinfo_value("model name");
+	if (s)
+		CHECK_EQ_STR(jstr(r, "host.cpu_model"), s);
+	free(s);
+
+	/* glibc counts online CPUs from the same kernel list. */
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (access("/sys/devices/system/cpu/online", R_OK) == 0)
+		CHECK_EQ_INT(jint(r, "host.vcpus_online"), n);
+	else
+		CHECK(item_is_unknown(jget(r, "host.vcpus_online")));
+	if (access("/sys/devices/system/cpu/possible", R_OK) == 0) {
+		CHECK(jint(r, "host.vcpus_possible") >=
+		      jint(r, "host.vcpus_online"));
+		CHECK(jint(r, "host.vcpus_possible") >=
+		      sysconf(_SC_NPROCESSORS_CONF));
+	} else {
+		CHECK(item_is_unknown(jget(r, "host.vcpus_possible")));
+	}
+
+	total = meminfo_kb("MemTotal");
+	CHECK(total > 0);
+	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), total);
+	if (meminfo_kb("MemAvailable") >= 0) {
+		CHECK(jint(r, "host.memory_available_kb") >= 0);
+		CHECK(jint(r, "host.memory_available_kb") <= total);
+	} else {
+		CHECK_EQ_STR(jstr(r, "host.memory_available_kb"),
+			     "unknown (absent)");
+	}
+
+	/* One nodeN directory per online node. */
+	s = first_line("/sys/devices/system/node/online");
+	check_same(r, "host.numa_node_list", s);
+	if (s) {
+		DIR *d = opendir("/sys/devices/system/node");
+		struct dirent *de;
+		long long nodes = 0;
+
+		while (d && (de = readdir(d))) {
+			if (!strncmp(de->d_name, "node", 4) &&
+			    de->d_name[4] >= '0' && de->d_name[4] <= '9')
+				nodes++;
+		}
+		if (d)
+			closedir(d);
+		CHECK_EQ_INT(jint(r, "host.numa_nodes"), nodes);
+	} else {
+		CHECK_EQ_STR(jstr(r, "host.numa_nodes"), "unknown (absent)");
+	}
+	free(s);
+
+	/* The command line, and its THP mode where it sets one. */
+	s = first_line("/proc/cmdline");
+	check_same(r, "kernel.cmdline", s);
+	if (s && !strchr(s, '"')) {
+		char *save = NULL, *thp = NULL;
+		int pages = 0;
+
+		for (char *tok = strtok_r(s, " \t", &save);
+		     tok && strcmp(tok, "--");
+		     tok = strtok_r(NULL, " \t", &save)) {
+			if (!strncmp(tok, "transparent_hugepage=", 21))
+				thp = tok + 21;
+			if (!strncmp(tok, "hugepages=", 10))
+				pages++;
+		}
+		if (thp)
+			CHECK_EQ_STR(jstr(r, KP "transparent_hugepage"), thp);
+		else
+			CHECK(is_null(r, KP "transparent_hugepage"));
+		CHECK_EQ_INT(arr_len(r, KP "hugepages"), pages);
+		CHECK_EQ_INT(arr_len(r, KP "hugepage_pools"), pages);
+	}
+	free(s);
+	json_object_put(r);
+}
+
+int main(void)
+{
+	test_kvm_guest();
+	test_vps_thp_always();
+	test_baremetal_numa();
+	test_old_kernel();
+	test_malformed();
+	test_built_tree();
+	test_cpulist();
+	test_cpuinfo_field();
+	test_cmdline();
+	test_real_host();
+	return check_summary();
+}
