@@ -66,18 +66,20 @@ static int doc_match(const char *doc, const char *path)
 	return 1;
 }
 
-/* path -> "leaf", "unknown" or "empty" (an empty array, key "x[]"). */
+/*
+ * path -> "leaf", "unknown" (an {"unknown": reason} item) or "empty" (an
+ * empty array, whose element keys cannot be seen). Elements of a non-empty
+ * array of objects flatten under "path[]".
+ */
 static void flatten(struct json_object *v, const char *path,
 		    struct json_object *map)
 {
 	char sub[1024];
+	const char *k = "leaf";
 
 	if (v && item_is_unknown(v)) {
-		json_object_object_add(map, path,
-				       json_object_new_string("unknown"));
-		return;
-	}
-	if (json_object_is_type(v, json_type_object)) {
+		k = "unknown";
+	} else if (json_object_is_type(v, json_type_object)) {
 		json_object_object_foreach(v, key, child)
 		{
 			snprintf(sub, sizeof(sub), "%s%s%s", path,
@@ -85,25 +87,18 @@ static void flatten(struct json_object *v, const char *path,
 			flatten(child, sub, map);
 		}
 		return;
-	}
-	if (json_object_is_type(v, json_type_array) &&
-	    json_object_array_length(v) == 0) {
-		snprintf(sub, sizeof(sub), "%s[]", path);
-		json_object_object_add(map, sub,
-				       json_object_new_string("empty"));
-		json_object_object_add(map, path,
-				       json_object_new_string("leaf"));
-		return;
-	}
-	if (json_object_is_type(v, json_type_array) &&
-	    json_object_is_type(json_object_array_get_idx(v, 0),
-				json_type_object)) {
+	} else if (json_object_is_type(v, json_type_array) &&
+		   json_object_array_length(v) == 0) {
+		k = "empty";
+	} else if (json_object_is_type(v, json_type_array) &&
+		   json_object_is_type(json_object_array_get_idx(v, 0),
+				       json_type_object)) {
 		snprintf(sub, sizeof(sub), "%s[]", path);
 		for (size_t i = 0; i < json_object_array_length(v); i++)
 			flatten(json_object_array_get_idx(v, i), sub, map);
 		return;
 	}
-	json_object_object_add(map, path, json_object_new_string("leaf"));
+	json_object_object_add(map, path, json_object_new_string(k));
 }
 
 static const char *kind(struct json_object *map, const char *path)
@@ -115,35 +110,54 @@ static const char *kind(struct json_object *map, const char *path)
 		       NULL;
 }
 
-/* Present, or covered by an unknown item or an empty array above it. */
+/* Does map hold a key that starts with prefix? */
+static int has_prefix(struct json_object *map, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	json_object_object_foreach(map, path, kv)
+	{
+		(void)kv;
+		if (!strncmp(path, prefix, len))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Present, or covered: by an unknown item or an empty array above it, or,
+ * for an array of objects documented by its own name, by its elements.
+ */
 static int doc_present(struct json_object *map, const char *doc)
 {
 	char prefix[1024];
 	size_t len = strlen(doc);
-	const char *k = kind(map, doc);
+	const char *k;
 
-	if (k && strcmp(k, "empty"))
+	if (kind(map, doc))
+		return 1;
+	snprintf(prefix, sizeof(prefix), "%s[]", doc);
+	if (has_prefix(map, prefix))
 		return 1;
 	for (size_t i = 1; i < len; i++) {
-		if (doc[i] == '.') {
-			memcpy(prefix, doc, i);
-			prefix[i] = '\0';
-			k = kind(map, prefix);
-			if (k && !strcmp(k, "unknown"))
-				return 1;
-		} else if (!strncmp(doc + i, "[]", 2)) {
-			memcpy(prefix, doc, i + 2);
-			prefix[i + 2] = '\0';
-			k = kind(map, prefix);
-			if (k && !strcmp(k, "empty"))
-				return 1;
-			prefix[i] = '\0';
-			k = kind(map, prefix);
-			if (k && !strcmp(k, "unknown"))
-				return 1;
-		}
+		if (doc[i] != '.' && strncmp(doc + i, "[]", 2))
+			continue;
+		memcpy(prefix, doc, i);
+		prefix[i] = '\0';
+		k = kind(map, prefix);
+		if (k && (!strcmp(k, "unknown") || !strcmp(k, "empty")))
+			return 1;
 	}
 	return 0;
+}
+
+/* An unknown item or empty array at path stands for the keys below it. */
+static int doc_covers(const char *doc, const char *path)
+{
+	size_t len = strlen(path);
+
+	return !strncmp(doc, path, len) &&
+	       (doc[len] == '.' || !strncmp(doc + len, "[]", 2));
 }
 
 static void check_run(const char *who, struct json_object *report)
@@ -156,19 +170,20 @@ static void check_run(const char *who, struct json_object *report)
 	flatten(report, "", map);
 	json_object_object_foreach(map, path, kv)
 	{
+		const char *k = json_object_get_string(kv);
 		size_t i;
 
-		if (!strcmp(json_object_get_string(kv), "empty"))
-			continue;
 		for (i = 0; i < n_doc_keys; i++)
-			if (doc_match(doc_keys[i], path))
+			if (doc_match(doc_keys[i], path) ||
+			    (strcmp(k, "leaf") && doc_covers(doc_keys[i], path)))
 				break;
 		CHECK_(i < n_doc_keys, "%s: key '%s' is not in docs/probe.md",
 		       who, path);
-		if (i < n_doc_keys)
-			for (; i < n_doc_keys; i++)
-				if (doc_match(doc_keys[i], path))
-					doc_seen[i] = 1;
+		for (i = 0; i < n_doc_keys; i++)
+			if (doc_match(doc_keys[i], path) ||
+			    (!strncmp(path, doc_keys[i], strlen(doc_keys[i])) &&
+			     !strncmp(path + strlen(doc_keys[i]), "[]", 2)))
+				doc_seen[i] = 1;
 	}
 	for (size_t i = 0; i < n_doc_keys; i++) {
 		if (strstr(doc_keys[i], "<name>"))
