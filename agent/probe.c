@@ -129,7 +129,9 @@ ssize_t probe_read_line(struct probe_ctx *ctx, const char *path, char *buf,
 		return -EBADMSG;
 	v = trim(data);
 	len = strlen(v);
-	if (len == 0 || len >= size)
+	if (len == 0)
+		return -ENODATA;
+	if (len >= size)
 		return -EBADMSG;
 	memcpy(buf, v, len + 1);
 	return (ssize_t)len;
@@ -223,6 +225,8 @@ const char *probe_reason(int err)
 		return "not permitted";
 	case EBADMSG:
 		return "malformed";
+	case ENODATA:
+		return "malformed: empty";
 	case EFBIG:
 		return "too large";
 	case ENOTSUP:
@@ -312,20 +316,30 @@ bool item_is_unknown(struct json_object *v)
 	       json_object_object_get_ex(v, "unknown", NULL);
 }
 
+ssize_t item_read_line(struct probe_ctx *ctx, struct json_object *o,
+		       const char *key, const char *path, char *buf,
+		       size_t size)
+{
+	ssize_t n = probe_read_line(ctx, path, buf, size);
+
+	if (n == -ENODATA)
+		item_unknown(o, key, "malformed: %s empty", path);
+	else if (n == -EBADMSG)
+		item_unknown(o, key, "malformed: %s is not one line of text",
+			     path);
+	else if (n < 0)
+		item_unknown_err(o, key, (int)n);
+	return n;
+}
+
 int item_file_str(struct probe_ctx *ctx, struct json_object *o,
 		  const char *key, const char *path)
 {
 	char buf[4096];
-	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
 
-	if (n < 0) {
-		if (n == -EBADMSG)
-			item_unknown(o, key, "malformed: %s empty or unreadable",
-				     path);
-		else
-			item_unknown_err(o, key, (int)n);
+	if (n < 0)
 		return (int)n;
-	}
 	item_str(o, key, buf);
 	return 0;
 }
@@ -334,16 +348,11 @@ int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
 		  const char *key, const char *path)
 {
 	char buf[256];
-	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
 	int64_t v;
 
-	if (n < 0) {
-		if (n == -EBADMSG)
-			item_unknown(o, key, "malformed: %s empty", path);
-		else
-			item_unknown_err(o, key, (int)n);
+	if (n < 0)
 		return (int)n;
-	}
 	if (probe_parse_i64(buf, &v) < 0) {
 		item_unknown(o, key, "malformed: %s is not an integer", path);
 		return -EBADMSG;
@@ -402,17 +411,12 @@ int item_file_bracket(struct probe_ctx *ctx, struct json_object *o,
 		      const char *key, const char *path)
 {
 	char buf[4096];
-	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
 	struct json_object *v;
 	int r;
 
-	if (n < 0) {
-		if (n == -EBADMSG)
-			item_unknown(o, key, "malformed: %s empty", path);
-		else
-			item_unknown_err(o, key, (int)n);
+	if (n < 0)
 		return (int)n;
-	}
 	r = probe_parse_bracket(buf, &v);
 	if (r < 0) {
 		item_unknown(o, key,

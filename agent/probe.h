@@ -99,8 +99,8 @@ ssize_t probe_read_file(struct probe_ctx *ctx, const char *path, char **ret);
 
 /*
  * Reads a one-line sysfs/procfs value into buf with the trailing newline and
- * surrounding white space removed. Returns its length or -errno; -EBADMSG for
- * an empty file or one that does not fit buf.
+ * surrounding white space removed. Returns its length or -errno: -ENODATA
+ * for an empty file, -EBADMSG for one holding NUL bytes or not fitting buf.
  */
 ssize_t probe_read_line(struct probe_ctx *ctx, const char *path, char *buf,
 			size_t size);
@@ -140,6 +140,15 @@ struct json_object *item_object(struct json_object *o, const char *key);
 struct json_object *item_array(struct json_object *o, const char *key);
 /* True when v is an { "unknown": reason } item. */
 bool item_is_unknown(struct json_object *v);
+
+/*
+ * Reads a one-line file for item key into buf (see probe_read_line()). On
+ * failure sets the item unknown ("absent", "EACCES", "malformed: PATH
+ * empty", ...) and returns the -errno; else the length.
+ */
+ssize_t item_read_line(struct probe_ctx *ctx, struct json_object *o,
+		       const char *key, const char *path, char *buf,
+		       size_t size);
 
 /*
  * File-backed items: read root/path and set key to the trimmed string, the

@@ -540,15 +540,10 @@ static void item_file_bool(struct probe_ctx *ctx, struct json_object *o,
 			   const char *key, const char *path)
 {
 	char buf[32];
-	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
 
-	if (n < 0) {
-		if (n == -EBADMSG)
-			item_unknown(o, key, "malformed: %s empty", path);
-		else
-			item_unknown_err(o, key, (int)n);
+	if (n < 0)
 		return;
-	}
 	if (strcmp(buf, "0") && strcmp(buf, "1")) {
 		item_unknown(o, key, "malformed: %s is not 0 or 1", path);
 		return;
@@ -560,17 +555,12 @@ static void item_file_scheduler(struct probe_ctx *ctx, struct json_object *o,
 				const char *key, const char *path)
 {
 	char buf[1024];
-	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
 	struct json_object *v;
 	int r;
 
-	if (n < 0) {
-		if (n == -EBADMSG)
-			item_unknown(o, key, "malformed: %s empty", path);
-		else
-			item_unknown_err(o, key, (int)n);
+	if (n < 0)
 		return;
-	}
 	r = block_parse_scheduler(buf, &v);
 	if (r == -ENOMEM)
 		return;
@@ -639,7 +629,8 @@ static void probe_device(struct probe_ctx *ctx, struct json_object *arr,
 	item_file_str(ctx, d, "model", path);
 	if (size_err == 0)
 		item_i64(d, "size_bytes", sectors * 512);
-	else if (size_err == -EBADMSG || size_err == -EDOM)
+	else if (size_err == -ENODATA || size_err == -EBADMSG ||
+		 size_err == -EDOM)
 		item_unknown(d, "size_bytes",
 			     "malformed: /sys/block/%s/size %s", name,
 			     size_err == -EDOM ? "is not a sector count" :

@@ -76,16 +76,11 @@ static void item_governor_list(struct probe_ctx *ctx, struct json_object *o,
 			       const char *key, const char *path)
 {
 	char buf[4096], *save = NULL;
-	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
 	struct json_object *arr;
 
-	if (n < 0) {
-		if (n == -EBADMSG)
-			item_unknown(o, key, "malformed: %s empty", path);
-		else
-			item_unknown_err(o, key, (int)n);
+	if (n < 0)
 		return;
-	}
 	arr = item_array(o, key);
 	for (char *tok = strtok_r(buf, " \t", &save); tok;
 	     tok = strtok_r(NULL, " \t", &save))

@@ -179,7 +179,7 @@ static void probe_machine_id(struct probe_ctx *ctx, struct json_object *out)
 		path = "/var/lib/dbus/machine-id";
 		n = probe_read_line(ctx, path, buf, sizeof(buf));
 	}
-	if (n < 0 && n != -EBADMSG) {
+	if (n < 0 && n != -EBADMSG && n != -ENODATA) {
 		item_unknown_err(out, "machine_id", (int)n);
 		return;
 	}

@@ -91,17 +91,10 @@ static void sysctl_str(struct probe_ctx *ctx, struct json_object *out,
 		       const char *key, const char *path)
 {
 	char buf[1024];
-	ssize_t n = probe_read_line(ctx, path, buf, sizeof(buf));
+	ssize_t n = item_read_line(ctx, out, key, path, buf, sizeof(buf));
 
-	if (n == -EBADMSG) {
-		item_unknown(out, key, "malformed: %s empty or unreadable",
-			     path);
+	if (n < 0)
 		return;
-	}
-	if (n < 0) {
-		item_unknown_err(out, key, (int)n);
-		return;
-	}
 	if (normalize_text(buf) < 0) {
 		item_unknown(out, key, "malformed: %s is not text", path);
 		return;

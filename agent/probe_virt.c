@@ -605,7 +605,7 @@ static int probe_container(struct probe_ctx *ctx, struct json_object *out)
 	}
 
 	n = probe_read_line(ctx, "/run/systemd/container", buf, sizeof(buf));
-	if (n >= 0 || n == -EBADMSG) {
+	if (n >= 0 || n == -EBADMSG || n == -ENODATA) {
 		const char *name = "other";
 
 		if (n >= 0 && is_printable(buf, (size_t)n)) {

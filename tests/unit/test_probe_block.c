@@ -244,8 +244,7 @@ static void test_malformed(void)
 		  "512" },
 		/* A plain directory (no link): transport from the name. */
 		{ "sdb", "scsi", ABSENT, ABSENT, ABSENT, ABSENT,
-		  "unknown (malformed: /sys/block/sdb/device/model empty or "
-		  "unreadable)",
+		  "unknown (malformed: /sys/block/sdb/device/model empty)",
 		  "1000204886016", ABSENT },
 		{ "vda", "virtio", Q("vda", "rotational is not 0 or 1)"),
 		  Q("vda", "scheduler has no single [selected] value)"),

@@ -152,7 +152,7 @@ static const char *const old_kernel[N_SYSCTL] = {
 static const char *const malformed[N_SYSCTL] = {
 	ABSENT, ABSENT, ABSENT, ABSENT, ABSENT, "1", "0", ABSENT,
 	"unknown (malformed: /proc/sys/net/ipv4/tcp_congestion_control "
-	"empty or unreadable)",
+	"empty)",
 	"unknown (malformed: /proc/sys/net/core/default_qdisc is not text)",
 	"212992", "212992", "212992", "212992",
 	"4096 131", /* cut short, but still text */
