@@ -70,7 +70,9 @@ static int is_leaf(struct json_object *v)
 		json_object_object_length(v) == 2);
 }
 
-static void output_node(FILE *f, const char *path, struct json_object *v)
+/* skip: a member not to print again (the "name" an element is labelled by) */
+static void output_node(FILE *f, const char *path, struct json_object *v,
+			const char *skip)
 {
 	char sub[512];
 
@@ -86,22 +88,27 @@ static void output_node(FILE *f, const char *path, struct json_object *v)
 			struct json_object *e = json_object_array_get_idx(v, i);
 			struct json_object *name;
 
-			if (json_object_object_get_ex(e, "name", &name))
+			if (json_object_object_get_ex(e, "name", &name) &&
+			    json_object_is_type(name, json_type_string)) {
 				snprintf(sub, sizeof(sub), "%s[%s]", path,
 					 json_object_get_string(name));
-			else
+				output_node(f, sub, e, "name");
+			} else {
 				snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-			output_node(f, sub, e);
+				output_node(f, sub, e, NULL);
+			}
 		}
 		return;
 	}
 	json_object_object_foreach(v, key, child)
 	{
+		if (skip && !strcmp(key, skip))
+			continue;
 		if (*path)
 			snprintf(sub, sizeof(sub), "%s.%s", path, key);
 		else
 			snprintf(sub, sizeof(sub), "%s", key);
-		output_node(f, sub, child);
+		output_node(f, sub, child, NULL);
 	}
 }
 
@@ -110,7 +117,7 @@ void output_table(FILE *f, struct json_object *report)
 	json_object_object_foreach(report, section, v)
 	{
 		fprintf(f, "%s\n", section);
-		output_node(f, "", v);
+		output_node(f, "", v, NULL);
 		fputc('\n', f);
 	}
 }
