@@ -227,3 +227,63 @@ int64_t jint(struct json_object *root, const char *path)
 		return INT64_MIN;
 	return json_object_get_int64(v);
 }
+
+bool jis(struct json_object *root, const char *path, json_type t)
+{
+	return json_object_is_type(jget(root, path), t);
+}
+
+size_t jlen(struct json_object *root, const char *path)
+{
+	struct json_object *v = jget(root, path);
+
+	return json_object_is_type(v, json_type_array) ?
+		       json_object_array_length(v) :
+		       (size_t)-1;
+}
+
+size_t jkeys(struct json_object *root, const char *path)
+{
+	struct json_object *v = jget(root, path);
+
+	return json_object_is_type(v, json_type_object) ?
+		       (size_t)json_object_object_length(v) :
+		       (size_t)-1;
+}
+
+const char *jat(struct json_object *root, const char *path, size_t i)
+{
+	char elem[512];
+
+	snprintf(elem, sizeof(elem), "%s[%zu]", path, i);
+	return jstr(root, elem);
+}
+
+const char *jjoin(struct json_object *root, const char *path)
+{
+	static char buf[512];
+	struct json_object *v = jget(root, path);
+	size_t len = 0;
+
+	if (!json_object_is_type(v, json_type_array))
+		return "<none>";
+	buf[0] = '\0';
+	/* Stop once full: snprintf's size argument must not wrap. */
+	for (size_t i = 0; i < json_object_array_length(v) && len < sizeof(buf);
+	     i++)
+		len += (size_t)snprintf(
+			buf + len, sizeof(buf) - len, "%s%s", i ? " " : "",
+			json_object_get_string(
+				json_object_array_get_idx(v, i)));
+	return buf;
+}
+
+bool jdouble(struct json_object *root, const char *path, double *ret)
+{
+	struct json_object *v = jget(root, path);
+
+	if (!json_object_is_type(v, json_type_double))
+		return false;
+	*ret = json_object_get_double(v);
+	return true;
+}

@@ -6,6 +6,9 @@
 #ifndef FLEETBENCH_PROBE_TEST_H
 #define FLEETBENCH_PROBE_TEST_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <json-c/json.h>
 
 #include "probe.h"
@@ -52,5 +55,30 @@ const char *jstr(struct json_object *root, const char *path);
 
 /* Integer value at path; INT64_MIN when absent or not a number. */
 int64_t jint(struct json_object *root, const char *path);
+
+/* True when the value at path has json-c type t. A missing path counts as
+ * json_type_null, as json_object_is_type(NULL, json_type_null) does. */
+bool jis(struct json_object *root, const char *path, json_type t);
+
+/* Length of the array at path; (size_t)-1 when absent or not an array, so
+ * that a missing array never passes for an empty one. */
+size_t jlen(struct json_object *root, const char *path);
+
+/* Number of keys of the object at path; (size_t)-1 when absent or not an
+ * object. */
+size_t jkeys(struct json_object *root, const char *path);
+
+/* jstr() of element i of the array at path ("<missing>" past its end). Valid
+ * until the next jstr() or jat() call. */
+const char *jat(struct json_object *root, const char *path, size_t i);
+
+/* The elements of the array at path joined by single spaces ("" when empty);
+ * "<none>" when absent or not an array, so a scalar string that happens to
+ * read like the list never matches. Valid until the next call. */
+const char *jjoin(struct json_object *root, const char *path);
+
+/* Stores the double at path in *ret and returns true; returns false and
+ * leaves *ret alone when absent or not a JSON double (an integer is not). */
+bool jdouble(struct json_object *root, const char *path, double *ret);
 
 #endif

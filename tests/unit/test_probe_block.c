@@ -20,29 +20,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static size_t jlen(struct json_object *root, const char *path)
-{
-	struct json_object *v = jget(root, path);
-
-	return json_object_is_type(v, json_type_array) ?
-		       json_object_array_length(v) :
-		       (size_t)-1;
-}
-
-static size_t jkeys(struct json_object *root, const char *path)
-{
-	struct json_object *v = jget(root, path);
-
-	return json_object_is_type(v, json_type_object) ?
-		       (size_t)json_object_object_length(v) :
-		       (size_t)-1;
-}
-
-static bool jis(struct json_object *root, const char *path, json_type t)
-{
-	return json_object_is_type(jget(root, path), t);
-}
-
 /* "selected|opt opt" for a { selected, options } item, else jstr(). */
 static const char *jsched(struct json_object *root, const char *path)
 {

@@ -13,42 +13,6 @@
 
 #define POLICY_DIR "/sys/devices/system/cpu/cpufreq"
 
-static size_t jlen(struct json_object *root, const char *path)
-{
-	struct json_object *v = jget(root, path);
-
-	return json_object_is_type(v, json_type_array) ?
-		       json_object_array_length(v) :
-		       (size_t)-1;
-}
-
-/* The strings of the array at path joined by spaces, or jstr()'s text. */
-static const char *jjoin(struct json_object *root, const char *path)
-{
-	static char buf[512];
-	struct json_object *v = jget(root, path);
-	size_t len = 0;
-
-	if (!json_object_is_type(v, json_type_array))
-		return jstr(root, path);
-	buf[0] = '\0';
-	for (size_t i = 0; i < json_object_array_length(v); i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
-					i ? " " : "",
-					json_object_get_string(
-						json_object_array_get_idx(v, i)));
-	return buf;
-}
-
-static size_t jkeys(struct json_object *root, const char *path)
-{
-	struct json_object *v = jget(root, path);
-
-	return json_object_is_type(v, json_type_object) ?
-		       (size_t)json_object_object_length(v) :
-		       (size_t)-1;
-}
-
 /* Guests without a cpufreq directory: the host sets the frequency. */
 static void check_host_controlled(const char *tree, const struct fake_sys *fs)
 {

@@ -11,15 +11,6 @@
 #include "check.h"
 #include "probe_test.h"
 
-static size_t jlen(struct json_object *root, const char *path)
-{
-	struct json_object *v = jget(root, path);
-
-	return json_object_is_type(v, json_type_array) ?
-		       json_object_array_length(v) :
-		       (size_t)-1;
-}
-
 struct pool {
 	const char *name;
 	int64_t size_kb, nr, free, resv, surplus, overcommit;

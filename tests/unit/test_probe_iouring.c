@@ -27,23 +27,6 @@ static const char *const feats_61[] = {
 	"LINKED_FILE",
 };
 
-static size_t jlen(struct json_object *root, const char *path)
-{
-	struct json_object *v = jget(root, path);
-
-	return json_object_is_type(v, json_type_array) ?
-		       json_object_array_length(v) :
-		       (size_t)-1;
-}
-
-static const char *jat(struct json_object *root, const char *array, size_t i)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s[%zu]", array, i);
-	return jstr(root, path);
-}
-
 static void check_strings(struct json_object *r, const char *path,
 			  const char *const *want, size_t n)
 {

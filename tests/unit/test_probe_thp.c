@@ -13,42 +13,6 @@
 
 #define THP "/sys/kernel/mm/transparent_hugepage"
 
-/* The options of a bracketed item joined with spaces, or "<none>". */
-static const char *joptions(struct json_object *r, const char *path)
-{
-	static char buf[512];
-	struct json_object *a = jget(r, path);
-	size_t len = 0;
-
-	if (!json_object_is_type(a, json_type_array))
-		return "<none>";
-	buf[0] = '\0';
-	for (size_t i = 0; i < json_object_array_length(a); i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
-					i ? " " : "",
-					json_object_get_string(
-						json_object_array_get_idx(a, i)));
-	return buf;
-}
-
-static size_t jkeys(struct json_object *r, const char *path)
-{
-	struct json_object *o = jget(r, path);
-
-	return json_object_is_type(o, json_type_object) ?
-		       (size_t)json_object_object_length(o) :
-		       (size_t)-1;
-}
-
-static size_t jlen(struct json_object *r, const char *path)
-{
-	struct json_object *a = jget(r, path);
-
-	return json_object_is_type(a, json_type_array) ?
-		       json_object_array_length(a) :
-		       (size_t)-1;
-}
-
 /* A bracketed item: selected value and option list. */
 static void check_mode(struct json_object *r, const char *key,
 		       const char *selected, const char *options)
@@ -58,7 +22,7 @@ static void check_mode(struct json_object *r, const char *key,
 	snprintf(path, sizeof(path), "%s.selected", key);
 	CHECK_EQ_STR(jstr(r, path), selected);
 	snprintf(path, sizeof(path), "%s.options", key);
-	CHECK_EQ_STR(joptions(r, path), options);
+	CHECK_EQ_STR(jjoin(r, path), options);
 	CHECK_EQ_INT(jkeys(r, key), 2);
 }
 

@@ -21,25 +21,6 @@
 
 #define STAT_BAD "unknown (malformed: no complete \"cpu \" line in /proc/stat)"
 
-static size_t jkeys(struct json_object *r, const char *path)
-{
-	struct json_object *o = jget(r, path);
-
-	return json_object_is_type(o, json_type_object) ?
-		       (size_t)json_object_object_length(o) :
-		       (size_t)-1;
-}
-
-static bool jdouble(struct json_object *r, const char *path, double *ret)
-{
-	struct json_object *v = jget(r, path);
-
-	if (!json_object_is_type(v, json_type_double))
-		return false;
-	*ret = json_object_get_double(v);
-	return true;
-}
-
 /* ---- /proc/stat parsing and the percentage, directly ---- */
 
 static void check_stat_parse(void)
