@@ -2,6 +2,7 @@
 /* The report as an aligned table for people. */
 #include "output.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "probe.h"
@@ -112,10 +113,92 @@ static void output_node(FILE *f, const char *path, struct json_object *v,
 	}
 }
 
+static const char *jfield(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static double jnum(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return NAN;
+	return json_object_get_double(v);
+}
+
+void output_bench_table(FILE *f, struct json_object *bench)
+{
+	struct json_object *results, *comps, *v;
+
+	fprintf(f, "bench  profile %s, %s repeats, seed %s, work dir %s\n",
+		jfield(bench, "profile"), jfield(bench, "repeats"),
+		jfield(bench, "seed"), jfield(bench, "dir"));
+	fprintf(f, "  %-14s %-16s %-22s %12s %12s %12s  %s\n", "benchmark",
+		"variant", "metric", "median", "min", "max", "unit");
+	json_object_object_get_ex(bench, "results", &results);
+	for (size_t i = 0; i < json_object_array_length(results); i++) {
+		struct json_object *r = json_object_array_get_idx(results, i);
+		struct json_object *metrics;
+
+		if (!strcmp(jfield(r, "status"), "skipped")) {
+			fprintf(f, "  %-14s %-16s skipped: %s\n",
+				jfield(r, "benchmark"), jfield(r, "variant"),
+				jfield(r, "skip_reason"));
+			continue;
+		}
+		json_object_object_get_ex(r, "metrics", &metrics);
+		for (size_t k = 0; k < json_object_array_length(metrics); k++) {
+			struct json_object *m =
+				json_object_array_get_idx(metrics, k);
+
+			fprintf(f, "  %-14s %-16s %-22s %12.4g %12.4g %12.4g  %s\n",
+				k ? "" : jfield(r, "benchmark"),
+				k ? "" : jfield(r, "variant"),
+				jfield(m, "metric"), jnum(m, "median"),
+				jnum(m, "min"), jnum(m, "max"),
+				jfield(m, "unit"));
+		}
+		if (json_object_object_get_ex(r, "noisy", &v) &&
+		    json_object_get_boolean(v))
+			fprintf(f, "  %-14s %-16s noisy: a repeat had CPU steal above %s%%\n",
+				"", "", jfield(bench, "steal_threshold_pct"));
+	}
+	json_object_object_get_ex(bench, "comparisons", &comps);
+	if (json_object_array_length(comps))
+		fprintf(f, "\ncomparisons (ratio of medians, 95%% interval)\n");
+	for (size_t i = 0; i < json_object_array_length(comps); i++) {
+		struct json_object *c = json_object_array_get_idx(comps, i);
+		char what[128];
+
+		snprintf(what, sizeof(what), "%s (%s %s/%s)", jfield(c, "name"),
+			 jfield(c, "metric"), jfield(c, "numerator"),
+			 jfield(c, "denominator"));
+		if (isnan(jnum(c, "ratio")))
+			fprintf(f, "  %-52s n/a: %s\n", what,
+				jfield(c, "reason"));
+		else
+			fprintf(f, "  %-52s %7.3f  [%.3f, %.3f]\n", what,
+				jnum(c, "ratio"), jnum(c, "ci_low"),
+				jnum(c, "ci_high"));
+	}
+	if (json_object_object_get_ex(bench, "noisy", &v) &&
+	    json_object_get_boolean(v))
+		fprintf(f, "\nnoisy: some repeats ran with CPU steal above the threshold; treat these figures with care\n");
+}
+
 void output_table(FILE *f, struct json_object *report)
 {
 	json_object_object_foreach(report, section, v)
 	{
+		if (!strcmp(section, "bench")) {
+			output_bench_table(f, v);
+			continue;
+		}
 		fprintf(f, "%s\n", section);
 		output_node(f, "", v, NULL);
 		fputc('\n', f);

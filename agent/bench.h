@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The standardized benchmark suite: what the probe says a host allows,
+ * measured. Each benchmark is a struct bench_ops in the table in bench.c;
+ * the driver runs setup, then `repeats` calls of run (each measuring every
+ * variant once, interleaved A B A B ... so drift hits all variants alike),
+ * then teardown, and computes medians and ratio intervals from the raw
+ * per-repeat samples.
+ *
+ * The report (docs/bench.md) is one JSON object:
+ *   { "profile", "dir", "repeats", "seed", "steal_threshold_pct", "noisy",
+ *     "results": [ { "benchmark", "variant", "status": "ok" | "skipped",
+ *                    "skip_reason", "parameters": { ... },
+ *                    "metrics": [ { "metric", "unit", "samples": [..],
+ *                                   "median", "min", "max" } ],
+ *                    "repeats": [ { "steal_pct", "loadavg1", "wall_s",
+ *                                   "noisy" } ], "noisy" } ],
+ *     "comparisons": [ { "name", "benchmark", "metric", "numerator",
+ *                        "denominator", "ratio", "ci_low", "ci_high",
+ *                        "level", "method" } ] }
+ *
+ * Benchmark modules do not print: they record samples, or skip a variant
+ * with a reason, and return -errno only for failures of the agent itself.
+ */
+#ifndef FLEETBENCH_BENCH_H
+#define FLEETBENCH_BENCH_H
+
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* Sizes and counts of one run; a profile fills them, flags override. */
+struct bench_params {
+	char *profile; /* "quick", "standard" or "full" */
+	char *dir; /* work directory for files (randread, seqwrite) */
+	long long repeats;
+	uint64_t chase_bytes; /* thp_chase buffer */
+	long long chase_accesses; /* dependent loads per repeat */
+	uint64_t fault_bytes; /* thp_fault region */
+	uint64_t file_bytes; /* randread file, written in full first */
+	long long io_ms; /* randread time per engine per repeat */
+	long long iodepth; /* io_uring and libaio queue depth */
+	uint64_t seq_bytes; /* seqwrite bytes per engine per repeat */
+	uint64_t seq_block; /* seqwrite block size */
+	long long fs_increments; /* false_sharing increments per thread */
+	long long steal_threshold_pct; /* a repeat above it is noisy */
+	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
+	long long seed; /* PRNG seed: permutations, offsets, bootstrap */
+	char *randread_file; /* read this existing file instead (vs_fio) */
+	const char *root; /* kernel files below this root; NULL: "/" (tests) */
+};
+
+/* One benchmark variant's results: built by the driver, filled by ops. */
+struct bench_result;
+
+/* The state of one suite run: results, the repeat window, the stop flag. */
+struct bench_run;
+
+struct bench_ops {
+	const char *name;
+	const char *summary;
+	/* Allocates buffers and files, decides which variants run (creating
+	 * their results, skipped or not). *state is passed to run/teardown.
+	 * Returns 0 or -errno; a benchmark that cannot run at all on this host
+	 * creates its results as skipped and returns 0. */
+	int (*setup)(struct bench_run *run, const struct bench_params *p,
+		     void **state);
+	/* One repeat: measures every non-skipped variant once, interleaved. */
+	int (*run)(struct bench_run *run, void *state, unsigned int repeat);
+	/* Frees everything setup made; also called after a failed run or an
+	 * interrupt. Must accept what a failed setup left. */
+	void (*teardown)(struct bench_run *run, void *state);
+	/* Adds the comparisons (ratios with intervals) from the samples. */
+	void (*compare)(struct bench_run *run, void *state);
+};
+
+/* ---- driver ---- */
+
+/* Fills p with a profile's defaults. -EINVAL for an unknown profile. */
+int bench_params_profile(struct bench_params *p, const char *profile);
+
+/* The benchmarks, in run order. */
+size_t bench_count(void);
+const struct bench_ops *bench_get(size_t i);
+const struct bench_ops *bench_find(const char *name);
+
+/*
+ * Runs the benchmarks named in `only` (comma-separated; NULL: all) with p
+ * and returns the report in *ret. Returns 0; -EINVAL for an unknown name in
+ * only (err says which); -EINTR when SIGINT/SIGTERM arrived (after every
+ * teardown ran, so no file is left); other -errno on a failure, with err
+ * saying what.
+ */
+int bench_suite_run(const struct bench_params *p, const char *only,
+		    struct json_object **ret, char *err, size_t errlen);
+
+/* Installs the SIGINT/SIGTERM handlers that make bench_interrupted() true. */
+void bench_install_signals(void);
+
+/* ---- for bench_*.c modules ---- */
+
+/* True once SIGINT or SIGTERM arrived: stop measuring and return -EINTR. */
+bool bench_interrupted(void);
+
+const struct bench_params *bench_params_of(struct bench_run *run);
+
+/* Root for kernel files (/proc/meminfo, /sys/...): "/" except in tests. */
+const char *bench_root(struct bench_run *run);
+
+/*
+ * Reads a kernel file below the root (/proc/vmstat, /proc/meminfo,
+ * /sys/kernel/mm/hugepages/...) into a new NUL-terminated buffer. Length or
+ * -errno. (/proc/self/smaps is this process's own: read it directly.)
+ */
+ssize_t bench_read_file(struct bench_run *run, const char *path, char **ret);
+
+/*
+ * A new result for benchmark/variant, appended to the report, status "ok".
+ * NULL on ENOMEM.
+ */
+struct bench_result *bench_result_new(struct bench_run *run,
+				      const char *benchmark,
+				      const char *variant);
+
+/* Marks it skipped with a reason (e.g. "sqpoll: EPERM"); no samples. */
+void bench_result_skip(struct bench_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+bool bench_result_skipped(const struct bench_result *res);
+const char *bench_result_variant(const struct bench_result *res);
+
+/* Parameters of the variant, as they were measured. */
+void bench_param_i64(struct bench_result *res, const char *key, int64_t v);
+void bench_param_str(struct bench_result *res, const char *key,
+		     const char *v);
+
+/*
+ * Brackets one measured repeat of a variant: records CPU steal and the
+ * 1-minute load average over exactly that window, and the wall time.
+ */
+void bench_window_begin(struct bench_result *res);
+void bench_window_end(struct bench_result *res);
+
+/* Appends one raw sample (one per repeat) of metric, in unit. */
+void bench_sample(struct bench_result *res, const char *metric,
+		  const char *unit, double v);
+
+/* The samples recorded so far for metric; NULL/0 when none. */
+const double *bench_samples(const struct bench_result *res,
+			    const char *metric, size_t *ret_n);
+
+/*
+ * Adds comparison `name`: median(num's metric) / median(den's metric) with
+ * a 95% paired-bootstrap interval. Skipped variants or missing samples add
+ * a comparison whose ratio is null with the reason.
+ */
+void bench_compare(struct bench_run *run, const char *name,
+		   const struct bench_result *num,
+		   const struct bench_result *den, const char *metric);
+
+/* ---- safety ---- */
+
+/*
+ * 0 when `bytes` fits in MemAvailable with a margin (25%, at least
+ * 256 MiB), else -ENOMEM with why (sizes, MemAvailable) in err.
+ */
+int bench_check_memory(struct bench_run *run, uint64_t bytes, char *err,
+		       size_t errlen);
+
+/* 0 when `bytes` fits in dir's free space with a margin (10%, at least
+ * 512 MiB), else -ENOSPC with why in err; -errno when dir is unusable. */
+int bench_check_space(const char *dir, uint64_t bytes, char *err,
+		      size_t errlen);
+
+/*
+ * Creates an unnamed file in dir (O_TMPFILE, else a named file unlinked at
+ * once), so nothing is left behind however the agent ends. flags are added
+ * to O_RDWR | O_CLOEXEC (e.g. O_DIRECT). Returns the fd or -errno; with
+ * O_DIRECT, -EINVAL means the filesystem refuses direct I/O (tmpfs).
+ */
+int bench_tmpfile(const char *dir, int flags);
+
+/* Monotonic seconds. */
+double bench_now(void);
+
+#endif

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* The benchmarks: one file per benchmark family, each exporting its ops. */
+#ifndef FLEETBENCH_BENCH_MODULES_H
+#define FLEETBENCH_BENCH_MODULES_H
+
+#include "bench.h"
+
+extern const struct bench_ops bench_thp_chase_ops;     /* bench_thp.c */
+extern const struct bench_ops bench_thp_fault_ops;     /* bench_thp.c */
+extern const struct bench_ops bench_randread_ops;      /* bench_io.c */
+extern const struct bench_ops bench_seqwrite_ops;      /* bench_io.c */
+extern const struct bench_ops bench_false_sharing_ops; /* bench_false_sharing.c */
+
+#endif
