@@ -3,6 +3,7 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,4 +48,30 @@ int sys_io_uring_register(int fd, unsigned int opcode, void *arg,
 	long r = syscall(__NR_io_uring_register, fd, opcode, arg, nr_args);
 
 	return r < 0 ? -errno : (int)r;
+}
+
+int sys_madvise_thp(void *addr, size_t len, bool huge)
+{
+	return madvise(addr, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) < 0 ?
+		       -errno :
+		       0;
+}
+
+int sys_mmap_anon(size_t len, size_t hugetlb_page_size, void **ret)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	void *p;
+
+	if (hugetlb_page_size) {
+		if (hugetlb_page_size & (hugetlb_page_size - 1))
+			return -EINVAL;
+		/* MAP_HUGE_* encodes log2 of the page size. */
+		flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			(__builtin_ctzll(hugetlb_page_size) << MAP_HUGE_SHIFT);
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*ret = p;
+	return 0;
 }

@@ -7,6 +7,8 @@
 #define FLEETBENCH_SYS_H
 
 #include <linux/io_uring.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -22,5 +24,19 @@ int sys_io_uring_setup(uint32_t entries, struct io_uring_params *p);
 /* io_uring_register(2): >= 0, or -errno. */
 int sys_io_uring_register(int fd, unsigned int opcode, void *arg,
 			  unsigned int nr_args);
+
+/*
+ * madvise(2) over [addr, addr + len): MADV_HUGEPAGE when huge, else
+ * MADV_NOHUGEPAGE. 0 or -errno (-EINVAL: no THP in this kernel).
+ */
+int sys_madvise_thp(void *addr, size_t len, bool huge);
+
+/*
+ * mmap(2) of len bytes of private anonymous memory into *ret. With
+ * hugetlb_page_size 0 the mapping uses normal pages; else MAP_HUGETLB with
+ * that huge page size (a power of two: 2 MiB, 1 GiB), so len must be a
+ * multiple of it. 0 or -errno.
+ */
+int sys_mmap_anon(size_t len, size_t hugetlb_page_size, void **ret);
 
 #endif
