@@ -445,7 +445,7 @@ static void sample_huge_fraction(struct bench_result *res, const char *buf,
 				 size_t len)
 {
 	_cleanup_free_ char *text = NULL;
-	uint64_t bytes;
+	uint64_t bytes = 0;
 	int r;
 
 	r = read_self_smaps(&text);
