@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's durable spool: each report waits in its own file until the
+ * collector acknowledges it COMMITTED or DUPLICATE. A file is written to a
+ * temporary name, fsynced, renamed into place and the directory fsynced, so
+ * after a crash a report is either wholly there or not at all. Each file
+ * carries a header with a magic, the payload length and a CRC-32 (zlib);
+ * a file that fails the check is moved to quarantine/ and reported, never
+ * sent. REJECTED reports move to rejected/ with the reason beside them.
+ */
+#ifndef FLEETBENCH_SPOOL_H
+#define FLEETBENCH_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPOOL_ERR_LEN 256
+
+struct spool;
+
+struct spool_entry {
+	char run_id[37];
+	char name[64]; /* file name in the spool directory */
+	uint64_t size; /* file size in bytes */
+	int64_t mtime; /* seconds since the epoch */
+};
+
+/*
+ * Opens (creating with 0700 if needed) the spool at dir, with its
+ * rejected/ and quarantine/ subdirectories, and a limit on the bytes it
+ * may hold (headers included; 0: no limit). Returns NULL with errno set and
+ * err saying what failed.
+ */
+struct spool *spool_open(const char *dir, uint64_t limit_bytes,
+			 char err[SPOOL_ERR_LEN]);
+void spool_close(struct spool *s);
+
+/*
+ * Stores payload as run_id's report, durably (tmp, fsync, rename, fsync
+ * dir). Returns 0; -ENOSPC when it would exceed the limit (nothing already
+ * spooled is touched) with err saying the sizes; -EEXIST when run_id is
+ * already spooled; other -errno (disk full: the temporary file is removed).
+ */
+int spool_put(struct spool *s, const char *run_id, const void *payload,
+	      size_t len, char err[SPOOL_ERR_LEN]);
+
+/*
+ * Lists the spooled reports, oldest first, into a new array (*ret, free()
+ * it). Returns the count or -errno. Temporary files of an interrupted put
+ * are removed here.
+ */
+int spool_list(struct spool *s, struct spool_entry **ret);
+
+/*
+ * Reads and checks entry's payload into a new buffer. Returns 0, or
+ * -EBADMSG after moving a damaged file to quarantine/ (err says why).
+ */
+int spool_read(struct spool *s, const struct spool_entry *e, uint8_t **ret,
+	       size_t *ret_len, char err[SPOOL_ERR_LEN]);
+
+/* The collector stored it: deletes the file (and fsyncs the dir). */
+int spool_ack(struct spool *s, const struct spool_entry *e);
+
+/* The collector refused it: moves it to rejected/ with NAME.reason. */
+int spool_reject(struct spool *s, const struct spool_entry *e,
+		 const char *reason);
+
+/* Bytes currently held (spooled reports only). */
+uint64_t spool_bytes(struct spool *s);
+
+/* Counts of rejected/ and quarantine/ files. */
+int spool_counts(struct spool *s, unsigned *ret_rejected,
+		 unsigned *ret_quarantined);
+
+#endif
