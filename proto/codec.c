@@ -1,0 +1,973 @@
+/* SPDX-License-Identifier: MIT */
+/* Pack, unpack under a byte budget, and validate Reports and Acks. */
+#include "codec.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "cleanup.h"
+
+static int invalid(char err[CODEC_ERR_LEN], const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int invalid(char err[CODEC_ERR_LEN], const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, CODEC_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* ---- UTF-8 and UUIDs ---- */
+
+/*
+ * Offset of the first byte that does not start a valid UTF-8 character
+ * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF),
+ * or of the first NUL; -1 when all len bytes are fine.
+ */
+static ssize_t utf8_invalid_at(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = p[i];
+		size_t n;
+		uint32_t cp, min;
+
+		if (c == 0)
+			return (ssize_t)i;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0) {
+			n = 1;
+			cp = c & 0x1f;
+			min = 0x80;
+		} else if ((c & 0xf0) == 0xe0) {
+			n = 2;
+			cp = c & 0x0f;
+			min = 0x800;
+		} else if ((c & 0xf8) == 0xf0) {
+			n = 3;
+			cp = c & 0x07;
+			min = 0x10000;
+		} else {
+			return (ssize_t)i; /* continuation byte or 0xf8..0xff */
+		}
+		if (len - i - 1 < n)
+			return (ssize_t)i;
+		for (size_t k = 1; k <= n; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return (ssize_t)i;
+			cp = cp << 6 | (p[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return (ssize_t)i;
+		i += n + 1;
+	}
+	return -1;
+}
+
+int codec_utf8_valid(const char *s, size_t len)
+{
+	if (!s)
+		return len == 0;
+	return utf8_invalid_at(s, len) < 0;
+}
+
+int codec_uuid_valid(const char *s)
+{
+	if (!s)
+		return 0;
+	for (int i = 0; i < 36; i++) {
+		char c = s[i];
+
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (c != '-')
+				return 0;
+		} else if (!((c >= '0' && c <= '9') ||
+			     (c >= 'a' && c <= 'f'))) {
+			return 0; /* also stops at a NUL before 36 */
+		}
+	}
+	return s[36] == '\0';
+}
+
+int codec_uuid_new(char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t b[16];
+	ssize_t n;
+	char *p = out;
+
+	do
+		n = getrandom(b, sizeof(b), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(b))
+		return -EIO;
+	b[6] = (b[6] & 0x0f) | 0x40; /* version 4 */
+	b[8] = (b[8] & 0x3f) | 0x80; /* RFC 4122 variant */
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[b[i] >> 4];
+		*p++ = hex[b[i] & 15];
+	}
+	*p = '\0';
+	return 0;
+}
+
+/* ---- unpacking under a budget ---- */
+
+/*
+ * One arena per unpacked message: the ProtobufCAllocator that protobuf-c
+ * calls for every allocation of that unpack and for the matching free, with
+ * its own count, so concurrent unpacks share nothing. Each block starts
+ * with a header naming its arena (how codec_free_*() finds the allocator
+ * again from the message alone) and its size (how validation learns a
+ * string's length on the wire after protobuf-c NUL-terminated it, and so
+ * sees an embedded NUL). The header is charged to the budget too.
+ */
+struct codec_arena {
+	ProtobufCAllocator allocator;
+	size_t used;
+	size_t budget;
+	bool exhausted;
+	bool oom;
+};
+
+struct codec_block {
+	alignas(max_align_t) struct codec_arena *arena;
+	size_t size;
+};
+
+static void *arena_alloc(void *data, size_t size)
+{
+	struct codec_arena *a = data;
+	struct codec_block *b;
+	size_t cost = sizeof(*b) + size;
+
+	/* used <= budget always holds, so neither side can overflow */
+	if (size > a->budget || cost > a->budget - a->used) {
+		a->exhausted = true;
+		return NULL;
+	}
+	b = malloc(cost);
+	if (!b) {
+		a->oom = true;
+		return NULL;
+	}
+	b->arena = a;
+	b->size = size;
+	a->used += cost;
+	return b + 1;
+}
+
+static void arena_free(void *data, void *p)
+{
+	struct codec_arena *a = data;
+	struct codec_block *b;
+
+	if (!p)
+		return;
+	b = (struct codec_block *)p - 1;
+	a->used -= sizeof(*b) + b->size;
+	free(b);
+}
+
+static const struct codec_block *block_of(const void *p)
+{
+	return (const struct codec_block *)p - 1;
+}
+
+static int unpack_message(const ProtobufCMessageDescriptor *desc,
+			  const uint8_t *data, size_t len, size_t budget,
+			  ProtobufCMessage **ret, char err[CODEC_ERR_LEN])
+{
+	struct codec_arena *a = calloc(1, sizeof(*a));
+	ProtobufCMessage *m;
+	int r = -EBADMSG;
+
+	if (!a)
+		return -ENOMEM;
+	a->allocator.alloc = arena_alloc;
+	a->allocator.free = arena_free;
+	a->allocator.allocator_data = a;
+	a->budget = budget;
+	m = protobuf_c_message_unpack(desc, &a->allocator, len, data);
+	if (m) {
+		*ret = m;
+		return 0;
+	}
+	if (a->oom) {
+		snprintf(err, CODEC_ERR_LEN, "out of memory decoding a %s",
+			 desc->short_name);
+		r = -ENOMEM;
+	} else if (a->exhausted) {
+		snprintf(err, CODEC_ERR_LEN,
+			 "%s needs more than %zu KiB to decode (the unpack budget)",
+			 desc->short_name, budget >> 10);
+	} else {
+		snprintf(err, CODEC_ERR_LEN,
+			 "not a %s (malformed or truncated protobuf, or a required field missing)",
+			 desc->short_name);
+	}
+	free(a);
+	return r;
+}
+
+static void free_message(ProtobufCMessage *m)
+{
+	struct codec_arena *a;
+
+	if (!m)
+		return;
+	a = block_of(m)->arena;
+	protobuf_c_message_free_unpacked(m, &a->allocator);
+	free(a);
+}
+
+static int pack_message(const ProtobufCMessage *m, size_t max, uint8_t **ret,
+			size_t *ret_len)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf;
+
+	if (len > max)
+		return -E2BIG;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	if (protobuf_c_message_pack(m, buf) != len) {
+		free(buf);
+		return -EIO;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/* ---- generic checks, driven by the descriptors ---- */
+
+/*
+ * Every string must be valid UTF-8 without NUL and within its limit, every
+ * required string non-empty, every double finite, every repeated field
+ * within its count. Walking the descriptors rather than the structs means
+ * a field added to the .proto is checked without anyone remembering to.
+ */
+struct field_limit {
+	const ProtobufCMessageDescriptor *msg;
+	const char *field;
+	size_t max;
+};
+
+/*
+ * Strings not listed get CODEC_MAX_STRING. Repeated fields not listed get
+ * 0, so a repeated field added to the .proto without a limit here fails
+ * the tests instead of being unbounded.
+ */
+static const struct field_limit field_limits[] = {
+	{ &fleetbench__report__descriptor, "probe_json", CODEC_MAX_PROBE_JSON },
+	{ &fleetbench__report__descriptor, "benchmarks", CODEC_MAX_BENCHMARKS },
+	{ &fleetbench__report__descriptor, "comparisons",
+	  CODEC_MAX_COMPARISONS },
+	{ &fleetbench__kernel__descriptor, "version", CODEC_MAX_CMDLINE },
+	{ &fleetbench__kernel__descriptor, "cmdline", CODEC_MAX_CMDLINE },
+	{ &fleetbench__benchmark__descriptor, "skip_reason", CODEC_MAX_REASON },
+	{ &fleetbench__benchmark__descriptor, "parameters", CODEC_MAX_PARAMS },
+	{ &fleetbench__benchmark__descriptor, "metrics", CODEC_MAX_METRICS },
+	{ &fleetbench__benchmark__descriptor, "windows", CODEC_MAX_WINDOWS },
+	{ &fleetbench__metric__descriptor, "samples", CODEC_MAX_SAMPLES },
+	{ &fleetbench__comparison__descriptor, "reason", CODEC_MAX_REASON },
+	{ &fleetbench__ack__descriptor, "reason", CODEC_MAX_REASON },
+};
+
+static size_t field_limit(const ProtobufCMessageDescriptor *d,
+			  const ProtobufCFieldDescriptor *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(field_limits); i++)
+		if (field_limits[i].msg == d &&
+		    !strcmp(field_limits[i].field, f->name))
+			return field_limits[i].max;
+	return f->label == PROTOBUF_C_LABEL_REPEATED ? 0 : CODEC_MAX_STRING;
+}
+
+/*
+ * Where the walk is: one frame per field entered, with the element's index
+ * inside a repeated field. The path text is only made for an error, as
+ * formatting it for every sample would cost more than the checks.
+ */
+struct walk_frame {
+	const char *field;
+	size_t index;
+	bool indexed;
+};
+
+struct walk {
+	char *err;
+	bool wire; /* strings were allocated by an arena */
+	bool nonempty; /* required strings must not be empty */
+	struct walk_frame frames[16];
+	size_t depth;
+};
+
+static int walk_fail(struct walk *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Writes "benchmarks[3].metrics[0].samples[7]: <message>" into err. */
+static int walk_fail(struct walk *w, const char *fmt, ...)
+{
+	char path[160] = "", msg[CODEC_ERR_LEN];
+	size_t len = 0;
+	va_list ap;
+
+	for (size_t i = 0; i < w->depth && len < sizeof(path); i++) {
+		const struct walk_frame *f = &w->frames[i];
+		int n;
+
+		if (f->indexed)
+			n = snprintf(path + len, sizeof(path) - len, "%s%s[%zu]",
+				     i ? "." : "", f->field, f->index);
+		else
+			n = snprintf(path + len, sizeof(path) - len, "%s%s",
+				     i ? "." : "", f->field);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return invalid(w->err, "%s: %s", path, msg);
+}
+
+static int walk_message(struct walk *w, const ProtobufCMessage *m);
+
+static int walk_string(struct walk *w, const ProtobufCMessageDescriptor *d,
+		       const ProtobufCFieldDescriptor *f, const char *s)
+{
+	size_t len, max;
+	ssize_t bad;
+
+	if (!s)
+		return walk_fail(w, "missing");
+	len = strlen(s);
+	/* protobuf-c allocates wire length + 1 and NUL-terminates */
+	if (w->wire && s != f->default_value && block_of(s)->size != len + 1)
+		return walk_fail(w, "NUL byte at offset %zu", len);
+	if (!len && w->nonempty && f->label == PROTOBUF_C_LABEL_REQUIRED)
+		return walk_fail(w, "empty");
+	max = field_limit(d, f);
+	if (len > max)
+		return walk_fail(w, "%zu bytes, limit %zu", len, max);
+	bad = utf8_invalid_at(s, len);
+	if (bad >= 0)
+		return walk_fail(w, "invalid UTF-8 at byte %zd", bad);
+	return 0;
+}
+
+static int walk_double(struct walk *w, double x)
+{
+	if (isnan(x))
+		return walk_fail(w, "not finite (NaN)");
+	if (isinf(x))
+		return walk_fail(w, "not finite (%cinf)", x > 0 ? '+' : '-');
+	return 0;
+}
+
+static int walk_value(struct walk *w, const ProtobufCMessageDescriptor *d,
+		      const ProtobufCFieldDescriptor *f, const void *v)
+{
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_STRING:
+		return walk_string(w, d, f, *(char *const *)v);
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return walk_double(w, *(const double *)v);
+	case PROTOBUF_C_TYPE_FLOAT:
+		return walk_double(w, *(const float *)v);
+	case PROTOBUF_C_TYPE_BYTES: {
+		const ProtobufCBinaryData *b = v;
+
+		if (b->len > CODEC_MAX_STRING)
+			return walk_fail(w, "%zu bytes, limit %d", b->len,
+					 CODEC_MAX_STRING);
+		return 0;
+	}
+	case PROTOBUF_C_TYPE_MESSAGE: {
+		const ProtobufCMessage *m = *(ProtobufCMessage *const *)v;
+
+		if (!m)
+			return walk_fail(w, "missing");
+		return walk_message(w, m);
+	}
+	default:
+		return 0; /* integers, bools, enums: every value is in range */
+	}
+}
+
+static size_t elt_size(ProtobufCType t)
+{
+	switch (t) {
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SINT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_FLOAT:
+	case PROTOBUF_C_TYPE_ENUM:
+		return 4;
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return 8;
+	case PROTOBUF_C_TYPE_BOOL:
+		return sizeof(protobuf_c_boolean);
+	case PROTOBUF_C_TYPE_BYTES:
+		return sizeof(ProtobufCBinaryData);
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return sizeof(void *);
+	}
+	return 0;
+}
+
+static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
+			 const ProtobufCFieldDescriptor *f)
+{
+	const char *base = (const char *)m;
+	size_t n = *(const size_t *)(base + f->quantifier_offset);
+	const char *arr = *(const char *const *)(base + f->offset);
+	size_t max = field_limit(m->descriptor, f), size = elt_size(f->type);
+
+	struct walk_frame *frame = &w->frames[w->depth - 1];
+
+	if (n > max)
+		return walk_fail(w, "%zu entries, limit %zu", n, max);
+	if (n && !arr)
+		return walk_fail(w, "missing");
+	frame->indexed = true;
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		/* samples are many: a quick look first */
+		if (f->type == PROTOBUF_C_TYPE_DOUBLE &&
+		    isfinite(((const double *)arr)[i]))
+			continue;
+		frame->index = i;
+		r = walk_value(w, m->descriptor, f, arr + i * size);
+		if (r < 0)
+			return r;
+	}
+	frame->indexed = false;
+	return 0;
+}
+
+/* Whether an optional field is set, as protobuf-c's packer decides it. */
+static bool field_present(const ProtobufCMessage *m,
+			  const ProtobufCFieldDescriptor *f)
+{
+	const char *base = (const char *)m;
+
+	if (f->label == PROTOBUF_C_LABEL_REQUIRED)
+		return true;
+	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+		return *(const uint32_t *)(base + f->quantifier_offset) ==
+		       f->id;
+	if (f->type == PROTOBUF_C_TYPE_STRING ||
+	    f->type == PROTOBUF_C_TYPE_MESSAGE) {
+		const void *p = *(const void *const *)(base + f->offset);
+
+		return p && p != f->default_value;
+	}
+	if (f->label == PROTOBUF_C_LABEL_NONE)
+		return true;
+	return *(const protobuf_c_boolean *)(base + f->quantifier_offset);
+}
+
+static int walk_message(struct walk *w, const ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+
+	if (w->depth == ARRAY_SIZE(w->frames))
+		return walk_fail(w, "nested too deep");
+	w->depth++;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		int r = 0;
+
+		w->frames[w->depth - 1] =
+			(struct walk_frame){ .field = f->name };
+		if (f->label == PROTOBUF_C_LABEL_REPEATED)
+			r = walk_repeated(w, m, f);
+		else if (field_present(m, f))
+			r = walk_value(w, d, f, (const char *)m + f->offset);
+		if (r < 0)
+			return r;
+	}
+	w->depth--;
+	return 0;
+}
+
+static int walk(const ProtobufCMessage *m, bool wire, bool nonempty,
+		char err[CODEC_ERR_LEN])
+{
+	struct walk w = { .err = err, .wire = wire, .nonempty = nonempty };
+
+	return walk_message(&w, m);
+}
+
+/* ---- the Report's own rules (docs/wire.md) ---- */
+
+static int check_json_value(struct json_object *o, char err[CODEC_ERR_LEN])
+{
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		/* json-c reads NaN and Infinity; JSON and jsonb do not */
+		if (!isfinite(json_object_get_double(o)))
+			return invalid(err,
+				       "probe_json: NaN or Infinity is not JSON");
+		return 0;
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			int r = check_json_value(
+				json_object_array_get_idx(o, i), err);
+
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	case json_type_object: {
+		struct json_object_iterator it = json_object_iter_begin(o);
+		struct json_object_iterator end = json_object_iter_end(o);
+
+		for (; !json_object_iter_equal(&it, &end);
+		     json_object_iter_next(&it)) {
+			struct json_object *v = json_object_iter_peek_value(&it);
+			int r = check_json_value(v, err);
+
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int check_probe_json(const char *s, char err[CODEC_ERR_LEN])
+{
+	size_t len = strlen(s);
+	struct json_tokener *tok;
+	struct json_object *o;
+	enum json_tokener_error e;
+	size_t end;
+	int r;
+
+	/* PostgreSQL's jsonb refuses it; json-c would hide it in a key */
+	if (memmem(s, len, "\\u0000", 6))
+		return invalid(err, "probe_json: holds the escape \\u0000");
+	/* json-c counts the scalar inside the innermost container too */
+	tok = json_tokener_new_ex(CODEC_MAX_JSON_DEPTH + 1);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	/* the terminating NUL ends a top-level number */
+	o = json_tokener_parse_ex(tok, s, (int)len + 1);
+	e = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!o && e == json_tokener_success)
+		return invalid(err, "probe_json: a JSON null, not an object");
+	if (!o) {
+		if (e == json_tokener_error_depth)
+			return invalid(err,
+				       "probe_json: nested deeper than %d levels",
+				       CODEC_MAX_JSON_DEPTH);
+		return invalid(err, "probe_json: not JSON (%s at byte %zu)",
+			       json_tokener_error_desc(e), end);
+	}
+	if (end != len)
+		r = invalid(err, "probe_json: trailing data at byte %zu", end);
+	else if (!json_object_is_type(o, json_type_object))
+		r = invalid(err, "probe_json: a JSON %s, not an object",
+			    json_type_to_name(json_object_get_type(o)));
+	else
+		r = check_json_value(o, err);
+	json_object_put(o);
+	return r;
+}
+
+static int check_time(const char *name, int64_t t, int64_t now_ms,
+		      char err[CODEC_ERR_LEN])
+{
+	int64_t latest = now_ms > INT64_MAX - CODEC_MAX_FUTURE_MS ?
+				 INT64_MAX :
+				 now_ms + CODEC_MAX_FUTURE_MS;
+
+	if (t < CODEC_MIN_TIME_MS)
+		return invalid(err, "%s: %lld is before 2020-01-01", name,
+			       (long long)t);
+	if (t > latest)
+		return invalid(err,
+			       "%s: %lld is more than a day in the future",
+			       name, (long long)t);
+	return 0;
+}
+
+static int check_host(const Fleetbench__Host *h, char err[CODEC_ERR_LEN])
+{
+	static const char *const sources[] = { "flag", "config", "dmi",
+					       "none" };
+	const struct {
+		const char *name, *value;
+	} src[] = {
+		{ "host.provider_source", h->provider_source },
+		{ "host.instance_type_source", h->instance_type_source },
+		{ "host.region_source", h->region_source },
+	};
+	const char *id = h->machine_id;
+
+	if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
+		return invalid(err,
+			       "host.machine_id: not 32 lowercase hex digits");
+	for (size_t i = 0; i < ARRAY_SIZE(src); i++) {
+		bool ok = !src[i].value || !*src[i].value;
+
+		for (size_t j = 0; !ok && j < ARRAY_SIZE(sources); j++)
+			ok = !strcmp(src[i].value, sources[j]);
+		if (!ok)
+			return invalid(err,
+				       "%s: not one of flag, config, dmi, none",
+				       src[i].name);
+	}
+	return 0;
+}
+
+/*
+ * An int parameter that names a size, a duration or a count cannot be
+ * negative; others (counter deltas such as fill_*) can.
+ */
+static bool param_nonnegative(const char *key)
+{
+	static const char *const names[] = { "bytes", "threads", "iodepth",
+					     "repeats" };
+	static const char *const suffixes[] = { "_bytes", "_ms", "_count" };
+	size_t len = strlen(key);
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(key, names[i]))
+			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		size_t n = strlen(suffixes[i]);
+
+		if (len > n && !strcmp(key + len - n, suffixes[i]))
+			return true;
+	}
+	return false;
+}
+
+static int check_params(const Fleetbench__Benchmark *b, size_t bi,
+			char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < b->n_parameters; i++) {
+		const Fleetbench__Param *p = b->parameters[i];
+
+		if (p->value_case == FLEETBENCH__PARAM__VALUE__NOT_SET)
+			return invalid(err,
+				       "benchmarks[%zu].parameters[%zu]: no value",
+				       bi, i);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(p->key, b->parameters[j]->key))
+				return invalid(err,
+					       "benchmarks[%zu].parameters[%zu].key: same as parameters[%zu]",
+					       bi, i, j);
+		if (p->value_case == FLEETBENCH__PARAM__VALUE_INT_VALUE &&
+		    p->int_value < 0 && param_nonnegative(p->key))
+			return invalid(err,
+				       "benchmarks[%zu].parameters[%zu].int_value: %lld is negative (a size, duration or count)",
+				       bi, i, (long long)p->int_value);
+	}
+	return 0;
+}
+
+/* Units whose samples have a known range; others need only be finite. */
+static const struct {
+	const char *unit;
+	double min, max;
+} unit_ranges[] = {
+	{ "count", 0, HUGE_VAL }, { "ns", 0, HUGE_VAL },
+	{ "us", 0, HUGE_VAL },    { "ms", 0, HUGE_VAL },
+	{ "s", 0, HUGE_VAL },     { "MB/s", 0, HUGE_VAL },
+	{ "IO/s", 0, HUGE_VAL },  { "fraction", 0, 1 },
+};
+
+static int check_metrics(const Fleetbench__Benchmark *b, size_t bi,
+			 char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < b->n_metrics; i++) {
+		const Fleetbench__Metric *m = b->metrics[i];
+
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(m->metric, b->metrics[j]->metric))
+				return invalid(err,
+					       "benchmarks[%zu].metrics[%zu].metric: same as metrics[%zu]",
+					       bi, i, j);
+		for (size_t u = 0; u < ARRAY_SIZE(unit_ranges); u++) {
+			if (strcmp(m->unit, unit_ranges[u].unit))
+				continue;
+			for (size_t k = 0; k < m->n_samples; k++) {
+				double x = m->samples[k];
+
+				if (x < unit_ranges[u].min ||
+				    x > unit_ranges[u].max)
+					return invalid(err,
+						       "benchmarks[%zu].metrics[%zu].samples[%zu]: %g is outside [%g, %g] for unit %s",
+						       bi, i, k, x,
+						       unit_ranges[u].min,
+						       unit_ranges[u].max,
+						       m->unit);
+			}
+		}
+	}
+	return 0;
+}
+
+static int check_windows(const Fleetbench__Benchmark *b, size_t bi,
+			 char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < b->n_windows; i++) {
+		const Fleetbench__Window *w = b->windows[i];
+		const char *bad = NULL;
+		double x = 0;
+
+		if (w->has_steal_pct &&
+		    (w->steal_pct < 0 || w->steal_pct > 100))
+			bad = "steal_pct", x = w->steal_pct;
+		else if (w->has_loadavg1 && w->loadavg1 < 0)
+			bad = "loadavg1", x = w->loadavg1;
+		else if (w->has_wall_s && w->wall_s < 0)
+			bad = "wall_s", x = w->wall_s;
+		if (bad)
+			return invalid(err,
+				       "benchmarks[%zu].windows[%zu].%s: %g is out of range",
+				       bi, i, bad, x);
+	}
+	return 0;
+}
+
+static int check_benchmarks(const Fleetbench__Report *r,
+			    char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < r->n_benchmarks; i++) {
+		const Fleetbench__Benchmark *b = r->benchmarks[i];
+		int ret;
+
+		for (size_t j = 0; j < i; j++) {
+			const Fleetbench__Benchmark *o = r->benchmarks[j];
+
+			if (!strcmp(b->benchmark, o->benchmark) &&
+			    !strcmp(b->variant, o->variant))
+				return invalid(err,
+					       "benchmarks[%zu]: same benchmark and variant as benchmarks[%zu]",
+					       i, j);
+		}
+		ret = check_params(b, i, err);
+		if (ret < 0)
+			return ret;
+		ret = check_metrics(b, i, err);
+		if (ret < 0)
+			return ret;
+		ret = check_windows(b, i, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int check_comparisons(const Fleetbench__Report *r,
+			     char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < r->n_comparisons; i++) {
+		const Fleetbench__Comparison *c = r->comparisons[i];
+
+		if (c->has_level && !(c->level > 0 && c->level < 1))
+			return invalid(err,
+				       "comparisons[%zu].level: %g is outside (0, 1)",
+				       i, c->level);
+		if (c->has_ci_low && c->has_ci_high && c->ci_low > c->ci_high)
+			return invalid(err,
+				       "comparisons[%zu].ci_low: above ci_high", i);
+	}
+	return 0;
+}
+
+static int validate_report(const Fleetbench__Report *r, int64_t now_ms,
+			   bool wire, char err[CODEC_ERR_LEN])
+{
+	int ret;
+
+	err[0] = '\0';
+	if (!r)
+		return invalid(err, "report: missing");
+	/* first, so a newer schema is named as such, not by a symptom */
+	if (r->schema_version != FLEETBENCH__SCHEMA_VERSION__CURRENT)
+		return invalid(err,
+			       "schema_version: %u is not supported (expected %d)",
+			       r->schema_version,
+			       FLEETBENCH__SCHEMA_VERSION__CURRENT);
+	if (!r->run_id || !*r->run_id)
+		return invalid(err, "run_id: missing");
+	if (!codec_uuid_valid(r->run_id))
+		return invalid(err, "run_id: not a canonical lowercase UUID");
+	ret = walk(&r->base, wire, true, err);
+	if (ret < 0)
+		return ret;
+	ret = check_host(r->host, err);
+	if (ret < 0)
+		return ret;
+	ret = check_time("started_unix_ms", r->started_unix_ms, now_ms, err);
+	if (ret < 0)
+		return ret;
+	ret = check_time("finished_unix_ms", r->finished_unix_ms, now_ms, err);
+	if (ret < 0)
+		return ret;
+	if (r->finished_unix_ms < r->started_unix_ms)
+		return invalid(err,
+			       "finished_unix_ms: before started_unix_ms");
+	ret = check_probe_json(r->probe_json, err);
+	if (ret < 0)
+		return ret;
+	ret = check_benchmarks(r, err);
+	if (ret < 0)
+		return ret;
+	return check_comparisons(r, err);
+}
+
+static int64_t now_unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the API ---- */
+
+int codec_pack_report(const Fleetbench__Report *r, uint8_t **ret,
+		      size_t *ret_len)
+{
+	if (!r || !protobuf_c_message_check(&r->base))
+		return -EINVAL;
+	return pack_message(&r->base, CODEC_MAX_MESSAGE, ret, ret_len);
+}
+
+int codec_validate_report(const Fleetbench__Report *r, int64_t now_ms,
+			  char err[CODEC_ERR_LEN])
+{
+	return validate_report(r, now_ms, false, err);
+}
+
+int codec_unpack_report(const uint8_t *data, size_t len,
+			Fleetbench__Report **ret, char err[CODEC_ERR_LEN])
+{
+	ProtobufCMessage *m;
+	int r;
+
+	*ret = NULL;
+	err[0] = '\0';
+	if (len > CODEC_MAX_MESSAGE) {
+		snprintf(err, CODEC_ERR_LEN,
+			 "message of %zu bytes is over the limit of %u bytes",
+			 len, CODEC_MAX_MESSAGE);
+		return -EMSGSIZE;
+	}
+	r = unpack_message(&fleetbench__report__descriptor, data, len,
+			   CODEC_UNPACK_BUDGET, &m, err);
+	if (r < 0)
+		return r;
+	r = validate_report((Fleetbench__Report *)m, now_unix_ms(), true, err);
+	if (r < 0 && r != -EINVAL) {
+		free_message(m);
+		return r;
+	}
+	*ret = (Fleetbench__Report *)m;
+	return r;
+}
+
+void codec_free_report(Fleetbench__Report *r)
+{
+	free_message(r ? &r->base : NULL);
+}
+
+int codec_pack_ack(const char *run_id, Fleetbench__Ack__Status status,
+		   const char *reason, uint8_t **ret, size_t *ret_len)
+{
+	Fleetbench__Ack a = FLEETBENCH__ACK__INIT;
+	_cleanup_free_ char *cut = NULL;
+
+	/* a run_id that is not a UUID "could not be read": send it empty */
+	a.run_id = (char *)(codec_uuid_valid(run_id) ? run_id : "");
+	a.status = status;
+	if (reason) {
+		size_t len = strnlen(reason, CODEC_MAX_REASON);
+		ssize_t bad = utf8_invalid_at(reason, len);
+
+		/* cut before the first invalid byte, or a split character */
+		cut = strndup(reason, bad >= 0 ? (size_t)bad : len);
+		if (!cut)
+			return -ENOMEM;
+		a.reason = cut;
+	}
+	return pack_message(&a.base, CODEC_MAX_ACK, ret, ret_len);
+}
+
+int codec_unpack_ack(const uint8_t *data, size_t len, Fleetbench__Ack **ret)
+{
+	char err[CODEC_ERR_LEN];
+	ProtobufCMessage *m;
+	Fleetbench__Ack *a;
+	int r;
+
+	if (len > CODEC_MAX_ACK)
+		return -EBADMSG;
+	r = unpack_message(&fleetbench__ack__descriptor, data, len,
+			   CODEC_ACK_BUDGET, &m, err);
+	if (r < 0)
+		return r;
+	a = (Fleetbench__Ack *)m;
+	/* an Ack's run_id is empty when the Report's could not be read */
+	if (walk(m, true, false, err) < 0 ||
+	    a->status < FLEETBENCH__ACK__STATUS__COMMITTED ||
+	    a->status > FLEETBENCH__ACK__STATUS__RETRY_LATER ||
+	    (*a->run_id && !codec_uuid_valid(a->run_id))) {
+		free_message(m);
+		return -EBADMSG;
+	}
+	*ret = a;
+	return 0;
+}
+
+void codec_free_ack(Fleetbench__Ack *a)
+{
+	free_message(a ? &a->base : NULL);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one codec both sides use: pack, unpack and validate Reports and Acks
+ * (proto/fleetbench.proto, docs/wire.md). Unpacking runs under a byte
+ * budget (a ProtobufCAllocator that refuses past it), so a hostile length
+ * prefix cannot make the collector allocate without bound; validation then
+ * enforces every limit below. Nothing here logs; errors come back as
+ * -errno with the reason in err.
+ */
+#ifndef FLEETBENCH_CODEC_H
+#define FLEETBENCH_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetbench.pb-c.h"
+
+#define CODEC_ERR_LEN 256
+
+/* Limits (docs/wire.md). */
+#define CODEC_MAX_MESSAGE (4u << 20) /* bytes of one packed Report */
+#define CODEC_UNPACK_BUDGET (16u << 20) /* bytes the unpacker may allocate */
+#define CODEC_MAX_STRING 1024 /* any string not named below */
+#define CODEC_MAX_CMDLINE 8192 /* kernel.cmdline, kernel.version */
+#define CODEC_MAX_REASON 4096 /* skip_reason, comparison and Ack reason */
+#define CODEC_MAX_PROBE_JSON (1u << 20) /* probe_json */
+#define CODEC_MAX_BENCHMARKS 256
+#define CODEC_MAX_COMPARISONS 256
+#define CODEC_MAX_PARAMS 64 /* per benchmark */
+#define CODEC_MAX_METRICS 32 /* per benchmark */
+#define CODEC_MAX_SAMPLES 100000 /* per metric */
+#define CODEC_MAX_WINDOWS 100000 /* per benchmark */
+/* started/finished must lie in [2020-01-01, now + 1 day] */
+#define CODEC_MIN_TIME_MS 1577836800000LL
+#define CODEC_MAX_FUTURE_MS (24LL * 3600 * 1000)
+#define CODEC_MAX_JSON_DEPTH 32 /* nesting of probe_json */
+#define CODEC_MAX_ACK 8192 /* bytes of one packed Ack */
+#define CODEC_ACK_BUDGET (64u << 10) /* bytes the Ack unpacker may allocate */
+
+/*
+ * Packs r into a new buffer (*ret, *ret_len; free() it). Returns 0,
+ * -E2BIG when it exceeds CODEC_MAX_MESSAGE, -EINVAL when a required field
+ * is NULL (protobuf_c_message_check), or -ENOMEM. It does not validate:
+ * call codec_validate_report() first to learn what a collector would say.
+ */
+int codec_pack_report(const Fleetbench__Report *r, uint8_t **ret,
+		      size_t *ret_len);
+
+/*
+ * Unpacks data into *ret (free with codec_free_report()) under the byte
+ * budget, then validates it. Returns 0; -EMSGSIZE for len over
+ * CODEC_MAX_MESSAGE; -EBADMSG when it is not a Report or the budget ran out;
+ * -EINVAL when it decoded but failed validation; -ENOMEM when malloc
+ * failed. err says which, in words fit for an Ack's reason. On -EINVAL *ret
+ * is still set (NULL otherwise), so the caller can read run_id for the Ack.
+ */
+int codec_unpack_report(const uint8_t *data, size_t len,
+			Fleetbench__Report **ret, char err[CODEC_ERR_LEN]);
+
+/* Frees what codec_unpack_report() returned; NULL is fine. */
+void codec_free_report(Fleetbench__Report *r);
+
+/*
+ * Checks every rule of docs/wire.md: schema version, run_id a canonical
+ * lowercase UUID, machine_id 32 hex digits, strings within their limits,
+ * valid UTF-8 without NUL, required strings non-empty, probe_json a JSON
+ * object, doubles finite, counts within the limits, no negative sizes,
+ * durations or counts (docs/wire.md says which), unique parameter keys,
+ * metric names and benchmark variants, times within bounds and
+ * started <= finished. Returns 0 (err "") or -EINVAL with the first
+ * problem in err, naming the field path and never quoting the bad bytes
+ * ("run_id: not a canonical lowercase UUID",
+ * "benchmarks[3].metrics[0].samples[7]: not finite (NaN)", ...).
+ */
+int codec_validate_report(const Fleetbench__Report *r, int64_t now_ms,
+			  char err[CODEC_ERR_LEN]);
+
+/*
+ * Acks: packing never fails but for -ENOMEM (a run_id that is NULL or not
+ * a canonical UUID packs as "", reason NULL is left out, a reason is cut
+ * at CODEC_MAX_REASON bytes and before its first invalid UTF-8 byte, so a
+ * split character never goes out). Unpacking returns -EBADMSG for anything
+ * that is not an Ack of at most CODEC_MAX_ACK bytes with a status from
+ * COMMITTED to RETRY_LATER, a run_id empty or a UUID, and valid UTF-8
+ * strings within their limits; -ENOMEM when malloc failed.
+ */
+int codec_pack_ack(const char *run_id, Fleetbench__Ack__Status status,
+		   const char *reason, uint8_t **ret, size_t *ret_len);
+int codec_unpack_ack(const uint8_t *data, size_t len, Fleetbench__Ack **ret);
+void codec_free_ack(Fleetbench__Ack *a);
+
+/* True for a canonical lowercase 8-4-4-4-12 UUID. */
+int codec_uuid_valid(const char *s);
+
+/* A new random (version 4) UUID from getrandom(2). 0 or -errno. */
+int codec_uuid_new(char out[37]);
+
+/* Valid UTF-8 of exactly len bytes with no NUL byte. */
+int codec_utf8_valid(const char *s, size_t len);
+
+#endif

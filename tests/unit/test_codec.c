@@ -1,0 +1,1189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The codec: a realistic Report survives pack and unpack unchanged; every
+ * validation rule of docs/wire.md refuses what it names, with the field path
+ * in the reason, both when validating a built Report and when the same
+ * Report arrives as bytes; hostile bytes (garbage, truncation, huge length
+ * prefixes, allocation amplification) give -EBADMSG within the unpack
+ * budget; Acks round-trip and garbage Acks are refused; what the real
+ * probe prints is a probe_json the codec takes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "check.h"
+#include "cleanup.h"
+#include "codec.h"
+#include "rand.h"
+#include "run.h"
+
+#define RUN_ID "3f2b8c1e-9a4d-4e7f-b1c2-5d6e7f809a1b"
+#define MACHINE_ID "0123456789abcdef0123456789abcdef"
+#define DAY_MS (24LL * 3600 * 1000)
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- a realistic Report, built from parts a test may change ---- */
+
+struct fixture {
+	Fleetbench__Report r;
+	Fleetbench__Host host;
+	Fleetbench__Kernel kernel;
+	Fleetbench__Benchmark b[2], *bp[2];
+	Fleetbench__Param p[6], *pp[6];
+	Fleetbench__Metric m[2], *mp[2];
+	double ns[5], frac[5];
+	Fleetbench__Window w[5], *wp[5];
+	Fleetbench__Comparison c[2], *cp[2];
+};
+
+static const char probe_json[] =
+	"{\"schema\":1,\"kernel\":{\"release\":\"6.1.0-18-cloud-amd64\"},"
+	"\"thp\":{\"enabled\":\"always\",\"defrag\":\"madvise\"},"
+	"\"labels\":{\"provider\":{\"value\":\"aws\",\"source\":\"flag\"}},"
+	"\"hugepages\":[2048,1048576],\"steal_pct\":0.25,"
+	"\"note\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7\",\"virt\":null}";
+
+static void fixture_init(struct fixture *f)
+{
+	int64_t now = now_ms();
+
+	memset(f, 0, sizeof(*f));
+	fleetbench__report__init(&f->r);
+	fleetbench__host__init(&f->host);
+	fleetbench__kernel__init(&f->kernel);
+
+	f->host.provider = "aws";
+	f->host.instance_type = "m7i.large";
+	f->host.region = "eu-west-1";
+	f->host.hostname = "ip-10-0-0-17";
+	f->host.machine_id = MACHINE_ID;
+	f->host.provider_source = "flag";
+	f->host.instance_type_source = "dmi";
+	f->host.region_source = "config";
+	f->kernel.release = "6.1.0-18-cloud-amd64";
+	f->kernel.version = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1";
+	f->kernel.cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/nvme0n1p1 ro";
+
+	for (size_t i = 0; i < 6; i++) {
+		fleetbench__param__init(&f->p[i]);
+		f->pp[i] = &f->p[i];
+	}
+	f->p[0].key = "chase_bytes";
+	f->p[0].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+	f->p[0].int_value = 1LL << 30;
+	f->p[1].key = "thp_enabled";
+	f->p[1].value_case = FLEETBENCH__PARAM__VALUE_STRING_VALUE;
+	f->p[1].string_value = "always";
+	f->p[2].key = "target_fraction";
+	f->p[2].value_case = FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE;
+	f->p[2].double_value = 0.975;
+	f->p[3].key = "pinned";
+	f->p[3].value_case = FLEETBENCH__PARAM__VALUE_BOOL_VALUE;
+	f->p[3].bool_value = 1;
+	/* a counter delta may be negative: no rule names it */
+	f->p[4].key = "fill_thp_split_page";
+	f->p[4].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+	f->p[4].int_value = -3;
+	f->p[5].key = "sq_thread_idle_ms";
+	f->p[5].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+	f->p[5].int_value = 0;
+
+	for (size_t i = 0; i < 5; i++) {
+		f->ns[i] = 71.5 + (double)i * 0.25;
+		f->frac[i] = 0.96 + (double)i * 0.01;
+		fleetbench__window__init(&f->w[i]);
+		f->w[i].has_steal_pct = f->w[i].has_loadavg1 = 1;
+		f->w[i].has_wall_s = f->w[i].has_noisy = 1;
+		f->w[i].steal_pct = i == 3 ? 100 : 0.5 * (double)i;
+		f->w[i].loadavg1 = 0.1 * (double)i;
+		f->w[i].wall_s = 1.25 + (double)i;
+		f->w[i].noisy = i == 3;
+		f->wp[i] = &f->w[i];
+	}
+	f->w[4].has_steal_pct = 0; /* not measured: left out, not NaN */
+	for (size_t i = 0; i < 2; i++) {
+		fleetbench__metric__init(&f->m[i]);
+		f->mp[i] = &f->m[i];
+		f->m[i].n_samples = 5;
+		f->m[i].samples = i ? f->frac : f->ns;
+		fleetbench__benchmark__init(&f->b[i]);
+		f->bp[i] = &f->b[i];
+		f->b[i].benchmark = "thp_chase";
+	}
+	f->m[0].metric = "ns_per_access";
+	f->m[0].unit = "ns";
+	f->m[1].metric = "huge_fraction";
+	f->m[1].unit = "fraction";
+
+	f->b[0].variant = "thp_always";
+	f->b[0].n_parameters = 6;
+	f->b[0].parameters = f->pp;
+	f->b[0].n_metrics = 2;
+	f->b[0].metrics = f->mp;
+	f->b[0].n_windows = 5;
+	f->b[0].windows = f->wp;
+	f->b[1].variant = "thp_never";
+	f->b[1].skip_reason = "THP mode cannot be set: not root";
+
+	for (size_t i = 0; i < 2; i++) {
+		fleetbench__comparison__init(&f->c[i]);
+		f->cp[i] = &f->c[i];
+		f->c[i].benchmark = "thp_chase";
+		f->c[i].metric = "ns_per_access";
+		f->c[i].numerator = "thp_never";
+		f->c[i].denominator = "thp_always";
+	}
+	f->c[0].name = "thp_gain";
+	f->c[0].has_ratio = f->c[0].has_ci_low = f->c[0].has_ci_high = 1;
+	f->c[0].has_level = 1;
+	f->c[0].ratio = 1.42;
+	f->c[0].ci_low = 1.38;
+	f->c[0].ci_high = 1.47;
+	f->c[0].level = 0.95;
+	f->c[0].method = "ratio of medians, paired percentile bootstrap";
+	f->c[1].name = "thp_gain_madvise";
+	f->c[1].reason = "thp_never was skipped";
+
+	f->r.schema_version = FLEETBENCH__SCHEMA_VERSION__CURRENT;
+	f->r.run_id = RUN_ID;
+	f->r.agent_version = "0.1.0";
+	f->r.host = &f->host;
+	f->r.kernel = &f->kernel;
+	f->r.started_unix_ms = now - 90000;
+	f->r.finished_unix_ms = now - 1000;
+	f->r.probe_json = (char *)probe_json;
+	f->r.n_benchmarks = 2;
+	f->r.benchmarks = f->bp;
+	f->r.n_comparisons = 2;
+	f->r.comparisons = f->cp;
+	f->r.profile = "quick";
+	f->r.has_seed = 1;
+	f->r.seed = 1234567890123LL; /* a multi-byte varint, packed last */
+}
+
+/*
+ * Validating f gives exactly want (-EINVAL), or passes when want is NULL,
+ * and unpacking the packed f says the same.
+ */
+static void expect_(struct fixture *f, const char *want, int line)
+{
+	char err[CODEC_ERR_LEN];
+	Fleetbench__Report *u = NULL;
+	uint8_t *buf = NULL;
+	size_t len;
+	int r, expected = want ? -EINVAL : 0;
+
+	r = codec_validate_report(&f->r, now_ms(), err);
+	CHECK_(r == expected && !strcmp(err, want ? want : ""),
+	       "line %d: validate: %d \"%s\", expected \"%s\"", line, r, err,
+	       want ? want : "");
+	r = codec_pack_report(&f->r, &buf, &len);
+	CHECK_(r == 0, "line %d: pack: %d", line, r);
+	if (r)
+		return;
+	r = codec_unpack_report(buf, len, &u, err);
+	CHECK_(r == expected && u && !strcmp(err, want ? want : ""),
+	       "line %d: unpack: %d \"%s\", expected \"%s\"", line, r, err,
+	       want ? want : "");
+	/* on -EINVAL too the run_id is there for the Ack */
+	if (u)
+		CHECK_(!strcmp(u->run_id, f->r.run_id), "line %d: run_id",
+		       line);
+	codec_free_report(u);
+	free(buf);
+}
+#define expect_invalid(f, want) expect_(f, want, __LINE__)
+#define expect_valid(f) expect_(f, NULL, __LINE__)
+
+/* expect_() for cases[i] of a table, naming the case when it fails. */
+static void expect_case(struct fixture *f, const char *want, size_t i)
+{
+	int failed = check_fail_;
+
+	expect_(f, want, __LINE__);
+	if (check_fail_ != failed)
+		fprintf(stderr, "  (cases[%zu])\n", i);
+}
+
+/* Packs f, replaces the first occurrence of `from` by `to` (same length),
+ * and expects the unpack to refuse it with want. */
+static void expect_patched_(struct fixture *f, const char *from,
+			    const char *to, size_t n, const char *want,
+			    int line)
+{
+	char err[CODEC_ERR_LEN];
+	Fleetbench__Report *u = NULL;
+	uint8_t *buf = NULL, *at;
+	size_t len;
+	int r;
+
+	CHECK_OK(codec_pack_report(&f->r, &buf, &len));
+	at = buf ? memmem(buf, len, from, n) : NULL;
+	CHECK_(at != NULL, "line %d: '%s' not in the packed report", line,
+	       from);
+	if (!at) {
+		free(buf);
+		return;
+	}
+	memcpy(at, to, n);
+	r = codec_unpack_report(buf, len, &u, err);
+	CHECK_(r == -EINVAL && !strcmp(err, want),
+	       "line %d: unpack: %d \"%s\", expected \"%s\"", line, r, err,
+	       want);
+	codec_free_report(u);
+	free(buf);
+}
+#define expect_patched(f, from, to, want)                                    \
+	expect_patched_(f, from, to, sizeof(from) - 1, want, __LINE__)
+
+static char *repeat_char(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* ---- tests ---- */
+
+static void test_uuid_utf8(void)
+{
+	char a[37], b[37];
+
+	CHECK_OK(codec_uuid_new(a));
+	CHECK_OK(codec_uuid_new(b));
+	CHECK(codec_uuid_valid(a) && codec_uuid_valid(b));
+	CHECK(strcmp(a, b) != 0);
+	CHECK(a[14] == '4');
+	CHECK(strchr("89ab", a[19]) != NULL);
+	CHECK(codec_uuid_valid(RUN_ID));
+	CHECK(!codec_uuid_valid("3F2B8C1E-9A4D-4E7F-B1C2-5D6E7F809A1B"));
+	CHECK(!codec_uuid_valid("3f2b8c1e-9a4d-4e7f-b1c2-5d6e7f809a1"));
+	CHECK(!codec_uuid_valid("3f2b8c1e-9a4d-4e7f-b1c2-5d6e7f809a1b0"));
+	CHECK(!codec_uuid_valid("3f2b8c1e9a4d-4e7f-b1c2-5d6e7f809a1b0"));
+	CHECK(!codec_uuid_valid("{3f2b8c1e-9a4d-4e7f-b1c2-5d6e7f809a1}"));
+	CHECK(!codec_uuid_valid("3f2b8c1g-9a4d-4e7f-b1c2-5d6e7f809a1b"));
+	CHECK(!codec_uuid_valid(""));
+	CHECK(!codec_uuid_valid(NULL));
+
+	CHECK(codec_utf8_valid("plain", 5));
+	CHECK(codec_utf8_valid("", 0));
+	CHECK(codec_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7", 14));
+	CHECK(codec_utf8_valid("\xf4\x8f\xbf\xbf", 4)); /* U+10FFFF */
+	CHECK(codec_utf8_valid("\xed\x9f\xbf", 3)); /* U+D7FF */
+	CHECK(!codec_utf8_valid("a\0b", 3)); /* NUL */
+	CHECK(!codec_utf8_valid("\xc0\xaf", 2)); /* overlong '/' */
+	CHECK(!codec_utf8_valid("\xc1\xbf", 2)); /* overlong */
+	CHECK(!codec_utf8_valid("\xe0\x80\xaf", 3)); /* overlong */
+	CHECK(!codec_utf8_valid("\xf0\x80\x80\xaf", 4)); /* overlong */
+	CHECK(!codec_utf8_valid("\xed\xa0\x80", 3)); /* U+D800 surrogate */
+	CHECK(!codec_utf8_valid("\xed\xbf\xbf", 3)); /* U+DFFF surrogate */
+	CHECK(!codec_utf8_valid("\xf4\x90\x80\x80", 4)); /* U+110000 */
+	CHECK(!codec_utf8_valid("\xf8\x88\x80\x80\x80", 5)); /* 5 bytes */
+	CHECK(!codec_utf8_valid("\x80", 1)); /* lone continuation */
+	CHECK(!codec_utf8_valid("\xe2\x82", 2)); /* truncated */
+	CHECK(!codec_utf8_valid("\xe2\x28\xa1", 3)); /* bad continuation */
+	CHECK(!codec_utf8_valid("\xff", 1));
+}
+
+static void test_round_trip(void)
+{
+	struct fixture f;
+	char err[CODEC_ERR_LEN];
+	Fleetbench__Report *u = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	fixture_init(&f);
+	CHECK_OK(codec_validate_report(&f.r, now_ms(), err));
+	CHECK_EQ_STR(err, "");
+	CHECK_OK(codec_pack_report(&f.r, &buf, &len));
+	CHECK(len > 0 && len < 4096);
+	CHECK_OK(codec_unpack_report(buf, len, &u, err));
+	CHECK_EQ_STR(err, "");
+	free(buf);
+	if (!u)
+		return;
+
+	CHECK_EQ_INT(u->schema_version, 1);
+	CHECK_EQ_STR(u->run_id, RUN_ID);
+	CHECK_EQ_STR(u->agent_version, "0.1.0");
+	CHECK_EQ_STR(u->host->provider, "aws");
+	CHECK_EQ_STR(u->host->instance_type, "m7i.large");
+	CHECK_EQ_STR(u->host->region, "eu-west-1");
+	CHECK_EQ_STR(u->host->hostname, "ip-10-0-0-17");
+	CHECK_EQ_STR(u->host->machine_id, MACHINE_ID);
+	CHECK_EQ_STR(u->host->provider_source, "flag");
+	CHECK_EQ_STR(u->host->instance_type_source, "dmi");
+	CHECK_EQ_STR(u->host->region_source, "config");
+	CHECK_EQ_STR(u->kernel->release, f.kernel.release);
+	CHECK_EQ_STR(u->kernel->version, f.kernel.version);
+	CHECK_EQ_STR(u->kernel->cmdline, f.kernel.cmdline);
+	CHECK_EQ_INT(u->started_unix_ms, f.r.started_unix_ms);
+	CHECK_EQ_INT(u->finished_unix_ms, f.r.finished_unix_ms);
+	CHECK_EQ_STR(u->probe_json, probe_json);
+	CHECK_EQ_STR(u->profile, "quick");
+	CHECK(u->has_seed && u->seed == 1234567890123LL);
+
+	CHECK_EQ_INT(u->n_benchmarks, 2);
+	if (u->n_benchmarks == 2) {
+		const Fleetbench__Benchmark *b = u->benchmarks[0];
+
+		CHECK_EQ_STR(b->benchmark, "thp_chase");
+		CHECK_EQ_STR(b->variant, "thp_always");
+		CHECK(b->skip_reason == NULL);
+		CHECK_EQ_INT(b->n_parameters, 6);
+		for (size_t i = 0; i < b->n_parameters && i < 6; i++) {
+			CHECK_EQ_STR(b->parameters[i]->key, f.p[i].key);
+			CHECK_EQ_INT(b->parameters[i]->value_case,
+				     f.p[i].value_case);
+		}
+		CHECK_EQ_INT(b->parameters[0]->int_value, 1LL << 30);
+		CHECK_EQ_STR(b->parameters[1]->string_value, "always");
+		CHECK(b->parameters[2]->double_value == 0.975);
+		CHECK_EQ_INT(b->parameters[3]->bool_value, 1);
+		CHECK_EQ_INT(b->parameters[4]->int_value, -3);
+		CHECK_EQ_INT(b->n_metrics, 2);
+		for (size_t i = 0; i < b->n_metrics && i < 2; i++) {
+			CHECK_EQ_STR(b->metrics[i]->metric, f.m[i].metric);
+			CHECK_EQ_STR(b->metrics[i]->unit, f.m[i].unit);
+			CHECK_EQ_INT(b->metrics[i]->n_samples, 5);
+			CHECK(b->metrics[i]->n_samples == 5 &&
+			      !memcmp(b->metrics[i]->samples, f.m[i].samples,
+				      5 * sizeof(double)));
+		}
+		CHECK_EQ_INT(b->n_windows, 5);
+		for (size_t i = 0; i < b->n_windows && i < 5; i++) {
+			const Fleetbench__Window *w = b->windows[i];
+
+			CHECK_EQ_INT(w->has_steal_pct, i != 4);
+			CHECK(w->steal_pct == f.w[i].steal_pct || i == 4);
+			CHECK(w->loadavg1 == f.w[i].loadavg1);
+			CHECK(w->wall_s == f.w[i].wall_s);
+			CHECK_EQ_INT(w->noisy, i == 3);
+		}
+		CHECK_EQ_STR(u->benchmarks[1]->variant, "thp_never");
+		CHECK_EQ_STR(u->benchmarks[1]->skip_reason,
+			     f.b[1].skip_reason);
+		CHECK_EQ_INT(u->benchmarks[1]->n_metrics, 0);
+	}
+	CHECK_EQ_INT(u->n_comparisons, 2);
+	if (u->n_comparisons == 2) {
+		const Fleetbench__Comparison *c = u->comparisons[0];
+
+		CHECK_EQ_STR(c->name, "thp_gain");
+		CHECK_EQ_STR(c->numerator, "thp_never");
+		CHECK_EQ_STR(c->denominator, "thp_always");
+		CHECK(c->has_ratio && c->ratio == 1.42);
+		CHECK(c->has_ci_low && c->ci_low == 1.38);
+		CHECK(c->has_ci_high && c->ci_high == 1.47);
+		CHECK(c->has_level && c->level == 0.95);
+		CHECK_EQ_STR(c->method, f.c[0].method);
+		CHECK(!u->comparisons[1]->has_ratio);
+		CHECK_EQ_STR(u->comparisons[1]->reason, "thp_never was skipped");
+	}
+	codec_free_report(u);
+	codec_free_report(NULL);
+
+	/* a probe-only run: no benchmarks, no profile, no seed */
+	fixture_init(&f);
+	f.r.n_benchmarks = f.r.n_comparisons = 0;
+	f.r.profile = NULL;
+	f.r.has_seed = 0;
+	f.host.provider = f.host.provider_source = NULL;
+	expect_valid(&f);
+}
+
+static void test_schema_and_ids(void)
+{
+	struct fixture f;
+	char err[CODEC_ERR_LEN];
+	uint8_t *buf;
+	size_t len;
+
+	fixture_init(&f);
+	f.r.schema_version = 2;
+	expect_invalid(&f, "schema_version: 2 is not supported (expected 1)");
+	f.r.schema_version = 0;
+	expect_invalid(&f, "schema_version: 0 is not supported (expected 1)");
+
+	/* a run_id NULL is "missing" to validation, refused by pack */
+	fixture_init(&f);
+	f.r.run_id = NULL;
+	CHECK_EQ_INT(codec_validate_report(&f.r, now_ms(), err), -EINVAL);
+	CHECK_EQ_STR(err, "run_id: missing");
+	CHECK_EQ_INT(codec_pack_report(&f.r, &buf, &len), -EINVAL);
+
+	fixture_init(&f);
+	f.r.host = NULL;
+	CHECK_EQ_INT(codec_validate_report(&f.r, now_ms(), err), -EINVAL);
+	CHECK_EQ_STR(err, "host: missing");
+	CHECK_EQ_INT(codec_pack_report(&f.r, &buf, &len), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(NULL, now_ms(), err), -EINVAL);
+
+}
+
+/* A string field of f passes at its limit, and one byte over it gives
+ * want. */
+static void expect_limit_(struct fixture *f, char **field, size_t limit,
+			  const char *want, int line)
+{
+	char *s = repeat_char('a', limit + 1);
+
+	fixture_init(f);
+	*field = s + 1;
+	expect_(f, NULL, line);
+	*field = s;
+	expect_(f, want, line);
+	free(s);
+}
+#define expect_limit(f, field, limit, want)                                  \
+	expect_limit_(f, field, limit, want, __LINE__)
+
+/* An input text and what is said about it. */
+struct text_case {
+	const char *text, *note;
+};
+
+static void test_strings(void)
+{
+	static const struct text_case bad[] = {
+		{ "x\xc0\xaf", "overlong 2-byte" },
+		{ "x\xe0\x80\xaf", "overlong 3-byte" },
+		{ "x\xf0\x80\x80\xaf", "overlong 4-byte" },
+		{ "x\xed\xa0\x80", "surrogate" },
+		{ "x\xf4\x90\x80\x80", "above U+10FFFF" },
+		{ "x\x80", "lone continuation" },
+		{ "x\xe2\x82", "truncated" },
+		{ "x\xff", "0xff" },
+	};
+	struct fixture f;
+	char *s;
+
+	expect_limit(&f, &f.host.hostname, CODEC_MAX_STRING,
+		     "host.hostname: 1025 bytes, limit 1024");
+	expect_limit(&f, &f.kernel.cmdline, CODEC_MAX_CMDLINE,
+		     "kernel.cmdline: 8193 bytes, limit 8192");
+	expect_limit(&f, &f.b[1].skip_reason, CODEC_MAX_REASON,
+		     "benchmarks[1].skip_reason: 4097 bytes, limit 4096");
+	expect_limit(&f, &f.c[1].reason, CODEC_MAX_REASON,
+		     "comparisons[1].reason: 4097 bytes, limit 4096");
+
+	fixture_init(&f);
+	s = repeat_char(' ', CODEC_MAX_PROBE_JSON + 1);
+	s[0] = '{';
+	s[CODEC_MAX_PROBE_JSON] = '}';
+	f.r.probe_json = s;
+	expect_invalid(&f, "probe_json: 1048577 bytes, limit 1048576");
+	s[CODEC_MAX_PROBE_JSON - 1] = '}';
+	s[CODEC_MAX_PROBE_JSON] = '\0';
+	expect_valid(&f);
+	free(s);
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		fixture_init(&f);
+		f.r.agent_version = (char *)bad[i].text;
+		expect_case(&f, "agent_version: invalid UTF-8 at byte 1", i);
+	}
+	fixture_init(&f);
+	f.b[0].parameters[1]->string_value = "al\xed\xb0\x80ways";
+	expect_invalid(&f,
+		       "benchmarks[0].parameters[1].string_value: invalid UTF-8 at byte 2");
+
+	/* NUL can only arrive on the wire: patch it into the packed bytes */
+	fixture_init(&f);
+	f.host.hostname = "hostXname";
+	expect_patched(&f, "hostXname", "host\0name",
+		       "host.hostname: NUL byte at offset 4");
+	fixture_init(&f);
+	f.b[0].parameters[1]->string_value = "alwaysX";
+	expect_patched(&f, "alwaysX", "always\0",
+		       "benchmarks[0].parameters[1].string_value: NUL byte at offset 6");
+	/* a valid UUID followed by NUL and more is not that UUID */
+	fixture_init(&f);
+	f.r.run_id = RUN_ID "X";
+	expect_patched(&f, RUN_ID "X", RUN_ID "\0",
+		       "run_id: NUL byte at offset 36");
+	fixture_init(&f);
+	expect_patched(&f, "\"schema\"", "\"sch\0ma\"",
+		       "probe_json: NUL byte at offset 5");
+}
+
+static void test_numbers(void)
+{
+	struct fixture f;
+	/* one double of the fixture set to a value, and the reason */
+	const struct {
+		double *at, value;
+		const char *want;
+	} cases[] = {
+		{ &f.ns[3], NAN,
+		  "benchmarks[0].metrics[0].samples[3]: not finite (NaN)" },
+		{ &f.ns[3], INFINITY,
+		  "benchmarks[0].metrics[0].samples[3]: not finite (+inf)" },
+		{ &f.ns[3], -INFINITY,
+		  "benchmarks[0].metrics[0].samples[3]: not finite (-inf)" },
+		{ &f.c[0].ratio, NAN, "comparisons[0].ratio: not finite (NaN)" },
+		{ &f.c[0].ci_high, INFINITY,
+		  "comparisons[0].ci_high: not finite (+inf)" },
+		{ &f.w[2].wall_s, -INFINITY,
+		  "benchmarks[0].windows[2].wall_s: not finite (-inf)" },
+		{ &f.w[1].steal_pct, NAN,
+		  "benchmarks[0].windows[1].steal_pct: not finite (NaN)" },
+		{ &f.p[2].double_value, NAN,
+		  "benchmarks[0].parameters[2].double_value: not finite (NaN)" },
+		/* an absent optional double is not looked at */
+		{ &f.w[4].steal_pct, NAN, NULL },
+		/* ranges */
+		{ &f.w[1].steal_pct, 100.5,
+		  "benchmarks[0].windows[1].steal_pct: 100.5 is out of range" },
+		{ &f.w[1].steal_pct, -0.5,
+		  "benchmarks[0].windows[1].steal_pct: -0.5 is out of range" },
+		{ &f.w[0].loadavg1, -1,
+		  "benchmarks[0].windows[0].loadavg1: -1 is out of range" },
+		{ &f.w[2].wall_s, -0.25,
+		  "benchmarks[0].windows[2].wall_s: -0.25 is out of range" },
+		{ &f.ns[1], -2,
+		  "benchmarks[0].metrics[0].samples[1]: -2 is outside [0, inf] for unit ns" },
+		{ &f.frac[0], 1.5,
+		  "benchmarks[0].metrics[1].samples[0]: 1.5 is outside [0, 1] for unit fraction" },
+		{ &f.c[0].level, 1.5, "comparisons[0].level: 1.5 is outside (0, 1)" },
+		{ &f.c[0].level, 0, "comparisons[0].level: 0 is outside (0, 1)" },
+		{ &f.c[0].ci_low, 1.5, "comparisons[0].ci_low: above ci_high" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		fixture_init(&f);
+		*cases[i].at = cases[i].value;
+		expect_case(&f, cases[i].want, i);
+	}
+
+	/* samples of a count cannot be negative; an unknown unit's can */
+	fixture_init(&f);
+	f.m[1].unit = "count";
+	f.frac[4] = -1;
+	expect_invalid(&f,
+		       "benchmarks[0].metrics[1].samples[4]: -1 is outside [0, inf] for unit count");
+	f.m[1].unit = "delta";
+	expect_valid(&f);
+	/* sizes and durations cannot be negative */
+	fixture_init(&f);
+	f.p[0].int_value = -1;
+	expect_invalid(&f,
+		       "benchmarks[0].parameters[0].int_value: -1 is negative (a size, duration or count)");
+	fixture_init(&f);
+	f.p[5].int_value = -10;
+	expect_invalid(&f,
+		       "benchmarks[0].parameters[5].int_value: -10 is negative (a size, duration or count)");
+}
+
+static void test_times(void)
+{
+	struct fixture f;
+	char want[CODEC_ERR_LEN];
+	int64_t now = now_ms();
+
+	fixture_init(&f);
+	f.r.started_unix_ms = 1000;
+	expect_invalid(&f, "started_unix_ms: 1000 is before 2020-01-01");
+	f.r.started_unix_ms = CODEC_MIN_TIME_MS - 1;
+	expect_invalid(&f,
+		       "started_unix_ms: 1577836799999 is before 2020-01-01");
+	f.r.started_unix_ms = -5;
+	expect_invalid(&f, "started_unix_ms: -5 is before 2020-01-01");
+	f.r.started_unix_ms = CODEC_MIN_TIME_MS;
+	expect_valid(&f);
+
+	fixture_init(&f);
+	f.r.finished_unix_ms = now + 2 * DAY_MS;
+	snprintf(want, sizeof(want),
+		 "finished_unix_ms: %lld is more than a day in the future",
+		 (long long)f.r.finished_unix_ms);
+	expect_invalid(&f, want);
+	f.r.finished_unix_ms = INT64_MAX;
+	snprintf(want, sizeof(want),
+		 "finished_unix_ms: %lld is more than a day in the future",
+		 (long long)INT64_MAX);
+	expect_invalid(&f, want);
+	/* a clock a few hours ahead is tolerated */
+	f.r.finished_unix_ms = now + DAY_MS / 4;
+	expect_valid(&f);
+
+	fixture_init(&f);
+	f.r.finished_unix_ms = f.r.started_unix_ms - 1;
+	expect_invalid(&f, "finished_unix_ms: before started_unix_ms");
+	f.r.finished_unix_ms = f.r.started_unix_ms;
+	expect_valid(&f);
+}
+
+/* n pointers to the same element, for repeated fields past their limit */
+static void *copies(void *elt, size_t n)
+{
+	void **v = calloc(n, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = elt;
+	return v;
+}
+
+static void test_counts(void)
+{
+	struct fixture f;
+	double *samples;
+
+	fixture_init(&f);
+	f.r.benchmarks = copies(&f.b[1], CODEC_MAX_BENCHMARKS + 1);
+	f.r.n_benchmarks = CODEC_MAX_BENCHMARKS + 1;
+	expect_invalid(&f, "benchmarks: 257 entries, limit 256");
+	/* at the limit the count passes; the copies are then duplicates */
+	f.r.n_benchmarks = CODEC_MAX_BENCHMARKS;
+	expect_invalid(&f,
+		       "benchmarks[1]: same benchmark and variant as benchmarks[0]");
+	free(f.r.benchmarks);
+
+	fixture_init(&f);
+	f.r.comparisons = copies(&f.c[0], CODEC_MAX_COMPARISONS + 1);
+	f.r.n_comparisons = CODEC_MAX_COMPARISONS + 1;
+	expect_invalid(&f, "comparisons: 257 entries, limit 256");
+	f.r.n_comparisons = CODEC_MAX_COMPARISONS;
+	expect_valid(&f);
+	free(f.r.comparisons);
+
+	fixture_init(&f);
+	f.b[0].parameters = copies(&f.p[0], CODEC_MAX_PARAMS + 1);
+	f.b[0].n_parameters = CODEC_MAX_PARAMS + 1;
+	expect_invalid(&f, "benchmarks[0].parameters: 65 entries, limit 64");
+	free(f.b[0].parameters);
+
+	fixture_init(&f);
+	f.b[0].metrics = copies(&f.m[0], CODEC_MAX_METRICS + 1);
+	f.b[0].n_metrics = CODEC_MAX_METRICS + 1;
+	expect_invalid(&f, "benchmarks[0].metrics: 33 entries, limit 32");
+	free(f.b[0].metrics);
+
+	fixture_init(&f);
+	samples = calloc(CODEC_MAX_SAMPLES + 1, sizeof(*samples));
+	for (size_t i = 0; i <= CODEC_MAX_SAMPLES; i++)
+		samples[i] = 70 + (double)(i % 7);
+	f.m[0].samples = samples;
+	f.m[0].n_samples = CODEC_MAX_SAMPLES + 1;
+	expect_invalid(&f,
+		       "benchmarks[0].metrics[0].samples: 100001 entries, limit 100000");
+	f.m[0].n_samples = CODEC_MAX_SAMPLES;
+	expect_valid(&f);
+	free(samples);
+
+	/* the most windows allowed still decode within the unpack budget */
+	fixture_init(&f);
+	f.b[0].windows = copies(&f.w[0], CODEC_MAX_WINDOWS + 1);
+	f.b[0].n_windows = CODEC_MAX_WINDOWS + 1;
+	expect_invalid(&f,
+		       "benchmarks[0].windows: 100001 entries, limit 100000");
+	f.b[0].n_windows = CODEC_MAX_WINDOWS;
+	expect_valid(&f);
+	free(f.b[0].windows);
+}
+
+static void test_structure(void)
+{
+	struct fixture f;
+	/* one string of the fixture set to a value, and the reason */
+	const struct {
+		char **at;
+		const char *value, *want;
+	} cases[] = {
+		{ &f.p[3].key, "chase_bytes",
+		  "benchmarks[0].parameters[3].key: same as parameters[0]" },
+		{ &f.m[1].metric, "ns_per_access",
+		  "benchmarks[0].metrics[1].metric: same as metrics[0]" },
+		{ &f.b[1].variant, "thp_always",
+		  "benchmarks[1]: same benchmark and variant as benchmarks[0]" },
+		/* required strings are not empty, optional ones may be */
+		{ &f.b[1].benchmark, "", "benchmarks[1].benchmark: empty" },
+		{ &f.host.hostname, "", "host.hostname: empty" },
+		{ &f.p[2].key, "", "benchmarks[0].parameters[2].key: empty" },
+		{ &f.c[0].denominator, "", "comparisons[0].denominator: empty" },
+		{ &f.host.region, "", NULL },
+		{ &f.r.run_id, "", "run_id: missing" },
+		{ &f.r.run_id, "not-a-uuid",
+		  "run_id: not a canonical lowercase UUID" },
+		{ &f.r.run_id, "3F2B8C1E-9A4D-4E7F-B1C2-5D6E7F809A1B",
+		  "run_id: not a canonical lowercase UUID" },
+		{ &f.r.run_id, "{3f2b8c1e-9a4d-4e7f-b1c2-5d6e7f809a1b}",
+		  "run_id: not a canonical lowercase UUID" },
+		{ &f.host.machine_id, "0123456789ABCDEF0123456789ABCDEF",
+		  "host.machine_id: not 32 lowercase hex digits" },
+		{ &f.host.machine_id, "0123456789abcdef",
+		  "host.machine_id: not 32 lowercase hex digits" },
+		{ &f.host.region_source, "guess",
+		  "host.region_source: not one of flag, config, dmi, none" },
+		{ &f.host.region_source, "none", NULL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		fixture_init(&f);
+		*cases[i].at = (char *)cases[i].value;
+		expect_case(&f, cases[i].want, i);
+	}
+	fixture_init(&f);
+	f.p[1].value_case = FLEETBENCH__PARAM__VALUE__NOT_SET;
+	expect_invalid(&f, "benchmarks[0].parameters[1]: no value");
+}
+
+static void test_probe_json(void)
+{
+	static const struct text_case cases[] = {
+		{ "not json", "probe_json: not JSON (" },
+		{ "{\"a\":1", "probe_json: not JSON (unexpected end of data" },
+		{ "{\"a\":1,}", "probe_json: not JSON (" },
+		{ "{\"a\":1} {}", "probe_json: not JSON (" },
+		{ "[1,2]", "probe_json: a JSON array, not an object" },
+		{ "42", "probe_json: a JSON int, not an object" },
+		{ "\"text\"", "probe_json: a JSON string, not an object" },
+		{ "null", "probe_json: a JSON null, not an object" },
+		{ "{\"a\":NaN}", "probe_json: NaN or Infinity is not JSON" },
+		{ "{\"a\":[1,{\"b\":-Infinity}]}",
+		  "probe_json: NaN or Infinity is not JSON" },
+		{ "{\"a\\u0000b\":1}", "probe_json: holds the escape \\u0000" },
+		{ "", "probe_json: empty" },
+	};
+	struct fixture f;
+	char err[CODEC_ERR_LEN], deep[512];
+	size_t n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		fixture_init(&f);
+		f.r.probe_json = (char *)cases[i].text;
+		CHECK_EQ_INT(codec_validate_report(&f.r, now_ms(), err),
+			     -EINVAL);
+		CHECK_(!strncmp(err, cases[i].note, strlen(cases[i].note)),
+		       "%s: \"%s\", expected \"%s...\"", cases[i].text, err,
+		       cases[i].note);
+	}
+	/* nesting: CODEC_MAX_JSON_DEPTH levels pass, one more does not */
+	for (int levels = CODEC_MAX_JSON_DEPTH;
+	     levels <= CODEC_MAX_JSON_DEPTH + 1; levels++) {
+		n = 0;
+		for (int i = 0; i < levels; i++)
+			n += (size_t)snprintf(deep + n, sizeof(deep) - n,
+					      "{\"a\":");
+		n += (size_t)snprintf(deep + n, sizeof(deep) - n, "1");
+		for (int i = 0; i < levels; i++)
+			n += (size_t)snprintf(deep + n, sizeof(deep) - n, "}");
+		fixture_init(&f);
+		f.r.probe_json = deep;
+		if (levels == CODEC_MAX_JSON_DEPTH)
+			expect_valid(&f);
+		else
+			expect_invalid(&f,
+				       "probe_json: nested deeper than 32 levels");
+	}
+	/* the same through the wire, once */
+	fixture_init(&f);
+	f.r.probe_json = "[]";
+	expect_invalid(&f, "probe_json: a JSON array, not an object");
+}
+
+/* Appends a protobuf varint; returns its length. */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static void test_wire(void)
+{
+	struct fixture f;
+	char err[CODEC_ERR_LEN];
+	Fleetbench__Report *u = NULL;
+	uint8_t *buf = NULL, *big;
+	size_t len = 0, n_bad = 0, n_ok = 0, at;
+	struct rng rng;
+	uint8_t junk[256];
+	int r;
+
+	fixture_init(&f);
+	CHECK_OK(codec_pack_report(&f.r, &buf, &len));
+	if (!buf)
+		return;
+
+	/* empty input and garbage are not Reports */
+	CHECK_EQ_INT(codec_unpack_report(NULL, 0, &u, err), -EBADMSG);
+	CHECK(u == NULL);
+	CHECK_EQ_STR(err,
+		     "not a Report (malformed or truncated protobuf, or a required field missing)");
+	rng_seed(&rng, 4);
+	for (int i = 0; i < 2000; i++) {
+		size_t n = (size_t)rng_below(&rng, sizeof(junk) + 1);
+
+		for (size_t k = 0; k < n; k++)
+			junk[k] = (uint8_t)rng_next(&rng);
+		r = codec_unpack_report(junk, n, &u, err);
+		n_bad += r == -EBADMSG && u == NULL;
+		codec_free_report(u);
+	}
+	CHECK_EQ_INT(n_bad, 2000);
+
+	/* every truncation: never a crash, almost always -EBADMSG; cut
+	 * between fields after the required ones it is a shorter Report */
+	n_bad = 0;
+	for (size_t cut = 0; cut < len; cut++) {
+		r = codec_unpack_report(buf, cut, &u, err);
+		CHECK_(r == -EBADMSG || r == 0 || r == -EINVAL, "cut %zu: %d",
+		       cut, r);
+		n_bad += r == -EBADMSG;
+		n_ok += r == 0;
+		codec_free_report(u);
+	}
+	CHECK_(n_bad > len * 9 / 10, "%zu of %zu truncations -EBADMSG", n_bad,
+	       len);
+	CHECK(n_ok >= 1); /* cut before the seed field */
+	CHECK_EQ_INT(codec_unpack_report(buf, len - 1, &u, err), -EBADMSG);
+
+	/* unknown fields (a newer agent) are kept aside, not refused */
+	big = malloc(len + 16);
+	memcpy(big, buf, len);
+	at = len;
+	at += put_varint(big + at, (100 << 3) | 0); /* field 100 varint */
+	at += put_varint(big + at, 7);
+	at += put_varint(big + at, (101 << 3) | 2); /* field 101 bytes */
+	at += put_varint(big + at, 3);
+	memcpy(big + at, "new", 3);
+	at += 3;
+	r = codec_unpack_report(big, at, &u, err);
+	CHECK_EQ_INT(r, 0);
+	CHECK(u && u->base.n_unknown_fields == 2);
+	codec_free_report(u);
+
+	/* a length prefix claiming far more than there is */
+	at = len;
+	at += put_varint(big + at, (8 << 3) | 2); /* probe_json */
+	at += put_varint(big + at, UINT64_C(1) << 62);
+	big[at++] = '{';
+	CHECK_EQ_INT(codec_unpack_report(big, at, &u, err), -EBADMSG);
+	at = 0;
+	at += put_varint(big + at, (9 << 3) | 2); /* benchmarks */
+	at += put_varint(big + at, 0xffffffffu);
+	CHECK_EQ_INT(codec_unpack_report(big, at, &u, err), -EBADMSG);
+	free(big);
+
+	/* over the size limit: refused before decoding */
+	big = calloc(1, CODEC_MAX_MESSAGE + 1);
+	memcpy(big, buf, len);
+	CHECK_EQ_INT(codec_unpack_report(big, CODEC_MAX_MESSAGE + 1, &u, err),
+		     -EMSGSIZE);
+	CHECK(u == NULL);
+	CHECK_EQ_STR(err,
+		     "message of 4194305 bytes is over the limit of 4194304 bytes");
+	free(big);
+	free(buf);
+
+	/* packing refuses what no collector would take */
+	fixture_init(&f);
+	big = (uint8_t *)repeat_char('x', CODEC_MAX_MESSAGE);
+	f.r.probe_json = (char *)big;
+	buf = NULL;
+	CHECK_EQ_INT(codec_pack_report(&f.r, &buf, &len), -E2BIG);
+	CHECK(buf == NULL);
+	free(big);
+}
+
+/*
+ * Allocation amplification: two bytes on the wire per empty Window cost
+ * protobuf-c about 130 bytes, so 4 MiB of them would cost some 270 MiB.
+ * The budget refuses it at CODEC_UNPACK_BUDGET, and the process's peak RSS
+ * shows it; decoding the same bytes without the budget shows the test has
+ * teeth.
+ */
+static void test_budget(void)
+{
+	struct fixture f;
+	char err[CODEC_ERR_LEN];
+	Fleetbench__Report *u = NULL;
+	ProtobufCMessage *m;
+	uint8_t *buf = NULL, *msg;
+	size_t len, at, body, n_windows;
+	long before, after;
+
+	fixture_init(&f);
+	f.r.n_benchmarks = f.r.n_comparisons = 0;
+	CHECK_OK(codec_pack_report(&f.r, &buf, &len));
+	if (!buf)
+		return;
+	msg = malloc(CODEC_MAX_MESSAGE);
+	memcpy(msg, buf, len);
+	at = len;
+	n_windows = (CODEC_MAX_MESSAGE - len - 1 - 10 - 6) / 2;
+	body = 6 + 2 * n_windows;
+	at += put_varint(msg + at, (9 << 3) | 2); /* one more benchmark */
+	at += put_varint(msg + at, body);
+	memcpy(msg + at, "\x0a\x01" "b" "\x12\x01" "v", 6); /* names */
+	at += 6;
+	for (size_t i = 0; i < n_windows; i++) {
+		msg[at++] = (6 << 3) | 2; /* windows */
+		msg[at++] = 0; /* an empty Window */
+	}
+	CHECK(at <= CODEC_MAX_MESSAGE && at > CODEC_MAX_MESSAGE - 32);
+
+	before = max_rss_kib();
+	CHECK_EQ_INT(codec_unpack_report(msg, at, &u, err), -EBADMSG);
+	after = max_rss_kib();
+	CHECK(u == NULL);
+	CHECK_EQ_STR(err, "Report needs more than 16384 KiB to decode (the unpack budget)");
+	CHECK_(after - before < (long)(CODEC_UNPACK_BUDGET >> 10) + 4096,
+	       "peak RSS grew by %ld KiB", after - before);
+	printf("budgeted decode of %zu bytes: peak RSS +%ld KiB\n", at,
+	       after - before);
+
+	/* without the budget protobuf-c takes it all */
+	m = protobuf_c_message_unpack(&fleetbench__report__descriptor, NULL,
+				      at, msg);
+	CHECK(m != NULL);
+	CHECK_(max_rss_kib() - before > 4 * (long)(CODEC_UNPACK_BUDGET >> 10),
+	       "unbudgeted decode grew peak RSS by only %ld KiB",
+	       max_rss_kib() - before);
+	printf("unbudgeted decode: peak RSS +%ld KiB\n",
+	       max_rss_kib() - before);
+	protobuf_c_message_free_unpacked(m, NULL);
+
+	free(msg);
+	free(buf);
+}
+
+static void test_ack(void)
+{
+	static const Fleetbench__Ack__Status statuses[] = {
+		FLEETBENCH__ACK__STATUS__COMMITTED,
+		FLEETBENCH__ACK__STATUS__DUPLICATE,
+		FLEETBENCH__ACK__STATUS__REJECTED,
+		FLEETBENCH__ACK__STATUS__RETRY_LATER,
+	};
+	Fleetbench__Ack *a = NULL, raw = FLEETBENCH__ACK__INIT;
+	uint8_t *buf = NULL, junk[64], packed[64];
+	size_t len, n;
+	char *reason;
+	struct rng rng;
+	int r, n_bad = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(statuses); i++) {
+		CHECK_OK(codec_pack_ack(RUN_ID, statuses[i], "why not", &buf,
+					&len));
+		CHECK_OK(codec_unpack_ack(buf, len, &a));
+		if (a) {
+			CHECK_EQ_STR(a->run_id, RUN_ID);
+			CHECK_EQ_INT(a->status, statuses[i]);
+			CHECK_EQ_STR(a->reason, "why not");
+		}
+		codec_free_ack(a);
+		a = NULL;
+		free(buf);
+	}
+	/* no reason; a run_id that could not be read goes out empty */
+	CHECK_OK(codec_pack_ack("garbage \xff", FLEETBENCH__ACK__STATUS__REJECTED,
+				NULL, &buf, &len));
+	CHECK_OK(codec_unpack_ack(buf, len, &a));
+	if (a) {
+		CHECK_EQ_STR(a->run_id, "");
+		CHECK(a->reason == NULL);
+	}
+	codec_free_ack(a);
+	a = NULL;
+	free(buf);
+	CHECK_OK(codec_pack_ack(NULL, FLEETBENCH__ACK__STATUS__REJECTED, "x",
+				&buf, &len));
+	CHECK_OK(codec_unpack_ack(buf, len, &a));
+	codec_free_ack(a);
+	a = NULL;
+	free(buf);
+
+	/* a long reason is cut at the limit on a character boundary, a bad
+	 * one before its first invalid byte */
+	reason = repeat_char('a', CODEC_MAX_REASON + 8);
+	memcpy(reason + CODEC_MAX_REASON - 1, "\xc3\xa9", 2);
+	CHECK_OK(codec_pack_ack(RUN_ID, FLEETBENCH__ACK__STATUS__REJECTED,
+				reason, &buf, &len));
+	CHECK_OK(codec_unpack_ack(buf, len, &a));
+	CHECK(a && strlen(a->reason) == CODEC_MAX_REASON - 1);
+	codec_free_ack(a);
+	a = NULL;
+	free(buf);
+	free(reason);
+	CHECK_OK(codec_pack_ack(RUN_ID, FLEETBENCH__ACK__STATUS__REJECTED,
+				"bad\xffrest", &buf, &len));
+	CHECK_OK(codec_unpack_ack(buf, len, &a));
+	if (a)
+		CHECK_EQ_STR(a->reason, "bad");
+	codec_free_ack(a);
+	a = NULL;
+	free(buf);
+
+	/* garbage, truncations, unknown statuses, bad strings */
+	rng_seed(&rng, 9);
+	for (int i = 0; i < 2000; i++) {
+		n = (size_t)rng_below(&rng, sizeof(junk) + 1);
+		for (size_t k = 0; k < n; k++)
+			junk[k] = (uint8_t)rng_next(&rng);
+		r = codec_unpack_ack(junk, n, &a);
+		if (r == 0) {
+			/* random bytes can make a valid Ack; then it is one */
+			CHECK(a->status >= 1 && a->status <= 4);
+			codec_free_ack(a);
+			a = NULL;
+		} else {
+			n_bad += r == -EBADMSG;
+		}
+	}
+	CHECK(n_bad > 1900);
+	CHECK_EQ_INT(codec_unpack_ack(NULL, 0, &a), -EBADMSG);
+	CHECK_OK(codec_pack_ack(RUN_ID, FLEETBENCH__ACK__STATUS__COMMITTED,
+				"ok", &buf, &len));
+	for (size_t cut = 0; cut < len; cut++)
+		if (cut != 40) /* run_id and status only: complete */
+			CHECK_EQ_INT(codec_unpack_ack(buf, cut, &a), -EBADMSG);
+	free(buf);
+	CHECK_EQ_INT(codec_unpack_ack(junk, CODEC_MAX_ACK + 1, &a), -EBADMSG);
+
+	raw.run_id = RUN_ID;
+	raw.status = FLEETBENCH__ACK__STATUS__STATUS_UNSPECIFIED;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+	raw.status = 7;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+	raw.status = FLEETBENCH__ACK__STATUS__COMMITTED;
+	raw.run_id = "not-a-uuid";
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+	raw.run_id = RUN_ID;
+	raw.reason = "bad\xc0\xafreason";
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+	raw.reason = "badXreason";
+	len = protobuf_c_message_pack(&raw.base, packed);
+	((uint8_t *)memmem(packed, len, "X", 1))[0] = 0;
+	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+}
+
+/*
+ * What the real agent's probe prints, on this machine and on the fixture
+ * trees, is a probe_json the codec takes.
+ */
+static void test_real_probe(void)
+{
+	static const char *const roots[] = { "/", FIXTURE_DIR "/kvm-guest",
+					     FIXTURE_DIR "/malformed",
+					     FIXTURE_DIR "/old-kernel" };
+	const char *agent = getenv("AGENT");
+	struct fixture f;
+	char err[CODEC_ERR_LEN];
+
+	CHECK_(agent != NULL, "%s", "AGENT is not set (ctest sets it)");
+	if (!agent)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
+		char *const argv[] = { (char *)agent, "probe", "--json",
+				       "--steal-window", "0", "--root",
+				       (char *)roots[i], NULL };
+		struct run_result res;
+		int r = run_program(argv, (uid_t)-1, &res);
+
+		CHECK_OK(r);
+		if (r < 0)
+			continue;
+		CHECK_EQ_INT(res.status, 0);
+		fixture_init(&f);
+		f.r.probe_json = res.out;
+		CHECK_OK(codec_validate_report(&f.r, now_ms(), err));
+		CHECK_(!err[0], "%s: %s", roots[i], err);
+		run_result_release(&res);
+	}
+}
+
+struct job {
+	const uint8_t *buf;
+	size_t len;
+};
+
+/* Unpacks run in parallel share nothing. */
+static void *unpack_many(void *arg)
+{
+	const struct job *job = arg;
+	char err[CODEC_ERR_LEN];
+	intptr_t fails = 0;
+
+	for (int i = 0; i < 300; i++) {
+		Fleetbench__Report *u = NULL;
+
+		fails += codec_unpack_report(job->buf, job->len, &u, err) != 0;
+		codec_free_report(u);
+	}
+	return (void *)fails;
+}
+
+static void test_threads(void)
+{
+	struct fixture f;
+	uint8_t *buf = NULL;
+	struct job job = { 0 };
+	pthread_t t[4];
+
+	fixture_init(&f);
+	CHECK_OK(codec_pack_report(&f.r, &buf, &job.len));
+	job.buf = buf;
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ_INT(pthread_create(&t[i], NULL, unpack_many, &job), 0);
+	for (int i = 0; i < 4; i++) {
+		void *fails = NULL;
+
+		pthread_join(t[i], &fails);
+		CHECK_EQ_INT((intptr_t)fails, 0);
+	}
+	free(buf);
+}
+
+int main(void)
+{
+	/* first, while the peak RSS is still the current one */
+	test_budget();
+	test_uuid_utf8();
+	test_round_trip();
+	test_schema_and_ids();
+	test_strings();
+	test_numbers();
+	test_times();
+	test_counts();
+	test_structure();
+	test_probe_json();
+	test_wire();
+	test_ack();
+	test_threads();
+	test_real_probe();
+	return check_summary();
+}
