@@ -1,0 +1,420 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The schema on a real PostgreSQL: migrations, fleetbench_ingest() and the
+# views, with the report fixtures and a live probe of this machine.
+#
+# Environment: SOURCE_DIR (the source tree, default: this file's), AGENT
+# (the fleetbench-agent binary, default BUILD_DIR/agent/fleetbench-agent),
+# PG_BINDIR (the PostgreSQL 15 server binaries).
+set -uo pipefail
+
+SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+AGENT=${AGENT:-${BUILD_DIR:-$SOURCE_DIR/build}/agent/fleetbench-agent}
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+export PG_BINDIR PGTZ=UTC PGCLIENTENCODING=UTF8
+harness=$SOURCE_DIR/tests/harness/pg
+fixtures=$SOURCE_DIR/tests/fixtures/reports
+
+pass=0
+fail=0
+
+ok() {
+	pass=$((pass + 1))
+}
+
+not_ok() {
+	fail=$((fail + 1))
+	echo "FAIL $*" >&2
+}
+
+# check_eq NAME ACTUAL EXPECTED
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		ok
+	else
+		not_ok "$1: got '$2', expected '$3'"
+	fi
+}
+
+# check_match NAME ACTUAL GLOB
+check_match() {
+	# shellcheck disable=SC2053 # $3 is a pattern
+	if [[ $2 == $3 ]]; then
+		ok
+	else
+		not_ok "$1: got '$2', expected it to match '$3'"
+	fi
+}
+
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+
+tmp=$(mktemp -d /tmp/fleetbench-test-schema-XXXXXX) || exit 1
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+	"$harness" stop "$tmp" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+# a timeout's SIGTERM still stops the server
+trap 'exit 1' INT TERM HUP
+
+if ! conninfo=$("$harness" start "$tmp" 2>"$tmp/harness.log"); then
+	not_ok "tests/harness/pg start: $(cat "$tmp/harness.log")"
+	finish
+fi
+
+# q [psql options]: runs SQL from stdin, prints unaligned rows, NULL as NULL
+q() {
+	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -P null=NULL \
+		-v ON_ERROR_STOP=1 "$@"
+}
+
+# hex STRING: its bytes in lowercase hex
+hex() {
+	printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'
+}
+
+# --- migrations -----------------------------------------------------------
+
+n=0
+for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
+	n=$((n + 1))
+	name=${f##*/}
+	check_eq "migration $name is numbered in sequence" \
+		"${name%%_*}" "$(printf '%03d' "$n")"
+	if grep -qiE '^[[:space:]]*(BEGIN|COMMIT|ROLLBACK)[[:space:]]*;' "$f"; then
+		not_ok "migration $name has its own BEGIN/COMMIT (migrate wraps each file)"
+	else
+		ok
+	fi
+	if out=$(q --single-transaction -f "$f" 2>&1); then
+		ok
+	else
+		not_ok "migration $name does not apply: $out"
+		finish
+	fi
+done
+check_eq "migrations found" "$((n >= 2))" 1
+
+# --- ingest ---------------------------------------------------------------
+
+A=3b6f1a52-8c0e-4d7b-9a21-5e4c7f0d2b19 # aws m5.large, host ip-172-31-22-140
+A2=0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5 # the same host an hour later
+B=9d2e4c71-0f3a-4b86-8e57-c1a0b9d3f462 # aws m5.large, another host
+C=c4a1e0b2-7d3f-4e68-b905-2f6d8a1c3e7b # DigitalOcean, odd strings
+L=5e8f3c2a-1b4d-4a6e-9c70-d2b1f0e3a485 # this machine's live probe
+
+# ingest FILE [SQL expression over r, the file's jsonb]: prints t or f
+ingest() {
+	q -v r="$(cat "$1")" <<<"SELECT fleetbench_ingest(${2:-:'r'::jsonb});"
+}
+
+check_eq "report A is stored" "$(ingest "$fixtures/aws-m5.large-a.json")" t
+check_eq "report B is stored" "$(ingest "$fixtures/aws-m5.large-b.json")" t
+check_eq "report C is stored" "$(ingest "$fixtures/do-thp-always.json")" t
+check_eq "a second run of A's host is stored" \
+	"$(ingest "$fixtures/aws-m5.large-a.json" \
+		"jsonb_set(jsonb_set(jsonb_set(:'r'::jsonb,
+			'{run_id}', '\"$A2\"'),
+			'{started_unix_ms}', '1732533600000'),
+			'{finished_unix_ms}', '1732533621337')")" t
+
+if probe=$("$AGENT" probe --json --steal-window 0 2>"$tmp/agent.err"); then
+	ok
+else
+	not_ok "'$AGENT probe --json' failed: $(cat "$tmp/agent.err")"
+	probe='{}'
+fi
+# The live report: the template with this machine's probe, host and kernel
+live=$(
+	q -v t="$(cat "$fixtures/live-template.json")" -v p="$probe" <<-'EOF'
+		SELECT jsonb_set(jsonb_set(jsonb_set(jsonb_set(jsonb_set(
+			t, '{probe}', p),
+			'{host,hostname}',
+			CASE WHEN jsonb_typeof(p #> '{host,hostname}') = 'string'
+			     THEN p #> '{host,hostname}' ELSE '"unknown"' END),
+			'{host,machine_id}',
+			CASE WHEN jsonb_typeof(p #> '{host,machine_id}') = 'string'
+			     THEN p #> '{host,machine_id}'
+			     ELSE '"ffffffffffffffffffffffffffffffff"' END),
+			'{kernel,release}', p #> '{kernel,release}'),
+			'{kernel,version}', p #> '{kernel,version}')
+		FROM (SELECT :'t'::jsonb AS t, :'p'::jsonb AS p) AS x;
+	EOF
+)
+printf '%s\n' "$live" >"$tmp/live.json"
+check_eq "the live report is stored" "$(ingest "$tmp/live.json")" t
+
+# --- idempotency ----------------------------------------------------------
+
+check_eq "A again returns false" "$(ingest "$fixtures/aws-m5.large-a.json")" f
+check_eq "A with other content returns false" \
+	"$(ingest "$fixtures/aws-m5.large-a.json" \
+		"jsonb_set(:'r'::jsonb, '{host,hostname}', '\"impostor\"')")" f
+check_eq "A is stored once, unchanged" \
+	"$(q <<<"SELECT count(*), min(hostname) FROM runs WHERE run_id = '$A'")" \
+	"1|ip-172-31-22-140"
+check_eq "A's variants, metrics, comparisons are not doubled" \
+	"$(q <<-EOF
+		SELECT (SELECT count(*) FROM bench_results WHERE run_id = '$A'),
+		       (SELECT count(*) FROM bench_metrics WHERE run_id = '$A'),
+		       (SELECT count(*) FROM comparisons WHERE run_id = '$A')
+	EOF
+	)" "9|12|7"
+check_eq "five runs in all" "$(q <<<"SELECT count(*) FROM runs")" 5
+
+# --- typed columns from the fixtures --------------------------------------
+
+check_eq "A: times, labels, kernel, profile" "$(q <<-EOF
+	SELECT started_at, finished_at, schema_version, agent_version,
+	       provider, instance_type, region, provider_source,
+	       instance_type_source, region_source, hostname, machine_id,
+	       kernel_release, profile, seed
+	FROM runs WHERE run_id = '$A'
+EOF
+)" "2024-11-25 09:20:00+00|2024-11-25 09:20:21.337+00|1|0.1.0|aws|m5.large|eu-central-1|dmi|dmi|config|ip-172-31-22-140|ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b|5.4.0-1103-aws|quick|1795989680817183"
+
+cols="thp_enabled, thp_defrag, hugepage_sizes_kb, hugepage_1g_present,
+      io_uring_disabled, io_uring_setup, io_uring_setup_errno, sqpoll,
+      sqpoll_errno, io_uring_opcodes, io_uring_features, vcpus, memory_kb,
+      vm, container"
+# 5.4 on EC2: no io_uring_disabled sysctl, IORING_REGISTER_PROBE refused,
+# SQPOLL refused to an unprivileged agent
+check_eq "A: probe columns" \
+	"$(q <<<"SELECT $cols FROM runs WHERE run_id = '$A'")" \
+	"always|madvise|{2048,1048576}|t|NULL|ok|0|EPERM|1|NULL|{SINGLE_MMAP,NODROP,SUBMIT_STABLE}|2|7864804|kvm|none"
+check_eq "B: probe columns (SQPOLL allowed)" \
+	"$(q <<<"SELECT $cols FROM runs WHERE run_id = '$B'")" \
+	"always|madvise|{2048,1048576}|t|NULL|ok|0|ok|0|NULL|{SINGLE_MMAP,NODROP,SUBMIT_STABLE}|2|7864804|kvm|none"
+# io_uring_disabled=2: setup EPERM, the rest not tested (unknown, so NULL)
+check_eq "C: probe columns" \
+	"$(q <<<"SELECT $cols FROM runs WHERE run_id = '$C'")" \
+	"always|madvise|{2048}|f|2|EPERM|1|NULL|NULL|NULL|NULL|4|8138792|kvm|docker"
+check_eq "the probe is stored whole" "$(q -v r="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF
+	SELECT probe = :'r'::jsonb -> 'probe' FROM runs WHERE run_id = '$B'
+EOF
+)" t
+
+check_eq "A: variants in run order with status" "$(q <<-EOF
+	SELECT string_agg(variant || ':' || status || ':' || noisy, ' '
+			  ORDER BY position)
+	FROM bench_results WHERE run_id = '$A'
+EOF
+)" "4k:ok:false thp:ok:false hugetlb_2m:skipped:false hugetlb_1g:skipped:false pread:ok:false io_uring:ok:false io_uring_sqpoll:skipped:false io_uring_fixed:ok:true libaio:ok:false"
+check_eq "A: skip reason and parameters" "$(q <<-EOF
+	SELECT skip_reason, parameters->>'hugetlb_pages_needed',
+	       parameters->'seed', jsonb_array_length(windows)
+	FROM bench_results
+	WHERE run_id = '$A' AND variant = 'hugetlb_2m'
+EOF
+)" "2 MiB hugetlb pool has 0 free pages, needs 64|64|1795989680817183|0"
+check_eq "A: samples in repeat order and their median" "$(q <<-EOF
+	SELECT unit, samples, median FROM bench_metrics
+	WHERE run_id = '$A' AND variant = '4k' AND metric = 'ns_per_access'
+EOF
+)" "ns|{145.1,142,139.5}|142"
+check_eq "B: median of 5 samples" "$(q <<-EOF
+	SELECT median FROM bench_metrics
+	WHERE run_id = '$B' AND variant = '4k' AND metric = 'ns_per_access'
+EOF
+)" 138
+check_eq "an even count's median is the mean of the middle two" \
+	"$(ingest "$fixtures/aws-m5.large-a.json" \
+		"jsonb_set(jsonb_set(:'r'::jsonb,
+			'{run_id}', '\"99999999-9999-4999-8999-999999999999\"'),
+			'{benchmarks,0,metrics,0,samples}', '[4, 1, 3, 2]')")
+$(q <<-EOF
+	SELECT samples, median FROM bench_metrics
+	WHERE run_id = '99999999-9999-4999-8999-999999999999'
+	      AND variant = '4k' AND metric = 'ns_per_access';
+	DELETE FROM runs WHERE run_id = '99999999-9999-4999-8999-999999999999';
+EOF
+)" "t
+{4,1,3,2}|2.5"
+check_eq "A: comparisons" "$(q <<-EOF
+	SELECT string_agg(concat_ws(':', name, numerator, denominator, ratio,
+				    ci_low, ci_high, level, reason), ' '
+			  ORDER BY name)
+	FROM comparisons WHERE run_id = '$A'
+EOF
+)" "hugetlb_1g_speedup:4k:hugetlb_1g:hugetlb_1g was skipped hugetlb_2m_speedup:4k:hugetlb_2m:hugetlb_2m was skipped iouring_fixed_vs_iouring:io_uring_fixed:io_uring:1.0156:0.99:1.04:0.95 iouring_vs_libaio:io_uring:libaio:1.05:1.01:1.09:0.95 iouring_vs_pread:io_uring:pread:2.9:2.8:3.05:0.95 sqpoll_vs_iouring:io_uring_sqpoll:io_uring:io_uring_sqpoll was skipped thp_speedup:4k:thp:1.42:1.37:1.47:0.95"
+
+# --- strings land byte for byte -------------------------------------------
+
+# Quotes, backslashes, SQL, non-ASCII (the fixture spells some of it as
+# \u escapes, surrogate pair included)
+hostname='drop"let\01'"'"'; DROP TABLE runs; --'
+# shellcheck disable=SC1112 # the typographic apostrophe is the point
+region='ams3 — Zoë’s région 日本 🚀'
+cmdline='BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=LABEL=cloudimg-rootfs ro console=tty1 console=ttyS0 transparent_hugepage=always init="/sbin/init --x='"'"'a\b'"'"'" note=été'
+dir='/mnt/données/it'"'"'s "here"\tab'
+reason='1 GiB hugetlb pages: absent (no /sys/kernel/mm/hugepages/hugepages-1048576kB) — réservé'
+bytes() {
+	q <<<"SELECT encode(convert_to($1, 'UTF8'), 'hex') $2"
+}
+check_eq "hostname byte for byte" \
+	"$(bytes hostname "FROM runs WHERE run_id = '$C'")" "$(hex "$hostname")"
+check_eq "region byte for byte" \
+	"$(bytes region "FROM runs WHERE run_id = '$C'")" "$(hex "$region")"
+check_eq "kernel command line byte for byte" \
+	"$(bytes kernel_cmdline "FROM runs WHERE run_id = '$C'")" "$(hex "$cmdline")"
+check_eq "parameter value byte for byte" \
+	"$(bytes "parameters->>'dir'" "FROM bench_results WHERE run_id = '$C' AND variant = 'pread'")" \
+	"$(hex "$dir")"
+check_eq "skip reason byte for byte" \
+	"$(bytes skip_reason "FROM bench_results WHERE run_id = '$C' AND variant = 'hugetlb_1g'")" \
+	"$(hex "$reason")"
+check_eq "the SQL in the hostname did nothing" \
+	"$(q <<<"SELECT count(*) FROM runs")" 5
+
+# --- the live probe ---------------------------------------------------------
+
+bracketed() { # the [selected] word of a kernel mode file, or NULL
+	if [ -r "$1" ]; then
+		sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"
+	else
+		echo NULL
+	fi
+}
+sizes=NULL
+if [ -d /sys/kernel/mm/hugepages ]; then
+	sizes="{$(find /sys/kernel/mm/hugepages -mindepth 1 -maxdepth 1 \
+		-name 'hugepages-*kB' -printf '%f\n' |
+		sed 's/hugepages-\([0-9]*\)kB/\1/' | sort -n | paste -sd, -)}"
+fi
+g1=f
+[ -d /sys/kernel/mm/hugepages/hugepages-1048576kB ] && g1=t
+disabled=NULL
+[ -r /proc/sys/kernel/io_uring_disabled ] &&
+	disabled=$(cat /proc/sys/kernel/io_uring_disabled)
+check_eq "live: labels and kernel" "$(q <<-EOF
+	SELECT provider, instance_type, region, kernel_release
+	FROM runs WHERE run_id = '$L'
+EOF
+)" "local-test|ci-runner|unknown|$(uname -r)"
+check_eq "live: probe columns match /proc and /sys" "$(q <<-EOF
+	SELECT thp_enabled, thp_defrag, hugepage_sizes_kb, hugepage_1g_present,
+	       io_uring_disabled, vcpus, memory_kb
+	FROM runs WHERE run_id = '$L'
+EOF
+)" "$(bracketed /sys/kernel/mm/transparent_hugepage/enabled)|$(bracketed /sys/kernel/mm/transparent_hugepage/defrag)|$sizes|$g1|$disabled|$(getconf _NPROCESSORS_ONLN)|$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
+check_match "live: io_uring setup is ok or an errno name" \
+	"$(q <<<"SELECT io_uring_setup || ':' || io_uring_setup_errno FROM runs WHERE run_id = '$L'")" \
+	"@(ok:0|E+([A-Z0-9]):+([0-9]))"
+check_eq "live: a probe-only run has no results" "$(q <<-EOF
+	SELECT (SELECT count(*) FROM bench_results WHERE run_id = '$L'),
+	       (SELECT count(*) FROM comparisons WHERE run_id = '$L')
+EOF
+)" "0|0"
+
+# --- views ----------------------------------------------------------------
+
+check_eq "thp_gain" "$(q <<-EOF
+	SELECT string_agg(concat_ws(':', provider, speedup, ci_low, ci_high,
+				    ns_per_access_4k, ns_per_access_thp,
+				    huge_fraction), ' ' ORDER BY started_at)
+	FROM thp_gain
+EOF
+)" "aws:1.42:1.37:1.47:142:100:1 aws:1.38:1.355:1.401:138:100:1 aws:1.42:1.37:1.47:142:100:1 digitalocean:1.05:1.03:1.07:87.4:83.2:0.625"
+check_eq "iouring_gain" "$(q <<-EOF
+	SELECT string_agg(concat_ws(':', provider, vs_pread, vs_pread_ci_low,
+				    vs_pread_ci_high, vs_pread_reason, vs_libaio,
+				    sqpoll, sqpoll_vs_iouring,
+				    sqpoll_variant_status, sqpoll_skip_reason),
+			  ' ' ORDER BY started_at)
+	FROM iouring_gain
+EOF
+)" "aws:2.9:2.8:3.05:1.05:EPERM:skipped:sqpoll: EPERM aws:3.1:3.02:3.19:1.1:ok:0.97:ok aws:2.9:2.8:3.05:1.05:EPERM:skipped:sqpoll: EPERM digitalocean:io_uring was skipped:skipped:sqpoll: EPERM"
+check_eq "fleet_comparison groups by provider, instance type, kernel" "$(q <<-EOF
+	SELECT provider, instance_type, kernel_release, hosts, runs,
+	       round(thp_speedup::numeric, 6), round(iouring_vs_pread::numeric, 6),
+	       round(iouring_vs_libaio::numeric, 6),
+	       round(sqpoll_ok_share::numeric, 6),
+	       round(hugepage_1g_share::numeric, 6)
+	FROM fleet_comparison
+	WHERE provider <> 'local-test'
+EOF
+)" "aws|m5.large|5.4.0-1103-aws|2|3|1.420000|2.900000|1.050000|0.333333|1.000000
+digitalocean|s-4vcpu-8gb-intel|6.8.0-45-generic|1|1|1.050000|NULL|NULL|0.000000|0.000000"
+check_eq "fleet_comparison: the live run is its own group" "$(q <<-EOF
+	SELECT count(*), min(hosts), min(runs), min(kernel_release),
+	       min(thp_speedup)
+	FROM fleet_comparison WHERE provider = 'local-test'
+EOF
+)" "1|1|1|$(uname -r)|NULL"
+check_eq "the latest run of a host" "$(q <<-EOF
+	SELECT run_id FROM runs
+	WHERE machine_id = 'ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b'
+	ORDER BY started_at DESC LIMIT 1
+EOF
+)" "$A2"
+check_match "the latest-run query can use runs_host_latest_idx" "$(q <<-EOF
+	SET enable_seqscan = off;
+	EXPLAIN (COSTS OFF) SELECT run_id FROM runs
+	WHERE machine_id = 'ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b'
+	ORDER BY started_at DESC LIMIT 1;
+EOF
+)" "*runs_host_latest_idx*"
+check_match "grouping can use runs_group_idx" "$(q <<-EOF
+	SET enable_seqscan = off;
+	EXPLAIN (COSTS OFF) SELECT count(*) FROM runs
+	WHERE provider = 'aws' AND instance_type = 'm5.large';
+EOF
+)" "*runs_group_idx*"
+
+# --- bad reports: refused with a reason, nothing stored ---------------------
+
+# refused NAME SQLSTATE MESSAGE-GLOB EXPR: EXPR over r, report A with a
+# new run_id, must be refused with that SQLSTATE and message
+refused() {
+	local out
+	out=$(q -v a="$(cat "$fixtures/aws-m5.large-a.json")" 2>&1 <<-EOF
+		\set VERBOSITY verbose
+		SELECT fleetbench_ingest($4)
+		FROM (SELECT jsonb_set(:'a'::jsonb, '{run_id}',
+			'"77777777-7777-4777-8777-777777777777"') AS r) AS x;
+	EOF
+	)
+	check_match "$1" "$(printf '%s\n' "$out" | head -n 1)" "*ERROR:  $2: $3"
+}
+refused "a run_id that is not a canonical UUID" 22023 \
+	"fleetbench_ingest: run_id must be a canonical lowercase UUID, not \"not-a-uuid\"" \
+	"jsonb_set(r, '{run_id}', '\"not-a-uuid\"')"
+refused "a report without hostname" 22023 \
+	"fleetbench_ingest: host.hostname must be a string, not missing" \
+	"r #- '{host,hostname}'"
+refused "benchmarks that are not an array" 22023 \
+	"fleetbench_ingest: benchmarks must be an array, not object" \
+	"jsonb_set(r, '{benchmarks}', '{}')"
+refused "a variant listed twice" 23505 "duplicate key value violates*_pkey*" \
+	"jsonb_set(r, '{benchmarks,1,variant}', '\"4k\"')"
+refused "a sample that is not a number" 22P02 "*double precision*" \
+	"jsonb_set(r, '{benchmarks,0,metrics,0,samples}', '[1, \"x\"]')"
+refused "a NaN sample" 23514 "*bench_metrics_samples_finite*" \
+	"jsonb_set(r, '{benchmarks,0,metrics,0,samples}', '[1, \"NaN\"]')"
+refused "a metric without unit" 23502 "*\"unit\"*" \
+	"r #- '{benchmarks,0,metrics,0,unit}'"
+refused "a run that ends before it starts" 23514 "*runs_finished_after_start*" \
+	"jsonb_set(r, '{finished_unix_ms}', '0')"
+check_eq "nothing of the refused reports is stored" "$(q <<-EOF
+	SELECT (SELECT count(*) FROM runs),
+	       (SELECT count(*) FROM bench_results
+		WHERE run_id = '77777777-7777-4777-8777-777777777777')
+EOF
+)" "5|0"
+
+# --- deleting a run deletes its rows --------------------------------------
+
+check_eq "deleting a run cascades" "$(q <<-EOF
+	DELETE FROM runs WHERE run_id = '$B';
+	SELECT (SELECT count(*) FROM bench_results WHERE run_id = '$B'),
+	       (SELECT count(*) FROM bench_metrics WHERE run_id = '$B'),
+	       (SELECT count(*) FROM comparisons WHERE run_id = '$B');
+EOF
+)" "0|0|0"
+
+finish

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zsend: a test client of tests/integration/test_collector.sh. Sends one
+ * message to a collector, raw or a Report it builds, over CURVE (or
+ * plaintext) and prints the Ack:
+ *
+ *   ack STATUS RUN_ID REASON     exit 0
+ *   timeout: ...                 exit 3 (no connection, or no answer)
+ *
+ * What it sends: --report RUN_ID (a small Report; repeat it to send up to
+ * 64 reports back to back, then read as many Acks; "refuse:RUN_ID" names
+ * its host "refuse-me", for a test constraint to refuse), --file PATH (the file's
+ * bytes), --bytes SIZE (that many 0xff bytes; 0: an empty frame); --frames
+ * N splits each message over N frames (the rest empty).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "cleanup.h"
+#include "codec.h"
+#include "config.h"
+#include "link.h"
+
+static const char *arg_endpoint, *arg_server_key, *arg_agent_key;
+#define MAX_REPORTS 64
+
+static const char *arg_reports[MAX_REPORTS];
+static size_t arg_n_reports;
+static const char *arg_file, *arg_provider = "zsend";
+static const char *arg_instance_type = "zsend-1";
+static uint64_t arg_bytes;
+static bool arg_has_bytes, arg_insecure;
+static long arg_frames = 1, arg_timeout_ms = 5000;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: zsend --endpoint tcp://HOST:PORT\n"
+		"             (--server-key NAME.pub --agent-key NAME.key | --insecure)\n"
+		"             (--report [refuse:]RUN_ID... [--provider P] [--instance-type T] |\n"
+		"              --file PATH | --bytes SIZE) [--frames N] [--timeout MS]\n");
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A small Report, valid for a valid RUN_ID: one benchmark variant with
+ * a parameter and a metric of three samples. */
+static int build_report(const char *run_id, uint8_t **ret, size_t *ret_len)
+{
+	Fleetbench__Report r = FLEETBENCH__REPORT__INIT;
+	Fleetbench__Host host = FLEETBENCH__HOST__INIT;
+	Fleetbench__Kernel kernel = FLEETBENCH__KERNEL__INIT;
+	Fleetbench__Benchmark b = FLEETBENCH__BENCHMARK__INIT;
+	Fleetbench__Benchmark *bs[] = { &b };
+	bool refuse = !strncmp(run_id, "refuse:", 7);
+	Fleetbench__Metric m = FLEETBENCH__METRIC__INIT;
+	Fleetbench__Metric *ms[] = { &m };
+	Fleetbench__Param p = FLEETBENCH__PARAM__INIT;
+	Fleetbench__Param *ps[] = { &p };
+	double samples[] = { 1.5, 2.25, 0.1 };
+	int64_t now = now_ms();
+
+	r.schema_version = FLEETBENCH__SCHEMA_VERSION__CURRENT;
+	r.run_id = (char *)(refuse ? run_id + 7 : run_id);
+	r.agent_version = "zsend";
+	host.provider = (char *)arg_provider;
+	host.instance_type = (char *)arg_instance_type;
+	host.hostname = refuse ? "refuse-me" : "zsend-host";
+	host.machine_id = "0123456789abcdef0123456789abcdef";
+	host.provider_source = "flag";
+	host.instance_type_source = "flag";
+	kernel.release = "6.1.0-zsend";
+	r.host = &host;
+	r.kernel = &kernel;
+	r.started_unix_ms = now - 1000;
+	r.finished_unix_ms = now;
+	r.probe_json = "{\"host\":{\"vcpus_online\":2}}";
+	b.benchmark = "false_sharing";
+	b.variant = "shared";
+	p.key = "threads";
+	p.value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+	p.int_value = 2;
+	b.n_parameters = 1;
+	b.parameters = ps;
+	m.metric = "ns_per_increment";
+	m.unit = "ns";
+	m.n_samples = 3;
+	m.samples = samples;
+	b.n_metrics = 1;
+	b.metrics = ms;
+	r.n_benchmarks = 1;
+	r.benchmarks = bs;
+	/* not validated: a bad RUN_ID is for the collector to refuse */
+	return codec_pack_report(&r, ret, ret_len);
+}
+
+static int read_file(const char *path, uint8_t **ret, size_t *ret_len)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "rbe");
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (len == cap) {
+			void *p = realloc(buf, cap = cap ? 2 * cap : 65536);
+
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = p;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		return -EIO;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int payload(size_t i, uint8_t **ret, size_t *ret_len)
+{
+	if (arg_n_reports)
+		return build_report(arg_reports[i], ret, ret_len);
+	if (arg_file)
+		return read_file(arg_file, ret, ret_len);
+	*ret = malloc(arg_bytes ? arg_bytes : 1);
+	if (!*ret)
+		return -ENOMEM;
+	memset(*ret, 0xff, arg_bytes);
+	*ret_len = arg_bytes;
+	return 0;
+}
+
+static const char *status_name(Fleetbench__Ack__Status s)
+{
+	switch (s) {
+	case FLEETBENCH__ACK__STATUS__COMMITTED:
+		return "COMMITTED";
+	case FLEETBENCH__ACK__STATUS__DUPLICATE:
+		return "DUPLICATE";
+	case FLEETBENCH__ACK__STATUS__REJECTED:
+		return "REJECTED";
+	case FLEETBENCH__ACK__STATUS__RETRY_LATER:
+		return "RETRY_LATER";
+	default:
+		return "UNSPECIFIED";
+	}
+}
+
+/* Sends one message over arg_frames frames: 0, 1 or 3 (timeout). */
+static int send_one(void *sock, const uint8_t *data, size_t len)
+{
+	for (long i = 0; i < arg_frames; i++) {
+		bool first = i == 0;
+
+		/* ZMQ_IMMEDIATE: the first frame waits for a handshake */
+		if (zmq_send(sock, first ? data : (const uint8_t *)"",
+			     first ? len : 0,
+			     i + 1 < arg_frames ? ZMQ_SNDMORE : 0) < 0) {
+			if (errno == EAGAIN) {
+				printf("timeout: no connection within %ld ms\n",
+				       arg_timeout_ms);
+				return 3;
+			}
+			fprintf(stderr, "zsend: cannot send: %s\n",
+				zmq_strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Receives and prints one Ack: 0, 1 or 3 (timeout). */
+static int recv_one(void *sock)
+{
+	Fleetbench__Ack *ack = NULL;
+	zmq_msg_t reply;
+	int r;
+
+	zmq_msg_init(&reply);
+	if (zmq_msg_recv(&reply, sock, 0) < 0) {
+		zmq_msg_close(&reply);
+		if (errno == EAGAIN) {
+			printf("timeout: no answer within %ld ms\n",
+			       arg_timeout_ms);
+			return 3;
+		}
+		fprintf(stderr, "zsend: cannot receive: %s\n",
+			zmq_strerror(errno));
+		return 1;
+	}
+	r = codec_unpack_ack(zmq_msg_data(&reply), zmq_msg_size(&reply), &ack);
+	zmq_msg_close(&reply);
+	if (r < 0) {
+		fprintf(stderr, "zsend: the answer is not an Ack\n");
+		return 1;
+	}
+	printf("ack %s %s %s\n", status_name(ack->status),
+	       *ack->run_id ? ack->run_id : "-",
+	       ack->reason ? ack->reason : "");
+	codec_free_ack(ack);
+	return 0;
+}
+
+/* Every message first, then every answer. */
+static int exchange(void *sock)
+{
+	const int timeout = (int)arg_timeout_ms;
+	size_t n = arg_n_reports ? arg_n_reports : 1;
+	int r;
+
+	zmq_setsockopt(sock, ZMQ_SNDTIMEO, &timeout, sizeof(timeout));
+	zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout, sizeof(timeout));
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ uint8_t *data = NULL;
+		size_t len = 0;
+
+		r = payload(i, &data, &len);
+		if (r < 0) {
+			fprintf(stderr, "zsend: cannot make the message: %s\n",
+				strerror(-r));
+			return 1;
+		}
+		r = send_one(sock, data, len);
+		if (r)
+			return r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = recv_one(sock);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "endpoint", required_argument, NULL, 'e' },
+		{ "server-key", required_argument, NULL, 's' },
+		{ "agent-key", required_argument, NULL, 'a' },
+		{ "insecure", no_argument, NULL, 'i' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "provider", required_argument, NULL, 'p' },
+		{ "instance-type", required_argument, NULL, 't' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "bytes", required_argument, NULL, 'b' },
+		{ "frames", required_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char server_pub[LINK_KEY_LEN + 1];
+	struct link_keypair keys;
+	void *ctx, *sock;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			arg_endpoint = optarg;
+			break;
+		case 's':
+			arg_server_key = optarg;
+			break;
+		case 'a':
+			arg_agent_key = optarg;
+			break;
+		case 'i':
+			arg_insecure = true;
+			break;
+		case 'r':
+			if (arg_n_reports == MAX_REPORTS) {
+				fprintf(stderr, "zsend: at most %d reports\n",
+					MAX_REPORTS);
+				return 2;
+			}
+			arg_reports[arg_n_reports++] = optarg;
+			break;
+		case 'p':
+			arg_provider = optarg;
+			break;
+		case 't':
+			arg_instance_type = optarg;
+			break;
+		case 'f':
+			arg_file = optarg;
+			break;
+		case 'b':
+			if (config_parse_size(optarg, &arg_bytes) < 0 ||
+			    arg_bytes > (256u << 20)) {
+				fprintf(stderr, "zsend: bad --bytes '%s'\n",
+					optarg);
+				return 2;
+			}
+			arg_has_bytes = true;
+			break;
+		case 'n':
+			arg_frames = strtol(optarg, NULL, 10);
+			break;
+		case 'T':
+			arg_timeout_ms = strtol(optarg, NULL, 10);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || !arg_endpoint ||
+	    (!arg_insecure && (!arg_server_key || !arg_agent_key)) ||
+	    (!!arg_n_reports + !!arg_file + arg_has_bytes) != 1 ||
+	    arg_frames < 1 || arg_frames > 1000 || arg_timeout_ms < 1 ||
+	    arg_timeout_ms > 600000) {
+		usage(stderr);
+		return 2;
+	}
+	if (!arg_insecure) {
+		r = link_read_public(arg_server_key, server_pub);
+		if (r == 0)
+			r = link_read_secret(arg_agent_key, &keys);
+		if (r < 0) {
+			fprintf(stderr, "zsend: cannot read the keys: %s\n",
+				strerror(-r));
+			return 1;
+		}
+	}
+	ctx = zmq_ctx_new();
+	if (!ctx)
+		return 1;
+	sock = link_client_new(ctx, &(struct link_client_opts){
+		.endpoint = arg_endpoint,
+		.server_public = arg_insecure ? NULL : server_pub,
+		.keys = arg_insecure ? NULL : &keys,
+	});
+	if (!sock) {
+		fprintf(stderr, "zsend: cannot connect to '%s': %s\n",
+			arg_endpoint, zmq_strerror(errno));
+		zmq_ctx_term(ctx);
+		return 1;
+	}
+	r = exchange(sock);
+	zmq_close(sock);
+	zmq_ctx_term(ctx);
+	return r;
+}
