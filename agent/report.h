@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Turns the probe's JSON report and the bench report into the wire's
+ * Fleetbench__Report (proto/fleetbench.proto, docs/wire.md), ready for the
+ * codec to validate and pack. Nothing here logs: errors come back as -errno
+ * with the reason in err.
+ */
+#ifndef FLEETBENCH_REPORT_H
+#define FLEETBENCH_REPORT_H
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "fleetbench.pb-c.h"
+
+#define REPORT_ERR_LEN 256
+
+/*
+ * Builds a Report from probe (the object probe_run() returned, without a
+ * "bench" member) and bench (the object bench_suite_run() returned, or NULL
+ * for a probe-only report), with a new random run_id, schema version
+ * CURRENT and this agent's version.
+ *
+ * - host: hostname and machine_id from the probe's host section; provider,
+ *   instance_type and region from its labels section (a label whose value
+ *   is unknown is left unset), each with its source;
+ * - kernel: release, version and cmdline from the kernel section (version
+ *   and cmdline are left unset when unknown);
+ * - probe_json: the whole probe object as JSON text;
+ * - benchmarks: one per results[] entry, skip_reason set when it was
+ *   skipped, its windows from repeats[] (a null steal_pct is left unset);
+ *   parameters map by JSON type: integer to int_value, double to
+ *   double_value, boolean to bool_value, string to string_value, an array
+ *   or object to string_value holding its JSON text; a null parameter is
+ *   left out;
+ * - comparisons, profile and seed from the bench report.
+ *
+ * The collector keys hosts by machine_id: a probe whose machine_id is
+ * unknown (no /etc/machine-id) is refused with -ENODATA, as is one without
+ * a hostname or kernel release. A bench report not in the shape of
+ * docs/bench.md gives -EINVAL naming the member. Returns 0 and *ret (free
+ * with report_free()), or -errno with err set.
+ *
+ * It does not validate: codec_validate_report() tells what a collector
+ * would say.
+ */
+int report_build(struct json_object *probe, struct json_object *bench,
+		 int64_t started_unix_ms, int64_t finished_unix_ms,
+		 Fleetbench__Report **ret, char err[REPORT_ERR_LEN]);
+
+/* Frees what report_build() returned; NULL is fine. */
+void report_free(Fleetbench__Report *r);
+
+#endif

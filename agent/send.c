@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/* Flushing the spool to the collector: Lazy Pirate over DEALER (send.h). */
+#include "send.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "cleanup.h"
+#include "codec.h"
+#include "rand.h"
+
+/* Longest wait between two interrupted() checks. */
+#define SLICE_MS 250
+
+struct sender {
+	void *zctx;
+	const struct send_opts *o;
+	struct send_summary *sum;
+	char *err;
+	void *sock; /* connected to endpoints[ep], or NULL */
+	size_t ep;
+	struct rng rng;
+};
+
+/* What the collector said about one report. */
+struct answer {
+	Fleetbench__Ack__Status status;
+	char reason[CODEC_MAX_REASON + 1];
+};
+
+static int fail(char *err, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, SEND_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void emit(struct sender *sd, enum send_event ev, const char *run_id,
+		 const char *detail, long delay_ms, unsigned attempt)
+{
+	struct send_event_info info = {
+		.event = ev,
+		.run_id = run_id,
+		.endpoint = sd->o->endpoints[sd->ep],
+		.detail = detail,
+		.delay_ms = delay_ms,
+		.attempt = attempt,
+	};
+
+	if (sd->o->event)
+		sd->o->event(sd->o->event_data, &info);
+}
+
+static bool interrupted(struct sender *sd)
+{
+	return sd->o->interrupted && sd->o->interrupted();
+}
+
+static void disconnect(struct sender *sd)
+{
+	if (sd->sock)
+		zmq_close(sd->sock); /* linger 0: the unanswered send is dropped */
+	sd->sock = NULL;
+}
+
+static int connect_endpoint(struct sender *sd)
+{
+	const struct link_client_opts lo = {
+		.endpoint = sd->o->endpoints[sd->ep],
+		.server_public = sd->o->server_public,
+		.keys = sd->o->keys,
+		.heartbeat_ms = sd->o->heartbeat_ms,
+	};
+
+	sd->sock = link_client_new(sd->zctx, &lo);
+	if (!sd->sock)
+		return fail(sd->err, -errno, "cannot connect to '%s': %s",
+			    lo.endpoint, strerror(errno));
+	return 0;
+}
+
+/*
+ * Waits for events on the socket until the deadline, in slices so an
+ * interrupt is noticed. 1: ready, 0: deadline passed, -EINTR, -errno.
+ */
+static int wait_for(struct sender *sd, short events, int64_t deadline)
+{
+	for (;;) {
+		zmq_pollitem_t it = { sd->sock, 0, events, 0 };
+		int64_t left = deadline - now_ms();
+		int n;
+
+		if (interrupted(sd))
+			return -EINTR;
+		if (left <= 0)
+			return 0;
+		n = zmq_poll(&it, 1, left < SLICE_MS ? (long)left : SLICE_MS);
+		if (n < 0 && errno != EINTR)
+			return fail(sd->err, -errno, "zmq_poll: %s",
+				    strerror(errno));
+		if (n > 0 && (it.revents & events))
+			return 1;
+	}
+}
+
+/* Receives one message into *ret: 1 when it was a single frame, -EBADMSG
+ * for more (drained), 0 when there was none after all, or -errno. */
+static int recv_frame(struct sender *sd, zmq_msg_t *ret)
+{
+	bool single = true;
+	int more;
+	size_t more_len = sizeof(more);
+
+	if (zmq_msg_recv(ret, sd->sock, ZMQ_DONTWAIT) < 0)
+		return errno == EAGAIN ? 0 :
+					 fail(sd->err, -errno, "zmq_msg_recv: %s",
+					      strerror(errno));
+	/* an Ack is one frame: drain and ignore anything longer */
+	for (;;) {
+		zmq_msg_t part;
+
+		if (zmq_getsockopt(sd->sock, ZMQ_RCVMORE, &more, &more_len) < 0 ||
+		    !more)
+			break;
+		single = false;
+		zmq_msg_init(&part);
+		if (zmq_msg_recv(&part, sd->sock, 0) < 0) {
+			zmq_msg_close(&part);
+			break;
+		}
+		zmq_msg_close(&part);
+	}
+	return single ? 1 : -EBADMSG;
+}
+
+/* Whether ack answers the report run_id (see send.h). */
+static const char *ack_mismatch(const Fleetbench__Ack *ack, const char *run_id)
+{
+	if (!strcmp(ack->run_id, run_id))
+		return NULL;
+	if (!*ack->run_id &&
+	    (ack->status == FLEETBENCH__ACK__STATUS__REJECTED ||
+	     ack->status == FLEETBENCH__ACK__STATUS__RETRY_LATER))
+		return NULL;
+	return *ack->run_id ?
+		       "an Ack for another run id" :
+		       "an Ack without a run id that is neither REJECTED nor RETRY_LATER";
+}
+
+/*
+ * Reads what arrived until an Ack answers run_id. 1 with *ret filled, 0 when
+ * nothing answered by the deadline, or -errno.
+ */
+static int await_ack(struct sender *sd, const char *run_id, int64_t deadline,
+		     struct answer *ret)
+{
+	for (;;) {
+		Fleetbench__Ack *ack = NULL;
+		const char *why;
+		zmq_msg_t msg;
+		int r = wait_for(sd, ZMQ_POLLIN, deadline);
+
+		if (r <= 0)
+			return r;
+		zmq_msg_init(&msg);
+		r = recv_frame(sd, &msg);
+		if (r == 1 &&
+		    codec_unpack_ack(zmq_msg_data(&msg), zmq_msg_size(&msg),
+				     &ack) < 0)
+			r = -EBADMSG;
+		zmq_msg_close(&msg);
+		if (r == -EBADMSG) {
+			emit(sd, SEND_ACK_IGNORED, run_id, "not an Ack", 0, 0);
+			continue;
+		}
+		if (r < 0)
+			return r;
+		if (r == 0) /* woken, yet nothing to read */
+			continue;
+		why = ack_mismatch(ack, run_id);
+		if (why) {
+			emit(sd, SEND_ACK_IGNORED, run_id, why, 0, 0);
+			codec_free_ack(ack);
+			continue;
+		}
+		ret->status = ack->status;
+		snprintf(ret->reason, sizeof(ret->reason), "%s",
+			 ack->reason ? ack->reason : "");
+		codec_free_ack(ack);
+		return 1;
+	}
+}
+
+/*
+ * One attempt on the current socket: waits until the handshake is done
+ * (ZMQ_IMMEDIATE: the socket only takes a message then), sends, awaits the
+ * Ack. 1 with *ret filled, 0 on timeout, or -errno.
+ */
+static int attempt(struct sender *sd, const char *run_id, const void *payload,
+		   size_t len, struct answer *ret)
+{
+	int64_t deadline = now_ms() + sd->o->timeout_ms;
+
+	for (;;) {
+		int r = wait_for(sd, ZMQ_POLLOUT, deadline);
+
+		if (r <= 0)
+			return r;
+		if (zmq_send(sd->sock, payload, len, ZMQ_DONTWAIT) >= 0)
+			break;
+		if (errno != EAGAIN && errno != EINTR)
+			return fail(sd->err, -errno, "cannot send to '%s': %s",
+				    sd->o->endpoints[sd->ep], strerror(errno));
+	}
+	sd->sum->sent++;
+	return await_ack(sd, run_id, deadline, ret);
+}
+
+/* The k-th reconnect's delay (k >= 1), with equal jitter. */
+static long backoff_delay(struct sender *sd, unsigned k)
+{
+	uint64_t d = (uint64_t)sd->o->backoff_ms;
+
+	for (unsigned i = 1; i < k && d < (uint64_t)sd->o->backoff_max_ms; i++)
+		d *= 2;
+	if (d > (uint64_t)sd->o->backoff_max_ms)
+		d = (uint64_t)sd->o->backoff_max_ms;
+	if (d < 2)
+		return (long)d;
+	return (long)(d - d / 2 + rng_below(&sd->rng, d / 2 + 1));
+}
+
+static int pause_ms(struct sender *sd, long ms)
+{
+	int64_t deadline = now_ms() + ms;
+
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		struct timespec ts;
+
+		if (interrupted(sd))
+			return -EINTR;
+		if (left <= 0)
+			return 0;
+		if (left > SLICE_MS)
+			left = SLICE_MS;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (long)(left % 1000) * 1000000;
+		nanosleep(&ts, NULL); /* EINTR: the loop looks again */
+	}
+}
+
+/*
+ * Delivers one report, reconnecting and failing over as send.h says.
+ * 1 with *ret filled, 0 when no endpoint answered, or -errno.
+ */
+static int deliver(struct sender *sd, const char *run_id, const void *payload,
+		   size_t len, struct answer *ret)
+{
+	size_t failed_endpoints = 0;
+	unsigned timeouts = 0;
+
+	for (;;) {
+		int r = sd->sock ? 0 : connect_endpoint(sd);
+
+		if (r == 0)
+			r = attempt(sd, run_id, payload, len, ret);
+		if (r != 0)
+			return r;
+		/* Lazy Pirate: the socket may be wedged, so drop it whole */
+		disconnect(sd);
+		timeouts++;
+		emit(sd, SEND_TIMEOUT, run_id, NULL, 0, timeouts);
+		if (timeouts <= (unsigned)sd->o->retries) {
+			long d = backoff_delay(sd, timeouts);
+
+			emit(sd, SEND_BACKOFF, run_id, NULL, d, timeouts);
+			r = pause_ms(sd, d);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (++failed_endpoints >= sd->o->n_endpoints) {
+			emit(sd, SEND_UNREACHABLE, run_id, NULL, 0, timeouts);
+			return 0;
+		}
+		sd->ep = (sd->ep + 1) % sd->o->n_endpoints;
+		timeouts = 0;
+		emit(sd, SEND_FAILOVER, run_id, NULL, 0, 0);
+	}
+}
+
+static int opts_check(const struct send_opts *o, char *err)
+{
+	if (!o || !o->endpoints || !o->n_endpoints)
+		return fail(err, -EINVAL, "no collector endpoint");
+	for (size_t i = 0; i < o->n_endpoints; i++)
+		if (!o->endpoints[i] || !*o->endpoints[i])
+			return fail(err, -EINVAL, "endpoint %zu is empty", i);
+	if (o->server_public && !o->keys)
+		return fail(err, -EINVAL, "CURVE without the agent's keys");
+	if (o->timeout_ms <= 0 || o->retries < 0 || o->backoff_ms < 0 ||
+	    o->backoff_max_ms < o->backoff_ms)
+		return fail(err, -EINVAL,
+			    "timeout must be positive, retries and backoff not negative, backoff_max at least backoff");
+	return 0;
+}
+
+/* Acts on the collector's answer; 1 when the pass goes on, 0 stop, -errno. */
+static int settle(struct sender *sd, struct spool *s,
+		  const struct spool_entry *e, const struct answer *a)
+{
+	int r;
+
+	switch (a->status) {
+	case FLEETBENCH__ACK__STATUS__COMMITTED:
+	case FLEETBENCH__ACK__STATUS__DUPLICATE:
+		r = spool_ack(s, e);
+		if (r < 0)
+			return fail(sd->err, r,
+				    "report %s was stored but cannot leave the spool: %s",
+				    e->run_id, strerror(-r));
+		if (a->status == FLEETBENCH__ACK__STATUS__COMMITTED) {
+			sd->sum->committed++;
+			emit(sd, SEND_COMMITTED, e->run_id, NULL, 0, 0);
+		} else {
+			sd->sum->duplicate++;
+			emit(sd, SEND_DUPLICATE, e->run_id, NULL, 0, 0);
+		}
+		return 1;
+	case FLEETBENCH__ACK__STATUS__REJECTED: {
+		const char *reason = *a->reason ? a->reason :
+						  "rejected without a reason";
+
+		r = spool_reject(s, e, reason);
+		if (r < 0)
+			return fail(sd->err, r,
+				    "report %s was rejected (%s) but cannot move to rejected/: %s",
+				    e->run_id, reason, strerror(-r));
+		sd->sum->rejected++;
+		emit(sd, SEND_REJECTED, e->run_id, reason, 0, 0);
+		return 1;
+	}
+	default: /* RETRY_LATER: codec_unpack_ack() admits no other */
+		sd->sum->retry_later = true;
+		emit(sd, SEND_RETRY_LATER, e->run_id,
+		     *a->reason ? a->reason : NULL, 0, 0);
+		return 0;
+	}
+}
+
+int send_flush(void *zctx, struct spool *s, const struct send_opts *o,
+	       struct send_summary *ret, char err[SEND_ERR_LEN])
+{
+	struct sender sd = { .zctx = zctx, .o = o, .sum = ret, .err = err };
+	_cleanup_free_ struct spool_entry *entries = NULL;
+	struct answer answer;
+	unsigned left_spool = 0;
+	uint64_t seed;
+	int n, r;
+
+	memset(ret, 0, sizeof(*ret));
+	err[0] = '\0';
+	r = opts_check(o, err);
+	if (r < 0)
+		return r;
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)now_ms() ^ (uint64_t)getpid() << 32;
+	rng_seed(&sd.rng, seed);
+	n = spool_list(s, &entries);
+	if (n < 0)
+		return fail(err, n, "cannot list the spool: %s", strerror(-n));
+
+	for (int i = 0; i < n; i++) {
+		const struct spool_entry *e = &entries[i];
+		_cleanup_free_ uint8_t *payload = NULL;
+		char serr[SPOOL_ERR_LEN] = "";
+		size_t len;
+
+		r = spool_read(s, e, &payload, &len, serr);
+		if (r == -EBADMSG) {
+			ret->quarantined++;
+			left_spool++;
+			emit(&sd, SEND_QUARANTINED, e->run_id, serr, 0, 0);
+			r = 0;
+			continue;
+		}
+		if (r == -ENOENT) { /* another send got there first */
+			left_spool++;
+			r = 0;
+			continue;
+		}
+		if (r < 0) {
+			fail(err, r, "%s", serr);
+			break;
+		}
+		r = deliver(&sd, e->run_id, payload, len, &answer);
+		if (r == 0)
+			ret->unreachable = true;
+		if (r <= 0)
+			break;
+		r = settle(&sd, s, e, &answer);
+		if (r <= 0)
+			break;
+		left_spool++;
+		r = 0;
+	}
+	disconnect(&sd);
+	ret->remaining = (unsigned)n - left_spool;
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Flushes the agent's spool to the collector: each report, oldest first,
+ * goes out on a DEALER socket (proto/link.h) as one message frame, and
+ * leaves the spool only when its Ack says COMMITTED or DUPLICATE. Waiting
+ * for an Ack is bounded; on a timeout the socket is closed and a new one
+ * connected (ZeroMQ's Lazy Pirate pattern), after an exponential backoff
+ * with jitter, and after `retries` reconnects the next endpoint is tried.
+ * Nothing here logs: what happens is told through an event callback, and
+ * errors come back as -errno with the reason in err.
+ */
+#ifndef FLEETBENCH_SEND_H
+#define FLEETBENCH_SEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "link.h"
+#include "spool.h"
+
+#define SEND_ERR_LEN 256
+
+enum send_event {
+	SEND_COMMITTED, /* stored now: removed from the spool */
+	SEND_DUPLICATE, /* stored before: removed from the spool */
+	SEND_REJECTED, /* moved to rejected/; detail: the collector's reason */
+	SEND_RETRY_LATER, /* the pass stops; detail: the reason, if any */
+	SEND_QUARANTINED, /* damaged file moved to quarantine/; detail: why */
+	SEND_TIMEOUT, /* no Ack within timeout_ms: the socket is closed */
+	SEND_BACKOFF, /* waiting delay_ms before reconnecting */
+	SEND_FAILOVER, /* endpoint: the next endpoint to try */
+	SEND_UNREACHABLE, /* every endpoint timed out: the pass stops */
+	SEND_ACK_IGNORED, /* an Ack that answers nothing pending; detail: why */
+};
+
+struct send_event_info {
+	enum send_event event;
+	const char *run_id; /* the report concerned */
+	const char *endpoint; /* the endpoint in use */
+	const char *detail; /* reason or explanation; NULL when none */
+	long delay_ms; /* SEND_BACKOFF */
+	unsigned attempt; /* SEND_TIMEOUT, SEND_BACKOFF: 1 for the first */
+};
+
+typedef void (*send_event_fn)(void *data, const struct send_event_info *ev);
+
+struct send_opts {
+	const char *const *endpoints; /* tried in order, at least one */
+	size_t n_endpoints;
+	const char *server_public; /* the collector's Z85 key; NULL: plaintext */
+	const struct link_keypair *keys; /* the agent's; NULL only plaintext */
+	int timeout_ms; /* per attempt: handshake, send and Ack */
+	int retries; /* reconnects to one endpoint after its first timeout */
+	int backoff_ms; /* delay before the first reconnect, doubling after */
+	int backoff_max_ms; /* cap of the delay */
+	int heartbeat_ms; /* ZMTP heartbeats; <= 0: LINK_HEARTBEAT_DEFAULT_MS */
+	bool (*interrupted)(void); /* checked while waiting; NULL: never */
+	send_event_fn event; /* NULL: no events */
+	void *event_data;
+};
+
+struct send_summary {
+	unsigned sent; /* Report messages handed to a socket, resends included */
+	unsigned committed, duplicate, rejected, quarantined;
+	unsigned remaining; /* reports of this pass still in the spool */
+	bool retry_later; /* the collector said RETRY_LATER: the pass stopped */
+	bool unreachable; /* no endpoint answered in time: the pass stopped */
+};
+
+/*
+ * One pass over the spool s with sockets in zctx. For every report, oldest
+ * first: a file spool_read() finds damaged is quarantined (counted, never
+ * sent); the rest are sent and their Ack awaited. An Ack counts when its
+ * run_id is the report's, or when it is empty (the collector could not read
+ * the run id) and says REJECTED or RETRY_LATER; any other Ack is ignored.
+ * COMMITTED and DUPLICATE remove the report (spool_ack), REJECTED moves it
+ * to rejected/ with the reason (spool_reject), RETRY_LATER stops the pass
+ * leaving it spooled, as does an endpoint list that is exhausted: the delay
+ * before a reconnect is min(backoff_max_ms, backoff_ms * 2^(k-1)) for the
+ * k-th reconnect, of which a random half is taken off (equal jitter), and an
+ * endpoint that timed out 1 + retries times in a row is left for the next
+ * (the last working endpoint stays in use for the following reports).
+ *
+ * Returns 0 when the pass ran (reports may remain: see *ret), -EINTR when
+ * interrupted() became true, -EINVAL for bad opts, or another -errno when
+ * the spool or ZeroMQ failed, with err saying what. *ret is filled in every
+ * case.
+ */
+int send_flush(void *zctx, struct spool *s, const struct send_opts *o,
+	       struct send_summary *ret, char err[SEND_ERR_LEN]);
+
+#endif

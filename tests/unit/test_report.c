@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/* Probe and bench reports into the wire Report, through the real codec. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "bench.h"
+#include "check.h"
+#include "cleanup.h"
+#include "codec.h"
+#include "probe_test.h"
+#include "report.h"
+
+#define REPEATS 3
+#define INCREMENTS 2000
+#define FIXTURE "vps-thp-always"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct json_object *probe_with_labels(void)
+{
+	struct probe_opts opts = {
+		.provider = { "aws", LABEL_FLAG },
+		.instance_type = { "m5.large", LABEL_CONFIG },
+	};
+
+	return probe_fixture_opts(FIXTURE, NULL, &opts);
+}
+
+/* The false_sharing benchmark, tiny, for real bench output. */
+static struct json_object *bench_false_sharing(void)
+{
+	struct bench_params p = { 0 };
+	struct json_object *report = NULL;
+	char err[256] = "";
+	int r;
+
+	CHECK_OK(bench_params_profile(&p, "quick"));
+	p.profile = "quick";
+	p.dir = "/tmp";
+	p.repeats = REPEATS;
+	p.fs_increments = INCREMENTS;
+	p.steal_threshold_pct = 5;
+	p.seed = 12345;
+	r = bench_suite_run(&p, "false_sharing", &report, err, sizeof(err));
+	CHECK_(r == 0, "bench_suite_run: %d (%s)", r, err);
+	return report;
+}
+
+static Fleetbench__Report *round_trip(const Fleetbench__Report *rep)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	Fleetbench__Report *out = NULL;
+	char err[CODEC_ERR_LEN] = "";
+	size_t len = 0;
+	int r;
+
+	r = codec_validate_report(rep, now_ms(), err);
+	CHECK_(r == 0, "codec_validate_report: %d (%s)", r, err);
+	CHECK_OK(codec_pack_report(rep, &buf, &len));
+	if (!buf)
+		return NULL;
+	r = codec_unpack_report(buf, len, &out, err);
+	CHECK_(r == 0, "codec_unpack_report: %d (%s)", r, err);
+	return out;
+}
+
+static const Fleetbench__Param *param_of(const Fleetbench__Benchmark *b,
+					 const char *key)
+{
+	for (size_t i = 0; i < b->n_parameters; i++)
+		if (!strcmp(b->parameters[i]->key, key))
+			return b->parameters[i];
+	return NULL;
+}
+
+/* Every result, metric, sample, window and parameter of the bench JSON
+ * is in the Report as it was. */
+static void check_benchmarks(const Fleetbench__Report *r,
+			     struct json_object *bench)
+{
+	struct json_object *results = jget(bench, "results");
+	size_t n = jlen(bench, "results");
+
+	CHECK(n > 0 && n != (size_t)-1);
+	CHECK_EQ_INT(r->n_benchmarks, n);
+	for (size_t i = 0; i < n && i < r->n_benchmarks; i++) {
+		struct json_object *res = json_object_array_get_idx(results, i);
+		const Fleetbench__Benchmark *b = r->benchmarks[i];
+		struct json_object *params = jget(res, "parameters");
+
+		CHECK_EQ_STR(b->benchmark, jstr(res, "benchmark"));
+		CHECK_EQ_STR(b->variant, jstr(res, "variant"));
+		CHECK(b->skip_reason == NULL);
+		CHECK_EQ_INT(b->n_metrics, jlen(res, "metrics"));
+		for (size_t m = 0; m < b->n_metrics; m++) {
+			struct json_object *jm = json_object_array_get_idx(
+				jget(res, "metrics"), m);
+			struct json_object *samples = jget(jm, "samples");
+
+			CHECK_EQ_STR(b->metrics[m]->metric, jstr(jm, "metric"));
+			CHECK_EQ_STR(b->metrics[m]->unit, jstr(jm, "unit"));
+			CHECK_EQ_INT(b->metrics[m]->n_samples, REPEATS);
+			for (size_t k = 0; k < b->metrics[m]->n_samples; k++)
+				CHECK(b->metrics[m]->samples[k] ==
+				      json_object_get_double(
+					      json_object_array_get_idx(samples,
+									k)));
+		}
+		CHECK_EQ_INT(b->n_windows, REPEATS);
+		CHECK_EQ_INT(b->n_parameters, jkeys(res, "parameters"));
+		json_object_object_foreach(params, key, v)
+		{
+			const Fleetbench__Param *p = param_of(b, key);
+
+			CHECK_(p != NULL, "parameter %s missing", key);
+			if (!p)
+				continue;
+			if (json_object_is_type(v, json_type_int)) {
+				CHECK_EQ_INT(p->value_case,
+					     FLEETBENCH__PARAM__VALUE_INT_VALUE);
+				CHECK_EQ_INT(p->int_value,
+					     json_object_get_int64(v));
+			} else {
+				CHECK_EQ_INT(p->value_case,
+					     FLEETBENCH__PARAM__VALUE_STRING_VALUE);
+				CHECK_EQ_STR(p->string_value,
+					     json_object_get_string(v));
+			}
+		}
+	}
+	CHECK_EQ_INT(r->n_comparisons, jlen(bench, "comparisons"));
+	for (size_t i = 0; i < r->n_comparisons; i++) {
+		struct json_object *c =
+			json_object_array_get_idx(jget(bench, "comparisons"), i);
+		double ratio;
+
+		CHECK_EQ_STR(r->comparisons[i]->name, jstr(c, "name"));
+		CHECK_EQ_STR(r->comparisons[i]->numerator,
+			     jstr(c, "numerator"));
+		CHECK(jdouble(c, "ratio", &ratio) &&
+		      r->comparisons[i]->has_ratio &&
+		      r->comparisons[i]->ratio == ratio);
+		CHECK_EQ_STR(r->comparisons[i]->method, jstr(c, "method"));
+	}
+	CHECK_EQ_STR(r->profile, "quick");
+	CHECK(r->has_seed && r->seed == 12345);
+}
+
+/* The real probe and the real false_sharing benchmark, end to end. */
+static void test_real_reports(void)
+{
+	struct json_object *probe = probe_with_labels();
+	struct json_object *bench = bench_false_sharing();
+	struct json_object *back;
+	Fleetbench__Report *rep = NULL, *out, *other = NULL;
+	char err[REPORT_ERR_LEN] = "";
+	int64_t t0 = now_ms() - 30000, t1 = now_ms();
+	int r;
+
+	CHECK(probe != NULL && bench != NULL);
+	if (!probe || !bench)
+		goto out;
+	r = report_build(probe, bench, t0, t1, &rep, err);
+	CHECK_(r == 0, "report_build: %d (%s)", r, err);
+	if (r < 0)
+		goto out;
+
+	CHECK_EQ_INT(rep->schema_version, FLEETBENCH__SCHEMA_VERSION__CURRENT);
+	CHECK(codec_uuid_valid(rep->run_id));
+	CHECK_EQ_STR(rep->agent_version, FLEETBENCH_VERSION);
+	CHECK_EQ_INT(rep->started_unix_ms, t0);
+	CHECK_EQ_INT(rep->finished_unix_ms, t1);
+	CHECK_EQ_STR(rep->host->hostname, jstr(probe, "host.hostname"));
+	CHECK_EQ_STR(rep->host->machine_id, jstr(probe, "host.machine_id"));
+	CHECK_EQ_INT(strlen(rep->host->machine_id), 32);
+	CHECK_EQ_STR(rep->host->provider, "aws");
+	CHECK_EQ_STR(rep->host->provider_source, "flag");
+	CHECK_EQ_STR(rep->host->instance_type, "m5.large");
+	CHECK_EQ_STR(rep->host->instance_type_source, "config");
+	/* no region given and none in DMI: unknown, so unset, source none */
+	CHECK(jis(probe, "labels.region.value", json_type_object));
+	CHECK(rep->host->region == NULL);
+	CHECK_EQ_STR(rep->host->region_source, "none");
+	CHECK_EQ_STR(rep->kernel->release, jstr(probe, "kernel.release"));
+	CHECK_EQ_STR(rep->kernel->version, jstr(probe, "kernel.version"));
+	CHECK_EQ_STR(rep->kernel->cmdline, jstr(probe, "kernel.cmdline"));
+
+	out = round_trip(rep);
+	CHECK(out != NULL);
+	if (out) {
+		CHECK_EQ_STR(out->run_id, rep->run_id);
+		check_benchmarks(out, bench);
+		/* the probe travels whole and parses back to itself */
+		back = json_tokener_parse(out->probe_json);
+		CHECK(back != NULL);
+		CHECK(json_object_equal(back, probe));
+		json_object_put(back);
+	}
+	codec_free_report(out);
+
+	/* each report gets its own run id */
+	CHECK_OK(report_build(probe, NULL, t0, t1, &other, err));
+	if (other) {
+		CHECK(strcmp(other->run_id, rep->run_id) != 0);
+		CHECK_EQ_INT(other->n_benchmarks, 0);
+		CHECK_EQ_INT(other->n_comparisons, 0);
+		CHECK(other->profile == NULL && !other->has_seed);
+		out = round_trip(other);
+		CHECK(out != NULL);
+		codec_free_report(out);
+	}
+out:
+	report_free(other);
+	report_free(rep);
+	json_object_put(bench);
+	json_object_put(probe);
+}
+
+static const char bench_every_type[] =
+	"{\"profile\": \"standard\", \"seed\": 7, \"results\": ["
+	" {\"benchmark\": \"b\", \"variant\": \"v\", \"status\": \"ok\","
+	"  \"skip_reason\": null,"
+	"  \"parameters\": {\"i\": -3, \"d\": 2.5, \"t\": true, \"f\": false,"
+	"   \"s\": \"text\", \"n\": null, \"a\": [1, \"x\"], \"o\": {\"k\": 1}},"
+	"  \"metrics\": [{\"metric\": \"m\", \"unit\": \"ns\","
+	"   \"samples\": [1, 2.5], \"median\": 1.75}],"
+	"  \"repeats\": [{\"steal_pct\": null, \"loadavg1\": 0.5,"
+	"   \"wall_s\": 1.25, \"noisy\": true}, {\"steal_pct\": 3}],"
+	"  \"noisy\": true},"
+	" {\"benchmark\": \"b\", \"variant\": \"w\", \"status\": \"skipped\","
+	"  \"skip_reason\": \"EPERM\", \"parameters\": {}, \"metrics\": [],"
+	"  \"repeats\": []}],"
+	" \"comparisons\": [{\"name\": \"c\", \"benchmark\": \"b\","
+	"  \"metric\": \"m\", \"numerator\": \"v\", \"denominator\": \"w\","
+	"  \"ratio\": null, \"reason\": \"w was skipped\"}]}";
+
+/* Parameters of every JSON type, skipped variants, absent values. */
+static void test_every_type(void)
+{
+	struct json_object *probe = probe_fixture(FIXTURE, NULL);
+	struct json_object *bench = json_tokener_parse(bench_every_type);
+	Fleetbench__Report *rep = NULL, *out;
+	const Fleetbench__Benchmark *b;
+	const Fleetbench__Param *p;
+	char err[REPORT_ERR_LEN] = "";
+	int64_t t = now_ms();
+	int r;
+
+	CHECK(probe != NULL && bench != NULL);
+	r = report_build(probe, bench, t, t, &rep, err);
+	CHECK_(r == 0, "report_build: %d (%s)", r, err);
+	out = rep ? round_trip(rep) : NULL;
+	CHECK(out != NULL);
+	if (!out)
+		goto out;
+	CHECK_EQ_STR(out->profile, "standard");
+	CHECK(out->has_seed && out->seed == 7);
+	CHECK_EQ_INT(out->n_benchmarks, 2);
+	b = out->benchmarks[0];
+	CHECK_EQ_INT(b->n_parameters, 7); /* the null one is left out */
+	CHECK(param_of(b, "n") == NULL);
+	p = param_of(b, "i");
+	CHECK(p && p->value_case == FLEETBENCH__PARAM__VALUE_INT_VALUE &&
+	      p->int_value == -3);
+	p = param_of(b, "d");
+	CHECK(p && p->value_case == FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE &&
+	      p->double_value == 2.5);
+	p = param_of(b, "t");
+	CHECK(p && p->value_case == FLEETBENCH__PARAM__VALUE_BOOL_VALUE &&
+	      p->bool_value);
+	p = param_of(b, "f");
+	CHECK(p && p->value_case == FLEETBENCH__PARAM__VALUE_BOOL_VALUE &&
+	      !p->bool_value);
+	p = param_of(b, "s");
+	CHECK(p && p->value_case == FLEETBENCH__PARAM__VALUE_STRING_VALUE);
+	CHECK_EQ_STR(p ? p->string_value : NULL, "text");
+	p = param_of(b, "a");
+	CHECK_EQ_STR(p ? p->string_value : NULL, "[1,\"x\"]");
+	p = param_of(b, "o");
+	CHECK_EQ_STR(p ? p->string_value : NULL, "{\"k\":1}");
+	CHECK_EQ_INT(b->n_metrics, 1);
+	CHECK(b->metrics[0]->n_samples == 2 && b->metrics[0]->samples[0] == 1 &&
+	      b->metrics[0]->samples[1] == 2.5);
+	CHECK_EQ_INT(b->n_windows, 2);
+	CHECK(!b->windows[0]->has_steal_pct && b->windows[0]->has_loadavg1 &&
+	      b->windows[0]->loadavg1 == 0.5 && b->windows[0]->wall_s == 1.25 &&
+	      b->windows[0]->has_noisy && b->windows[0]->noisy);
+	CHECK(b->windows[1]->has_steal_pct && b->windows[1]->steal_pct == 3 &&
+	      !b->windows[1]->has_loadavg1 && !b->windows[1]->has_noisy);
+	b = out->benchmarks[1];
+	CHECK_EQ_STR(b->skip_reason, "EPERM");
+	CHECK(b->n_parameters == 0 && b->n_metrics == 0 && b->n_windows == 0);
+	CHECK_EQ_INT(out->n_comparisons, 1);
+	CHECK(!out->comparisons[0]->has_ratio &&
+	      !out->comparisons[0]->has_ci_low &&
+	      out->comparisons[0]->method == NULL);
+	CHECK_EQ_STR(out->comparisons[0]->reason, "w was skipped");
+	codec_free_report(out);
+out:
+	report_free(rep);
+	json_object_put(bench);
+	json_object_put(probe);
+}
+
+/* report_build() refuses and leaves *ret alone. */
+static void check_refused(struct json_object *probe, struct json_object *bench,
+			  int expect, const char *needle)
+{
+	Fleetbench__Report *rep = NULL;
+	char err[REPORT_ERR_LEN] = "";
+	int64_t t = now_ms();
+	int r = report_build(probe, bench, t, t, &rep, err);
+
+	CHECK_(r == expect, "report_build: %d (%s), expected %d", r, err,
+	       expect);
+	CHECK(rep == NULL);
+	CHECK_(strstr(err, needle) != NULL, "error '%s' does not say '%s'",
+	       err, needle);
+	report_free(rep);
+}
+
+static void set_path(struct json_object *root, const char *section,
+		     const char *key, struct json_object *v)
+{
+	json_object_object_add(jget(root, section), key, v);
+}
+
+static struct json_object *unknown(const char *why)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "unknown", json_object_new_string(why));
+	return o;
+}
+
+static void test_refusals(void)
+{
+	struct json_object *probe = probe_fixture(FIXTURE, NULL);
+	struct json_object *p, *b;
+
+	CHECK(probe != NULL);
+	if (!probe)
+		return;
+
+	/* no machine id: the collector could not key the host */
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	set_path(p, "host", "machine_id", unknown("absent"));
+	check_refused(p, NULL, -ENODATA, "machine_id: absent");
+	check_refused(p, NULL, -ENODATA, "/etc/machine-id");
+	json_object_object_del(jget(p, "host"), "machine_id");
+	check_refused(p, NULL, -ENODATA, "machine_id: missing");
+	json_object_put(p);
+
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	set_path(p, "host", "hostname", unknown("EACCES"));
+	check_refused(p, NULL, -ENODATA, "host.hostname is unknown (EACCES)");
+	json_object_put(p);
+
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	set_path(p, "kernel", "release", unknown("absent"));
+	check_refused(p, NULL, -ENODATA, "kernel.release is unknown (absent)");
+	json_object_put(p);
+
+	/* optional kernel strings that are unknown are left unset */
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	set_path(p, "kernel", "cmdline", unknown("EACCES"));
+	{
+		Fleetbench__Report *rep = NULL, *out;
+		char err[REPORT_ERR_LEN] = "";
+
+		CHECK_OK(report_build(p, NULL, now_ms(), now_ms(), &rep, err));
+		if (rep) {
+			CHECK(rep->kernel->cmdline == NULL);
+			out = round_trip(rep);
+			CHECK(out != NULL);
+			codec_free_report(out);
+		}
+		report_free(rep);
+	}
+	json_object_put(p);
+
+	/* a bench report not in the documented shape names the member */
+	b = json_tokener_parse(bench_every_type);
+	json_object_array_put_idx(
+		jget(json_object_array_get_idx(
+			     jget(json_object_array_get_idx(jget(b, "results"), 0),
+				  "metrics"),
+			     0),
+		     "samples"),
+		1, json_object_new_string("fast"));
+	check_refused(probe, b, -EINVAL,
+		      "results[0].metrics[0].samples[1] is not a number");
+	json_object_put(b);
+
+	b = json_tokener_parse(bench_every_type);
+	json_object_object_add(json_object_array_get_idx(jget(b, "results"), 1),
+			       "skip_reason", NULL);
+	check_refused(probe, b, -EINVAL, "results[1].skip_reason is missing");
+	json_object_put(b);
+
+	b = json_tokener_parse(bench_every_type);
+	json_object_object_add(json_object_array_get_idx(jget(b, "results"), 0),
+			       "status", json_object_new_string("maybe"));
+	check_refused(probe, b, -EINVAL, "results[0].status");
+	json_object_put(b);
+
+	b = json_tokener_parse(bench_every_type);
+	json_object_object_add(json_object_array_get_idx(
+				       jget(b, "comparisons"), 0),
+			       "ratio", json_object_new_string("2"));
+	check_refused(probe, b, -EINVAL, "comparisons[0].ratio is not a number");
+	json_object_put(b);
+
+	json_object_put(probe);
+}
+
+int main(void)
+{
+	test_real_reports();
+	test_every_type();
+	test_refusals();
+	return check_summary();
+}
