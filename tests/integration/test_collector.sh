@@ -303,6 +303,33 @@ runs_of() {
 	q <<<"SELECT count(*) FROM runs WHERE provider = '$1'"
 }
 
+# plaintext only with --insecure; the fd limit raised to the hard one
+(
+	ulimit -Sn 512 && ulimit -Hn 2048 &&
+		exec "$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" \
+			--dsn "$conninfo" --insecure \
+			--bind 'tcp://127.0.0.1:*' 2>"$tmp/insecure.log"
+) &
+pid=$!
+if wait_for 10 grep -q 'listening on' "$tmp/insecure.log"; then
+	endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' \
+		"$tmp/insecure.log")
+	U=$(uuid)
+	check_eq "--insecure: a plaintext client is served" \
+		"$("$ZSEND" --endpoint "$endpoint" --insecure --report "$U" \
+			--timeout $((2000 * slow)))" "ack COMMITTED $U "
+	check_grep "--insecure warns" "$tmp/insecure.log" \
+		"warning: plaintext mode \(--insecure\)"
+	check_grep "the soft fd limit is raised to the hard one" \
+		"$tmp/insecure.log" "file descriptor limit 2048 \(hard 2048\)"
+	check_grep "a limit below 4096 is warned about" "$tmp/insecure.log" \
+		"warning: the file descriptor limit 2048 is below 4096"
+else
+	not_ok "the insecure collector did not start: $(cat "$tmp/insecure.log")"
+fi
+stop_collector
+check_eq "the insecure collector exits 0 on SIGTERM" "$?" 0
+
 start_collector
 port=${endpoint##*:}
 
@@ -414,6 +441,29 @@ check_eq "the refused one is not stored, the others are" "$(q <<-EOF
 EOF
 )" "2|0"
 q <<<"ALTER TABLE runs DROP CONSTRAINT test_refuse"
+
+# --- a COMMIT whose outcome is unknown is not acknowledged ---------------
+
+# a deferred trigger that kills the collector's session inside COMMIT
+q <<-'EOF'
+	CREATE FUNCTION test_die() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM pg_terminate_backend(pg_backend_pid());
+		RETURN NULL;
+	END $$;
+	CREATE CONSTRAINT TRIGGER test_die AFTER INSERT ON runs
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+		WHEN (NEW.hostname = 'refuse-me') EXECUTE FUNCTION test_die();
+EOF
+K=$(uuid)
+out=$(zs a1 --report "refuse:$K")
+check_eq "a report whose COMMIT broke the connection gets no answer" \
+	"$?|$out" "3|timeout: no answer within $((2000 * slow)) ms"
+check_grep "the collector says it left it unacknowledged" "$log" \
+	"COMMIT outcome unknown.*: 1 reports left unacknowledged"
+q <<<"DROP TRIGGER test_die ON runs; DROP FUNCTION test_die()"
+check_eq "sent again, it is COMMITTED (it had not been stored)" \
+	"$(zs a1 --report "refuse:$K")" "ack COMMITTED $K "
 
 # --- malformed and oversized ---------------------------------------------
 

@@ -1,0 +1,905 @@
+/* SPDX-License-Identifier: MIT */
+/* The serve loop: receive, validate, group-commit, then acknowledge. */
+#include "ingest.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "cleanup.h"
+#include "codec.h"
+#include "log.h"
+
+/* JSON bytes one batch may hold: with 4 MiB reports, batch_max of them
+ * would not fit in memory; realistic ones are tens of KiB. */
+#define BATCH_MAX_BYTES (32u << 20)
+#define RECONNECT_MIN_MS 100
+#define RECONNECT_MAX_MS 10000
+/* a repeating failure is logged again after 10 s, 20 s, ... up to hourly */
+#define COMPLAIN_MIN_MS 10000
+#define COMPLAIN_MAX_MS 3600000
+/* per kind of event (a rejected report, a lost Ack): 10 lines a minute */
+#define RATE_WINDOW_MS 60000
+#define RATE_BURST 10
+#define IDENTITY_MAX 255 /* a ZeroMQ routing id */
+#define WHO_LEN (LINK_KEY_LEN + 64)
+#define RETRY_REASON "the database is unavailable: send again later"
+
+/* collectd's c_complain: a condition that persists is logged when it
+ * starts, then at growing intervals, and once when it ends. */
+struct complaint {
+	int64_t next_ms;
+	int64_t interval_ms;
+	unsigned long suppressed;
+	bool active;
+};
+
+/* A burst of distinct events (systemd's ratelimit). */
+struct ratelimit {
+	const char *what;
+	int64_t window_ms;
+	unsigned n;
+	unsigned long suppressed;
+};
+
+struct item {
+	uint8_t id[IDENTITY_MAX];
+	size_t id_len;
+	char run_id[37];
+	char who[WHO_LEN]; /* the agent's key, or its address */
+	char *json; /* for the database; NULL once stored or answered */
+	bool db; /* valid: its answer depends on the database */
+	Fleetbench__Ack__Status status; /* UNSPECIFIED: not decided */
+	char reason[PG_ERR_LEN];
+	bool ack; /* whether to answer at all */
+};
+
+struct stats {
+	unsigned long received, committed, duplicate, rejected, retry_later,
+		unacked, dropped, ack_lost;
+};
+
+struct ingest {
+	const struct ingest_opts *o;
+	void *sock;
+	struct item *items;
+	struct stats stats;
+	bool stop;
+	/* the database: down since, next connection attempt */
+	int64_t reconnect_ms;
+	int64_t backoff_ms;
+	struct complaint db_down;
+	struct ratelimit rl_reject, rl_ack, rl_drop, rl_retry, rl_batch;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void complain(struct complaint *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void complain(struct complaint *c, const char *fmt, ...)
+{
+	int64_t now = now_ms();
+	char msg[1024];
+	va_list ap;
+
+	if (c->active && now < c->next_ms) {
+		c->suppressed++;
+		return;
+	}
+	c->interval_ms = !c->active ? COMPLAIN_MIN_MS :
+		c->interval_ms * 2 > COMPLAIN_MAX_MS ? COMPLAIN_MAX_MS :
+						       c->interval_ms * 2;
+	c->next_ms = now + c->interval_ms;
+	c->active = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->suppressed)
+		log_error("%s (%lu similar messages suppressed)", msg,
+			  c->suppressed);
+	else
+		log_error("%s", msg);
+	c->suppressed = 0;
+}
+
+static void complain_release(struct complaint *c, const char *msg)
+{
+	if (!c->active)
+		return;
+	*c = (struct complaint){ 0 };
+	log_info("%s", msg);
+}
+
+static void limited(struct ratelimit *rl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void limited(struct ratelimit *rl, const char *fmt, ...)
+{
+	int64_t now = now_ms();
+	va_list ap;
+	char msg[1024];
+
+	if (now - rl->window_ms >= RATE_WINDOW_MS) {
+		if (rl->suppressed)
+			log_warn("%lu more %s not logged in the last minute",
+				 rl->suppressed, rl->what);
+		rl->window_ms = now;
+		rl->n = 0;
+		rl->suppressed = 0;
+	}
+	if (rl->n >= RATE_BURST) {
+		rl->suppressed++;
+		return;
+	}
+	rl->n++;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warn("%s", msg);
+}
+
+/* ---- the jsonb of fleetbench_ingest() ---- */
+
+/* Takes v over; v NULL means the constructor ran out of memory. */
+static int add(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!v)
+		return -ENOMEM;
+	if (json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_null(struct json_object *o, const char *key)
+{
+	return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
+}
+
+/* A string, or null for an absent one. */
+static int add_str(struct json_object *o, const char *key, const char *s)
+{
+	return s ? add(o, key, json_object_new_string(s)) : add_null(o, key);
+}
+
+static int add_int(struct json_object *o, const char *key, bool has,
+		   int64_t v)
+{
+	return has ? add(o, key, json_object_new_int64(v)) : add_null(o, key);
+}
+
+static int add_double(struct json_object *o, const char *key, bool has,
+		      double v)
+{
+	return has ? add(o, key, json_object_new_double(v)) :
+		     add_null(o, key);
+}
+
+/* Adds a new empty object or array under key; *ret stays owned by o. */
+static int add_child(struct json_object *o, const char *key, bool array,
+		     struct json_object **ret)
+{
+	struct json_object *c =
+		array ? json_object_new_array() : json_object_new_object();
+	int r = add(o, key, c);
+
+	if (r == 0)
+		*ret = c;
+	return r;
+}
+
+static int append(struct json_object *a, struct json_object *v)
+{
+	if (!v)
+		return -ENOMEM;
+	if (json_object_array_add(a, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A new object appended to array a. */
+static int append_object(struct json_object *a, struct json_object **ret)
+{
+	struct json_object *o = json_object_new_object();
+	int r = append(a, o);
+
+	if (r == 0)
+		*ret = o;
+	return r;
+}
+
+#define TRY(expr)                        \
+	do {                             \
+		int r_ = (expr);         \
+		if (r_ < 0)              \
+			return r_;       \
+	} while (0)
+
+static int json_host(struct json_object *root, const Fleetbench__Host *h)
+{
+	struct json_object *o;
+
+	TRY(add_child(root, "host", false, &o));
+	TRY(add_str(o, "provider", h->provider));
+	TRY(add_str(o, "instance_type", h->instance_type));
+	TRY(add_str(o, "region", h->region));
+	TRY(add_str(o, "hostname", h->hostname));
+	TRY(add_str(o, "machine_id", h->machine_id));
+	TRY(add_str(o, "provider_source", h->provider_source));
+	TRY(add_str(o, "instance_type_source", h->instance_type_source));
+	return add_str(o, "region_source", h->region_source);
+}
+
+static int json_kernel(struct json_object *root, const Fleetbench__Kernel *k)
+{
+	struct json_object *o;
+
+	TRY(add_child(root, "kernel", false, &o));
+	TRY(add_str(o, "release", k->release));
+	TRY(add_str(o, "version", k->version));
+	return add_str(o, "cmdline", k->cmdline);
+}
+
+/* probe_json parsed back, with the limits codec_validate_report() used. */
+static int json_probe(struct json_object *root, const char *text)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+	size_t len = strlen(text);
+
+	tok = json_tokener_new_ex(CODEC_MAX_JSON_DEPTH + 1);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, text, (int)len + 1);
+	json_tokener_free(tok);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return -EINVAL;
+	}
+	return add(root, "probe", o);
+}
+
+static int json_param(struct json_object *o, const Fleetbench__Param *p)
+{
+	switch (p->value_case) {
+	case FLEETBENCH__PARAM__VALUE_INT_VALUE:
+		return add(o, p->key, json_object_new_int64(p->int_value));
+	case FLEETBENCH__PARAM__VALUE_STRING_VALUE:
+		return add_str(o, p->key, p->string_value);
+	case FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE:
+		return add(o, p->key, json_object_new_double(p->double_value));
+	case FLEETBENCH__PARAM__VALUE_BOOL_VALUE:
+		return add(o, p->key, json_object_new_boolean(p->bool_value));
+	default:
+		return add_null(o, p->key);
+	}
+}
+
+static int json_benchmark(struct json_object *list,
+			  const Fleetbench__Benchmark *b)
+{
+	struct json_object *o, *params, *metrics, *windows;
+
+	TRY(append_object(list, &o));
+	TRY(add_str(o, "benchmark", b->benchmark));
+	TRY(add_str(o, "variant", b->variant));
+	TRY(add_str(o, "skip_reason", b->skip_reason));
+	TRY(add_child(o, "parameters", false, &params));
+	for (size_t i = 0; i < b->n_parameters; i++)
+		TRY(json_param(params, b->parameters[i]));
+	TRY(add_child(o, "metrics", true, &metrics));
+	for (size_t i = 0; i < b->n_metrics; i++) {
+		const Fleetbench__Metric *m = b->metrics[i];
+		struct json_object *mo, *samples;
+
+		TRY(append_object(metrics, &mo));
+		TRY(add_str(mo, "metric", m->metric));
+		TRY(add_str(mo, "unit", m->unit));
+		TRY(add_child(mo, "samples", true, &samples));
+		for (size_t j = 0; j < m->n_samples; j++)
+			TRY(append(samples,
+				   json_object_new_double(m->samples[j])));
+	}
+	TRY(add_child(o, "windows", true, &windows));
+	for (size_t i = 0; i < b->n_windows; i++) {
+		const Fleetbench__Window *w = b->windows[i];
+		struct json_object *wo;
+
+		TRY(append_object(windows, &wo));
+		TRY(add_double(wo, "steal_pct", w->has_steal_pct, w->steal_pct));
+		TRY(add_double(wo, "loadavg1", w->has_loadavg1, w->loadavg1));
+		TRY(add_double(wo, "wall_s", w->has_wall_s, w->wall_s));
+		if (w->has_noisy)
+			TRY(add(wo, "noisy",
+				json_object_new_boolean(w->noisy)));
+		else
+			TRY(add_null(wo, "noisy"));
+	}
+	return 0;
+}
+
+static int json_comparison(struct json_object *list,
+			   const Fleetbench__Comparison *c)
+{
+	struct json_object *o;
+
+	TRY(append_object(list, &o));
+	TRY(add_str(o, "name", c->name));
+	TRY(add_str(o, "benchmark", c->benchmark));
+	TRY(add_str(o, "metric", c->metric));
+	TRY(add_str(o, "numerator", c->numerator));
+	TRY(add_str(o, "denominator", c->denominator));
+	TRY(add_double(o, "ratio", c->has_ratio, c->ratio));
+	TRY(add_double(o, "ci_low", c->has_ci_low, c->ci_low));
+	TRY(add_double(o, "ci_high", c->has_ci_high, c->ci_high));
+	TRY(add_double(o, "level", c->has_level, c->level));
+	TRY(add_str(o, "method", c->method));
+	return add_str(o, "reason", c->reason);
+}
+
+static int json_report(struct json_object *root, const Fleetbench__Report *r)
+{
+	struct json_object *list;
+
+	TRY(add_str(root, "run_id", r->run_id));
+	TRY(add_int(root, "schema_version", true, r->schema_version));
+	TRY(add_str(root, "agent_version", r->agent_version));
+	TRY(add_int(root, "started_unix_ms", true, r->started_unix_ms));
+	TRY(add_int(root, "finished_unix_ms", true, r->finished_unix_ms));
+	/* "" is how an old or probe-only agent leaves the profile out */
+	TRY(add_str(root, "profile",
+		    r->profile && *r->profile ? r->profile : NULL));
+	TRY(add_int(root, "seed", r->has_seed, r->seed));
+	TRY(json_host(root, r->host));
+	TRY(json_kernel(root, r->kernel));
+	TRY(json_probe(root, r->probe_json));
+	TRY(add_child(root, "benchmarks", true, &list));
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		TRY(json_benchmark(list, r->benchmarks[i]));
+	TRY(add_child(root, "comparisons", true, &list));
+	for (size_t i = 0; i < r->n_comparisons; i++)
+		TRY(json_comparison(list, r->comparisons[i]));
+	return 0;
+}
+
+int ingest_report_json(const Fleetbench__Report *report, char **ret)
+{
+	struct json_object *root = json_object_new_object();
+	const char *text;
+	int r;
+
+	if (!root)
+		return -ENOMEM;
+	r = json_report(root, report);
+	if (r == 0) {
+		text = json_object_to_json_string_ext(
+			root, JSON_C_TO_STRING_PLAIN |
+				      JSON_C_TO_STRING_NOSLASHESCAPE);
+		*ret = text ? strdup(text) : NULL;
+		if (!*ret)
+			r = -ENOMEM;
+	}
+	json_object_put(root);
+	return r;
+}
+
+/* ---- receiving ---- */
+
+static void item_decide(struct item *it, Fleetbench__Ack__Status status,
+			const char *reason)
+{
+	free(it->json);
+	it->json = NULL;
+	it->status = status;
+	it->ack = true;
+	snprintf(it->reason, sizeof(it->reason), "%s", reason ? reason : "");
+}
+
+static void item_who(struct item *it, zmq_msg_t *m)
+{
+	const char *key = zmq_msg_gets(m, "User-Id");
+	const char *addr = zmq_msg_gets(m, "Peer-Address");
+
+	snprintf(it->who, sizeof(it->who), "%s%s%s%s",
+		 key && *key ? "key " : "", key && *key ? key : "",
+		 key && *key ? " at " : "", addr ? addr : "unknown address");
+}
+
+/* Validates one payload frame and turns it into jsonb text, or decides
+ * the answer. */
+static void item_parse(struct item *it, zmq_msg_t *m)
+{
+	Fleetbench__Report *rep = NULL;
+	char err[CODEC_ERR_LEN];
+	int r;
+
+	r = codec_unpack_report(zmq_msg_data(m), zmq_msg_size(m), &rep, err);
+	if (rep)
+		snprintf(it->run_id, sizeof(it->run_id), "%s",
+			 codec_uuid_valid(rep->run_id) ? rep->run_id : "");
+	if (r < 0) {
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
+		codec_free_report(rep);
+		return;
+	}
+	r = ingest_report_json(rep, &it->json);
+	codec_free_report(rep);
+	if (r == -EINVAL)
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED,
+			    "probe_json: not a JSON object");
+	else if (r < 0)
+		item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
+			    "the collector is out of memory: send again later");
+	else
+		it->ack = it->db = true;
+}
+
+/*
+ * Receives one message if one is waiting. Returns 1 with *it filled, 0
+ * when none is, or -errno when the socket failed.
+ */
+static int item_receive(struct ingest *g, struct item *it)
+{
+	zmq_msg_t id, payload, extra;
+	size_t frames = 0;
+	int more, r = 0;
+
+	*it = (struct item){ 0 };
+	zmq_msg_init(&id);
+	if (zmq_msg_recv(&id, g->sock, ZMQ_DONTWAIT) < 0) {
+		r = errno == EAGAIN ? 0 : -errno;
+		zmq_msg_close(&id);
+		return r;
+	}
+	it->id_len = zmq_msg_size(&id);
+	if (it->id_len > sizeof(it->id))
+		it->id_len = sizeof(it->id);
+	memcpy(it->id, zmq_msg_data(&id), it->id_len);
+	more = zmq_msg_more(&id);
+	zmq_msg_close(&id);
+
+	/* the rest of a message is there as soon as its first frame is */
+	zmq_msg_init(&payload);
+	while (more) {
+		zmq_msg_t *m = frames == 0 ? &payload : &extra;
+
+		if (m == &extra)
+			zmq_msg_init(&extra);
+		if (zmq_msg_recv(m, g->sock, 0) < 0) {
+			r = -errno;
+			if (m == &extra)
+				zmq_msg_close(&extra);
+			goto out;
+		}
+		more = zmq_msg_more(m);
+		if (m == &extra)
+			zmq_msg_close(&extra);
+		frames++;
+	}
+	g->stats.received++;
+	item_who(it, &payload);
+	if (frames && !link_server_peer_allowed(g->o->server,
+					   zmq_msg_gets(&payload, "User-Id"))) {
+		/* its key left the allowlist since it connected: no answer
+		 * (a REJECTED would make the agent throw the report away) */
+		g->stats.dropped++;
+		limited(&g->rl_drop,
+			"dropped a message from %s: the key is no longer in the allowlist",
+			it->who);
+		r = 1;
+		goto out;
+	}
+	if (frames != 1) {
+		char why[64];
+
+		snprintf(why, sizeof(why),
+			 "malformed framing: %zu frames, expected one", frames);
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, why);
+	} else if (zmq_msg_size(&payload) == 0) {
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED,
+			    "malformed framing: empty message");
+	} else {
+		item_parse(it, &payload);
+	}
+	r = 1;
+out:
+	zmq_msg_close(&payload);
+	return r;
+}
+
+/*
+ * Fills a batch: what is waiting, then whatever arrives within
+ * batch_wait_ms, up to batch_max reports or BATCH_MAX_BYTES of JSON.
+ * Returns the number of items, or -errno.
+ */
+static int batch_receive(struct ingest *g)
+{
+	const struct ingest_opts *o = g->o;
+	int64_t deadline = now_ms() + o->batch_wait_ms;
+	size_t bytes = 0;
+	int n = 0;
+
+	for (;;) {
+		zmq_pollitem_t pi = { g->sock, 0, ZMQ_POLLIN, 0 };
+		int64_t left;
+
+		while (n < o->batch_max && bytes < BATCH_MAX_BYTES) {
+			int r = item_receive(g, &g->items[n]);
+
+			if (r < 0)
+				return n ? n : r;
+			if (r == 0)
+				break;
+			if (g->items[n].json)
+				bytes += strlen(g->items[n].json);
+			n++;
+		}
+		if (n >= o->batch_max || bytes >= BATCH_MAX_BYTES)
+			break;
+		left = deadline - now_ms();
+		if (left <= 0)
+			break;
+		if (zmq_poll(&pi, 1, left) <= 0)
+			break; /* the time is up, or a signal came */
+	}
+	return n;
+}
+
+/* ---- the database ---- */
+
+static void db_lost(struct ingest *g, const char *err)
+{
+	pg_disconnect(g->o->pg);
+	complain(&g->db_down, "PostgreSQL is unavailable: %s", err);
+	/* the first attempt right away: a restarted server is back at once */
+	g->backoff_ms = RECONNECT_MIN_MS;
+	g->reconnect_ms = now_ms();
+}
+
+/* Connects and checks the schema; on failure, schedules the next try. */
+static bool db_connect(struct ingest *g)
+{
+	const struct ingest_opts *o = g->o;
+	char err[PG_ERR_LEN];
+	int r;
+
+	r = pg_connect(o->pg, err);
+	if (r == 0) {
+		r = pg_migrations_check(o->pg, o->migrations, o->n_migrations,
+					err);
+		if (r > 0)
+			snprintf(err, sizeof(err),
+				 "the database lacks %d migration(s) this collector needs: run 'fleetbench-collector migrate'",
+				 r);
+		if (r != 0)
+			pg_disconnect(o->pg);
+	}
+	if (r == 0) {
+		complain_release(&g->db_down,
+				 "connected to PostgreSQL again: storing reports");
+		g->backoff_ms = RECONNECT_MIN_MS;
+		return true;
+	}
+	complain(&g->db_down,
+		 "PostgreSQL is unavailable: %s (answering RETRY_LATER, next attempt in %lld ms)",
+		 err, (long long)g->backoff_ms);
+	g->reconnect_ms = now_ms() + g->backoff_ms;
+	g->backoff_ms = g->backoff_ms * 2 > RECONNECT_MAX_MS ?
+				RECONNECT_MAX_MS :
+				g->backoff_ms * 2;
+	return false;
+}
+
+/* The transaction is gone: what it would have stored is not. */
+static void batch_retry_all(struct ingest *g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct item *it = &g->items[i];
+
+		if (it->db && (it->status == 0 ||
+			       it->status == FLEETBENCH__ACK__STATUS__COMMITTED ||
+			       it->status == FLEETBENCH__ACK__STATUS__DUPLICATE))
+			item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
+				    RETRY_REASON);
+	}
+}
+
+/* BEGIN, reconnecting once if the connection broke while idle. */
+static int batch_begin(struct ingest *g)
+{
+	struct pg *pg = g->o->pg;
+	char err[PG_ERR_LEN];
+
+	if (!pg_connected(pg) &&
+	    (now_ms() < g->reconnect_ms || !db_connect(g)))
+		return -EIO;
+	if (pg_begin(pg, err) == 0)
+		return 0;
+	if (pg_connected(pg)) {
+		db_lost(g, err);
+		return -EIO;
+	}
+	/* a server restart since the last batch: one fresh connection */
+	if (!db_connect(g))
+		return -EIO;
+	if (pg_begin(pg, err) == 0)
+		return 0;
+	db_lost(g, err);
+	return -EIO;
+}
+
+/*
+ * One transaction for the batch: each report under its own savepoint,
+ * then COMMIT. Only a COMMIT that returned makes COMMITTED and DUPLICATE
+ * answers true; one whose outcome is unknown leaves them unanswered (the
+ * agents send again and get DUPLICATE).
+ */
+static void batch_store(struct ingest *g, int n)
+{
+	struct pg *pg = g->o->pg;
+	char err[PG_ERR_LEN];
+	int pending = 0, r;
+
+	for (int i = 0; i < n; i++)
+		pending += g->items[i].json != NULL;
+	if (!pending)
+		return;
+	if (batch_begin(g) < 0) {
+		batch_retry_all(g, n);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct item *it = &g->items[i];
+		bool stored;
+
+		if (!it->json)
+			continue;
+		r = pg_ingest(pg, it->json, &stored, err);
+		if (r == -EIO) {
+			pg_rollback(pg);
+			if (!pg_connected(pg))
+				db_lost(g, err);
+			else
+				limited(&g->rl_batch,
+					"a batch of %d reports was rolled back: %s",
+					pending, err);
+			batch_retry_all(g, n);
+			return;
+		}
+		free(it->json);
+		it->json = NULL;
+		if (r == 0) {
+			/* true only once COMMIT returns */
+			it->status = stored ? FLEETBENCH__ACK__STATUS__COMMITTED :
+					      FLEETBENCH__ACK__STATUS__DUPLICATE;
+		} else if (r == -EINVAL) {
+			item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
+		} else {
+			limited(&g->rl_retry,
+				"report %s from %s not stored, answering RETRY_LATER: %s",
+				it->run_id, it->who, err);
+			item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
+				    "the database could not store it now: send again later");
+		}
+	}
+
+	r = pg_commit(pg, err);
+	if (r == 0)
+		return;
+	if (r != -EIO) {
+		limited(&g->rl_batch, "a batch of %d reports was rolled back: %s",
+			pending, err);
+		batch_retry_all(g, n);
+		return;
+	}
+	/* no Ack for what it may have stored */
+	pending = 0;
+	for (int i = 0; i < n; i++) {
+		struct item *it = &g->items[i];
+
+		if (it->status == FLEETBENCH__ACK__STATUS__COMMITTED ||
+		    it->status == FLEETBENCH__ACK__STATUS__DUPLICATE) {
+			it->ack = false;
+			pending++;
+		}
+	}
+	g->stats.unacked += (unsigned long)pending;
+	log_error("%s: %d reports left unacknowledged (their agents will send them again)",
+		  err, pending);
+	db_lost(g, err);
+}
+
+/* ---- answering ---- */
+
+static void item_answer(struct ingest *g, struct item *it)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len;
+	int r;
+
+	switch (it->status) {
+	case FLEETBENCH__ACK__STATUS__COMMITTED:
+		g->stats.committed++;
+		break;
+	case FLEETBENCH__ACK__STATUS__DUPLICATE:
+		g->stats.duplicate++;
+		break;
+	case FLEETBENCH__ACK__STATUS__REJECTED:
+		g->stats.rejected++;
+		limited(&g->rl_reject, "rejected report %s from %s: %s",
+			*it->run_id ? it->run_id : "(no run id)", it->who,
+			it->reason);
+		break;
+	default:
+		g->stats.retry_later++;
+		break;
+	}
+	r = codec_pack_ack(it->run_id, it->status,
+			   *it->reason ? it->reason : NULL, &buf, &len);
+	if (r == 0 && zmq_send(g->sock, it->id, it->id_len,
+			       ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+		r = -errno;
+	/* ROUTER sends the parts of one message all or nothing */
+	if (r == 0 && zmq_send(g->sock, buf, len, ZMQ_DONTWAIT) < 0)
+		r = -errno;
+	if (r < 0) {
+		g->stats.ack_lost++;
+		limited(&g->rl_ack, "cannot answer report %s to %s: %s",
+			*it->run_id ? it->run_id : "(no run id)", it->who,
+			r == -EHOSTUNREACH ? "the agent has gone" :
+					     zmq_strerror(-r));
+	}
+}
+
+static void batch_answer(struct ingest *g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct item *it = &g->items[i];
+
+		if (it->ack)
+			item_answer(g, it);
+		free(it->json);
+		it->json = NULL;
+	}
+}
+
+/* ---- signals ---- */
+
+static void reload_allowlist(struct ingest *g)
+{
+	const struct ingest_opts *o = g->o;
+	char err[LINK_ERR_LEN];
+	struct link_allowlist *a;
+
+	if (!o->allowlist) {
+		log_info("SIGHUP: no allowlist to reload in plaintext mode");
+		return;
+	}
+	a = link_allowlist_load(o->allowlist, err);
+	if (!a) {
+		log_error("cannot reload the allowlist, keeping the current one: %s",
+			  err);
+		return;
+	}
+	log_info("reloaded the allowlist '%s': %zu agent keys", o->allowlist,
+		 link_allowlist_count(a));
+	link_server_set_allowlist(o->server, a);
+}
+
+static void log_stats(const struct ingest *g)
+{
+	const struct stats *s = &g->stats;
+
+	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu",
+		 s->received, s->committed, s->duplicate, s->rejected,
+		 s->retry_later, s->unacked, s->dropped, s->ack_lost,
+		 link_server_refused(g->o->server));
+}
+
+static void signals_read(struct ingest *g)
+{
+	struct signalfd_siginfo si;
+
+	while (read(g->o->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload_allowlist(g);
+			log_stats(g);
+		} else {
+			log_info("%s: stopping", strsignal((int)si.ssi_signo));
+			g->stop = true;
+		}
+	}
+}
+
+/* ---- the loop ---- */
+
+int ingest_run(const struct ingest_opts *o)
+{
+	struct ingest g = {
+		.o = o,
+		.sock = link_server_socket(o->server),
+		.backoff_ms = RECONNECT_MIN_MS,
+		.rl_reject = { .what = "rejected reports" },
+		.rl_ack = { .what = "lost answers" },
+		.rl_drop = { .what = "dropped messages" },
+		.rl_retry = { .what = "reports answered RETRY_LATER" },
+		.rl_batch = { .what = "failed batches" },
+	};
+	int ret = 0;
+
+	g.items = calloc((size_t)o->batch_max, sizeof(*g.items));
+	if (!g.items)
+		return -ENOMEM;
+	while (!g.stop) {
+		int dbfd = pg_socket(o->pg);
+		zmq_pollitem_t pi[] = {
+			{ NULL, o->sigfd, ZMQ_POLLIN, 0 },
+			{ g.sock, 0, ZMQ_POLLIN, 0 },
+			{ NULL, dbfd, ZMQ_POLLIN, 0 },
+		};
+		long timeout = -1;
+		int n;
+
+		if (!pg_connected(o->pg)) {
+			int64_t left = g.reconnect_ms - now_ms();
+
+			timeout = left > 0 ? (long)left : 0;
+		}
+		if (zmq_poll(pi, dbfd >= 0 ? 3 : 2, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			log_error("cannot poll the socket: %s", zmq_strerror(errno));
+			break;
+		}
+		if (pi[0].revents & ZMQ_POLLIN) {
+			signals_read(&g);
+			if (g.stop)
+				break;
+		}
+		if (dbfd >= 0 && (pi[2].revents & ZMQ_POLLIN)) {
+			char err[PG_ERR_LEN];
+
+			if (pg_poll(o->pg, err) < 0)
+				db_lost(&g, err);
+		}
+		if (!pg_connected(o->pg) && now_ms() >= g.reconnect_ms)
+			db_connect(&g);
+		if (!(pi[1].revents & ZMQ_POLLIN))
+			continue;
+		n = batch_receive(&g);
+		if (n < 0) {
+			if (n == -EINTR || n == -EAGAIN)
+				continue;
+			ret = n;
+			log_error("cannot receive: %s", zmq_strerror(-n));
+			break;
+		}
+		batch_store(&g, n);
+		batch_answer(&g, n);
+	}
+	log_stats(&g);
+	free(g.items);
+	return ret;
+}

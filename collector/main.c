@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+/* fleetbench-collector: the command line of the fleet's report collector. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "cleanup.h"
+#include "codec.h"
+#include "config.h"
+#include "ingest.h"
+#include "link.h"
+#include "log.h"
+#include "pg.h"
+
+#define DEFAULT_CONFIG "/etc/fleetbench/collector.conf"
+#define FD_LIMIT_WANTED 4096
+/* what setrlimit accepts when the hard limit is "unlimited" */
+#define FD_LIMIT_UNLIMITED 1048576
+
+struct collector_config {
+	char *bind;
+	char *dsn;
+	char *server_key;
+	char *allowlist;
+	uint64_t max_msg_size;
+	long long heartbeat_ms;
+	long long batch_max;
+	long long batch_wait_ms;
+	bool insecure;
+	char *schema_dir;
+};
+
+#define C(field) offsetof(struct collector_config, field)
+
+static const struct config_key collector_keys[] = {
+	{ "collector", "bind", CONFIG_STR, C(bind), "tcp://127.0.0.1:5555", 0,
+	  0, "ZeroMQ endpoint to listen on" },
+	{ "collector", "dsn", CONFIG_STR, C(dsn), NULL, 0, 0,
+	  "PostgreSQL conninfo or URI (default: the PG* environment)" },
+	{ "collector", "server_key", CONFIG_STR, C(server_key), NULL, 0, 0,
+	  "the collector's secret CURVE key file (NAME.key, mode 0600)" },
+	{ "collector", "allowlist", CONFIG_STR, C(allowlist), NULL, 0, 0,
+	  "agent public keys: a directory of *.pub files or a file of keys" },
+	{ "collector", "max_msg_size", CONFIG_SIZE, C(max_msg_size), "4M",
+	  4096, CODEC_MAX_MESSAGE, "largest report accepted; a bigger one drops its sender" },
+	{ "collector", "heartbeat_ms", CONFIG_INT, C(heartbeat_ms), "5000", 100,
+	  600000, "ZMTP heartbeat interval; a peer silent for 3 is dropped" },
+	{ "collector", "batch_max", CONFIG_INT, C(batch_max), "256", 1, 10000,
+	  "reports committed in one transaction at most" },
+	{ "collector", "batch_wait_ms", CONFIG_INT, C(batch_wait_ms), "2", 0,
+	  1000, "how long a batch waits for more reports" },
+	{ "collector", "insecure", CONFIG_BOOL, C(insecure), "false", 0, 0,
+	  "plaintext without CURVE: no encryption, every client accepted" },
+	{ "collector", "schema_dir", CONFIG_STR, C(schema_dir), NULL, 0, 0,
+	  "directory of the NNN_*.sql migrations" },
+};
+
+/* A flag that sets a config key, applied after the file so it wins. */
+struct flag_key {
+	const char *flag;
+	const char *key;
+	bool no_value; /* a switch: sets the key to true */
+};
+
+static const struct flag_key flag_keys[] = {
+	{ "bind", "bind", false },
+	{ "dsn", "dsn", false },
+	{ "server-key", "server_key", false },
+	{ "allowlist", "allowlist", false },
+	{ "max-msg-size", "max_msg_size", false },
+	{ "heartbeat", "heartbeat_ms", false },
+	{ "batch-max", "batch_max", false },
+	{ "batch-wait", "batch_wait_ms", false },
+	{ "insecure", "insecure", true },
+	{ "schema-dir", "schema_dir", false },
+};
+
+enum {
+	OPT_DIR = 0x100,
+	OPT_NAME,
+	OPT_FLAG_KEY, /* + index into flag_keys */
+};
+
+struct flag_value {
+	const struct flag_key *fk;
+	const char *value;
+};
+
+static const char *arg_config;
+static const char *arg_dir = ".";
+static const char *arg_name = "collector";
+
+/* The installed migrations, else the source tree's (a build tree). */
+static const char *default_schema_dir(void)
+{
+	struct stat st;
+
+	if (stat(FLEETBENCH_SCHEMA_DIR, &st) == 0 && S_ISDIR(st.st_mode))
+		return FLEETBENCH_SCHEMA_DIR;
+	return FLEETBENCH_SOURCE_SCHEMA_DIR;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: fleetbench-collector COMMAND [OPTIONS]\n"
+		"\n"
+		"commands:\n"
+		"  serve    receive agents' reports and commit them into PostgreSQL\n"
+		"  migrate  apply the schema migrations to the database\n"
+		"  keygen   write the collector's CURVE keypair (NAME.key, NAME.pub)\n"
+		"\n"
+		"options:\n"
+		"  -c, --config FILE        collector config (default " DEFAULT_CONFIG
+		" if present)\n"
+		"      --bind ENDPOINT      listen here (default tcp://127.0.0.1:5555)\n"
+		"      --dsn CONNINFO       PostgreSQL conninfo or URI (default: the PG*\n"
+		"                           environment variables)\n"
+		"      --server-key FILE    the collector's secret key (NAME.key, mode 0600)\n"
+		"      --allowlist PATH     agent public keys allowed to send: a directory\n"
+		"                           of *.pub files or a file of keys, one a line;\n"
+		"                           reloaded on SIGHUP\n"
+		"      --max-msg-size SIZE  largest report accepted; a bigger one drops its\n"
+		"                           sender's connection (default 4M, at most 4M)\n"
+		"      --heartbeat MS       heartbeat interval, a peer silent for three is\n"
+		"                           dropped (default 5000)\n"
+		"      --batch-max N        reports committed in one transaction (default 256)\n"
+		"      --batch-wait MS      how long a batch waits to fill up (default 2)\n"
+		"      --insecure           plaintext, no CURVE: no encryption and every\n"
+		"                           client accepted (tests and trusted networks only)\n"
+		"      --schema-dir DIR     the NNN_*.sql migrations (default %s)\n"
+		"  keygen:\n"
+		"      --dir DIR            write the keys here (default .)\n"
+		"      --name NAME          key file names (default collector)\n"
+		"  -h, --help               show this help\n"
+		"  -V, --version            show the version\n"
+		"\n"
+		"SIZE takes K, M suffixes (powers of 1024). Every option but --config,\n"
+		"--dir and --name is also a key of the config file's [collector] section:\n"
+		"bind, dsn, server_key, allowlist, max_msg_size, heartbeat_ms, batch_max,\n"
+		"batch_wait_ms, insecure (true/false), schema_dir. Signals: SIGHUP reloads\n"
+		"the allowlist, SIGTERM and SIGINT stop after the batch in hand.\n"
+		"See docs/operations.md.\n",
+		default_schema_dir());
+}
+
+/* ---- keygen ---- */
+
+static int cmd_keygen(void)
+{
+	struct link_keypair kp;
+	int r;
+
+	r = link_keygen(arg_dir, arg_name, &kp);
+	if (r == -EEXIST) {
+		log_error("'%s/%s.key' or '%s/%s.pub' exists: keys are never overwritten",
+			  arg_dir, arg_name, arg_dir, arg_name);
+		return 1;
+	}
+	if (r < 0) {
+		log_error("cannot write keys '%s/%s.key' and '.pub': %s", arg_dir,
+			  arg_name, strerror(-r));
+		return 1;
+	}
+	printf("wrote %s/%s.key (secret, mode 0600) and %s/%s.pub\n"
+	       "public key: %s\n",
+	       arg_dir, arg_name, arg_dir, arg_name, kp.public_key);
+	explicit_bzero(&kp, sizeof(kp));
+	return 0;
+}
+
+/* ---- migrate ---- */
+
+struct db {
+	struct pg *pg;
+	struct pg_migration *m;
+	size_t n;
+};
+
+static void db_release(struct db *d)
+{
+	pg_free(d->pg);
+	pg_migrations_free(d->m, d->n);
+}
+
+/* Reads the migrations and connects. */
+static int db_open(struct db *d, const struct collector_config *cfg)
+{
+	char err[PG_ERR_LEN];
+	int r;
+
+	r = pg_migrations_scan(cfg->schema_dir, &d->m, err);
+	if (r < 0)
+		return log_error("%s", err);
+	d->n = (size_t)r;
+	d->pg = pg_new(cfg->dsn);
+	if (!d->pg)
+		return log_error("out of memory");
+	if (pg_connect(d->pg, err) < 0)
+		return log_error("%s", err);
+	return 0;
+}
+
+static int cmd_migrate(const struct collector_config *cfg)
+{
+	struct db d = { 0 };
+	char err[PG_ERR_LEN];
+	size_t applied = 0;
+	int r, ret = 1;
+
+	if (db_open(&d, cfg) < 0)
+		goto out;
+	r = pg_migrations_check(d.pg, d.m, d.n, err);
+	if (r < 0 && r != -ENOENT) {
+		log_error("refusing to migrate: %s", err);
+		goto out;
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		bool ran;
+
+		if (pg_migration_apply(d.pg, &d.m[i], &ran, err) < 0) {
+			log_error("migration '%s' failed, nothing of it applied: %s",
+				  d.m[i].name, err);
+			goto out;
+		}
+		if (ran) {
+			printf("applied %s\n", d.m[i].name);
+			applied++;
+		}
+	}
+	r = pg_migrations_check(d.pg, d.m, d.n, err);
+	if (r != 0) {
+		log_error("the database is still not current: %s",
+			  r > 0 ? "migrations are missing" : err);
+		goto out;
+	}
+	printf("the database is current: %zu migrations, %zu applied now\n",
+	       d.n, applied);
+	ret = fflush(stdout) == 0 ? 0 : 1;
+out:
+	db_release(&d);
+	return ret;
+}
+
+/* ---- serve ---- */
+
+/* Called from the ZAP thread: a whole line under the stdio lock. */
+static void auth_log(void *data, bool accepted, const char *address,
+		     const char *mechanism, const char *key)
+{
+	flockfile(stderr);
+	if (accepted)
+		log_info("accepted %s agent %s%s from %s", mechanism,
+			 key ? "with key " : "", key ? key : "", address);
+	else
+		log_warn("refused %s peer %s%s from %s", mechanism,
+			 key ? "with key " : "without a key", key ? key : "",
+			 address);
+	funlockfile(stderr);
+}
+
+/* One fd per connected agent: raise the soft limit to the hard one. */
+static void fd_limit_check(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_warn("cannot read the file descriptor limit: %s",
+			 strerror(errno));
+		return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = { rl.rlim_max, rl.rlim_max };
+		int r = setrlimit(RLIMIT_NOFILE, &want);
+
+		/* "unlimited" is refused above fs.nr_open */
+		if (r < 0 && rl.rlim_max == RLIM_INFINITY &&
+		    rl.rlim_cur < FD_LIMIT_UNLIMITED) {
+			want.rlim_cur = FD_LIMIT_UNLIMITED;
+			r = setrlimit(RLIMIT_NOFILE, &want);
+		}
+		if (r == 0)
+			rl.rlim_cur = want.rlim_cur;
+		else
+			log_warn("cannot raise the file descriptor limit from %llu to %llu: %s",
+				 (unsigned long long)rl.rlim_cur,
+				 (unsigned long long)want.rlim_cur,
+				 strerror(errno));
+	}
+	log_info("file descriptor limit %llu (hard %llu): one per connected agent",
+		 (unsigned long long)rl.rlim_cur,
+		 (unsigned long long)rl.rlim_max);
+	if (rl.rlim_cur < FD_LIMIT_WANTED)
+		log_warn("the file descriptor limit %llu is below %d: fewer than %llu agents can be connected at once (raise LimitNOFILE= or ulimit -n)",
+			 (unsigned long long)rl.rlim_cur, FD_LIMIT_WANTED,
+			 (unsigned long long)rl.rlim_cur);
+}
+
+/* SIGHUP, SIGTERM and SIGINT through a signalfd, blocked before any thread
+ * starts so that every thread inherits the mask. */
+static int signals_open(void)
+{
+	sigset_t mask;
+	int fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+static int serve_check_schema(struct db *d)
+{
+	char err[PG_ERR_LEN];
+	int r = pg_migrations_check(d->pg, d->m, d->n, err);
+
+	if (r == 0)
+		return 0;
+	if (r == -ENOENT || (r > 0 && (size_t)r == d->n))
+		return log_error("the database is not migrated: run 'fleetbench-collector migrate' first");
+	if (r > 0)
+		return log_error("the database lacks %d of this collector's %zu migrations: run 'fleetbench-collector migrate' first",
+				 r, d->n);
+	if (r == -EPROTO)
+		return log_error("refusing to serve a newer database: %s", err);
+	return log_error("%s", err);
+}
+
+/* The server's keys and the allowlist, or plaintext. */
+static int serve_keys(const struct collector_config *cfg,
+		      struct link_keypair *keys,
+		      struct link_allowlist **ret_allow)
+{
+	char err[LINK_ERR_LEN];
+	int r;
+
+	if (cfg->insecure) {
+		log_warn("plaintext mode (--insecure): no encryption and no authentication, every client's reports are stored");
+		if (cfg->server_key || cfg->allowlist)
+			log_warn("server_key and allowlist are ignored in plaintext mode");
+		return 0;
+	}
+	if (!cfg->server_key)
+		return log_error("no server key: give --server-key FILE or [collector] server_key (or --insecure for plaintext)");
+	if (!cfg->allowlist)
+		return log_error("no allowlist of agent keys: give --allowlist PATH or [collector] allowlist");
+	r = link_read_secret(cfg->server_key, keys);
+	if (r == -EPERM)
+		return log_error("server key '%s' is readable by group or others: chmod 600 it",
+				 cfg->server_key);
+	if (r < 0)
+		return log_error("cannot read server key '%s': %s",
+				 cfg->server_key,
+				 r == -EINVAL ? "not a Z85 secret key" :
+						strerror(-r));
+	*ret_allow = link_allowlist_load(cfg->allowlist, err);
+	if (!*ret_allow)
+		return log_error("%s", err);
+	if (!link_allowlist_count(*ret_allow))
+		log_warn("the allowlist '%s' holds no keys: no agent can connect until it does (SIGHUP reloads it)",
+			 cfg->allowlist);
+	return 0;
+}
+
+static int cmd_serve(const struct collector_config *cfg)
+{
+	struct link_allowlist *allow = NULL;
+	struct link_server *server = NULL;
+	struct link_keypair keys;
+	struct db d = { 0 };
+	char err[LINK_ERR_LEN];
+	_cleanup_close_ int sigfd = -1;
+	void *zctx = NULL;
+	int r, ret = 1;
+
+	if (serve_keys(cfg, &keys, &allow) < 0)
+		goto out;
+	if (db_open(&d, cfg) < 0 || serve_check_schema(&d) < 0)
+		goto out;
+	fd_limit_check();
+	sigfd = signals_open();
+	if (sigfd < 0) {
+		log_error("cannot set up signals: %s", strerror(-sigfd));
+		goto out;
+	}
+	zctx = zmq_ctx_new();
+	if (!zctx) {
+		log_error("cannot create the ZeroMQ context: %s",
+			  zmq_strerror(errno));
+		goto out;
+	}
+	server = link_server_new(zctx,
+				 &(struct link_server_opts){
+					 .bind = cfg->bind,
+					 .keys = cfg->insecure ? NULL : &keys,
+					 .allowlist = allow,
+					 .max_msg_size = (int)cfg->max_msg_size,
+					 .heartbeat_ms = (int)cfg->heartbeat_ms,
+					 .log = auth_log,
+				 },
+				 err);
+	if (!server) {
+		log_error("%s", err);
+		goto out;
+	}
+	allow = NULL; /* the server's now */
+	log_info("listening on %s (%s), %d migrations current", link_server_endpoint(server),
+		 cfg->insecure ? "plaintext" : "CURVE", (int)d.n);
+	r = ingest_run(&(struct ingest_opts){
+		.server = server,
+		.pg = d.pg,
+		.migrations = d.m,
+		.n_migrations = d.n,
+		.allowlist = cfg->insecure ? NULL : cfg->allowlist,
+		.sigfd = sigfd,
+		.batch_max = (int)cfg->batch_max,
+		.batch_wait_ms = (int)cfg->batch_wait_ms,
+	});
+	ret = r < 0 ? 1 : 0;
+out:
+	explicit_bzero(&keys, sizeof(keys));
+	link_server_free(server);
+	link_allowlist_free(allow);
+	if (zctx)
+		zmq_ctx_term(zctx);
+	db_release(&d);
+	return ret;
+}
+
+/* ---- command line ---- */
+
+static int load_config(struct collector_config *cfg,
+		       const struct flag_value *flags, size_t nflags)
+{
+	const char *path = arg_config ? arg_config : DEFAULT_CONFIG;
+	char err[CONFIG_ERR_LEN];
+	int r;
+
+	if (config_defaults(collector_keys, ARRAY_SIZE(collector_keys), cfg,
+			    err) < 0)
+		return log_error("bad built-in default: %s", err);
+	r = config_load(path, collector_keys, ARRAY_SIZE(collector_keys), cfg,
+			err);
+	if (r == -EINVAL)
+		return log_error("%s", err);
+	if (r < 0 && (arg_config || r != -ENOENT))
+		return log_error("cannot read config '%s': %s", path,
+				 strerror(-r));
+	for (size_t i = 0; i < nflags; i++)
+		if (config_set(collector_keys, ARRAY_SIZE(collector_keys), cfg,
+			       "collector", flags[i].fk->key, flags[i].value,
+			       err) < 0)
+			return log_error("bad value for --%s: %s",
+					 flags[i].fk->flag, err);
+	if (!cfg->schema_dir) {
+		cfg->schema_dir = strdup(default_schema_dir());
+		if (!cfg->schema_dir)
+			return log_error("out of memory");
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct option long_opts[ARRAY_SIZE(flag_keys) + 6] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+	};
+	struct collector_config cfg = { 0 };
+	struct flag_value flags[ARRAY_SIZE(flag_keys)];
+	size_t nflags = 0, nopts = 5;
+	const char *command;
+	bool keygen_opts = false;
+	int c, ret = 2;
+
+	log_init("fleetbench-collector");
+	for (size_t i = 0; i < ARRAY_SIZE(flag_keys); i++)
+		long_opts[nopts++] = (struct option){
+			flag_keys[i].flag,
+			flag_keys[i].no_value ? no_argument : required_argument,
+			NULL, OPT_FLAG_KEY + (int)i
+		};
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("fleetbench-collector %s\n", FLEETBENCH_VERSION);
+		return 0;
+	}
+	command = argv[1];
+	if (strcmp(command, "serve") && strcmp(command, "migrate") &&
+	    strcmp(command, "keygen")) {
+		log_error("unknown command '%s' (see --help)", command);
+		return 2;
+	}
+
+	optind = 2;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:hV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			arg_config = optarg;
+			break;
+		case OPT_DIR:
+			arg_dir = optarg;
+			keygen_opts = true;
+			break;
+		case OPT_NAME:
+			arg_name = optarg;
+			keygen_opts = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("fleetbench-collector %s\n", FLEETBENCH_VERSION);
+			return 0;
+		case ':':
+			log_error("option '%s' needs a value", argv[optind - 1]);
+			return 2;
+		case '?':
+			log_error("unknown option '%s' (see --help)",
+				  argv[optind - 1]);
+			return 2;
+		default: {
+			const struct flag_key *fk = &flag_keys[c - OPT_FLAG_KEY];
+			size_t j = 0;
+
+			/* a repeated flag: the last one wins */
+			while (j < nflags && flags[j].fk != fk)
+				j++;
+			flags[j] = (struct flag_value){
+				fk, fk->no_value ? "true" : optarg
+			};
+			if (j == nflags)
+				nflags++;
+			break;
+		}
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s' (see --help)", argv[optind]);
+		return 2;
+	}
+	if (keygen_opts && strcmp(command, "keygen")) {
+		log_error("--dir and --name are options of keygen only");
+		return 2;
+	}
+
+	if (!strcmp(command, "keygen")) {
+		if (nflags) {
+			log_error("keygen takes --dir and --name only, not --%s",
+				  flags[0].fk->flag);
+			return 2;
+		}
+		return cmd_keygen();
+	}
+	if (load_config(&cfg, flags, nflags) < 0)
+		goto out;
+	ret = !strcmp(command, "serve") ? cmd_serve(&cfg) : cmd_migrate(&cfg);
+out:
+	config_release(collector_keys, ARRAY_SIZE(collector_keys), &cfg);
+	return ret;
+}

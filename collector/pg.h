@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * All of the collector's libpq: the connection, the group-commit
+ * transaction around fleetbench_ingest() (schema/001_init.sql), and the
+ * migrations recorded in schema_migrations. Nothing here logs; failures
+ * come back as -errno with PQerrorMessage (or the server's message)
+ * copied into the caller's err buffer.
+ */
+#ifndef FLEETBENCH_PG_H
+#define FLEETBENCH_PG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PG_ERR_LEN 512
+
+struct pg;
+
+/*
+ * A connection handle for dsn (a libpq conninfo string or URI; NULL or ""
+ * takes everything from the PG* environment variables). Does not connect.
+ * Returns NULL with errno set.
+ */
+struct pg *pg_new(const char *dsn);
+
+/* Closes the connection and frees p; NULL is fine. */
+void pg_free(struct pg *p);
+
+/*
+ * (Re)connects, blocking at most connect_timeout (5 s unless the dsn sets
+ * it), and turns synchronous_commit on for the session if the server has
+ * it off: an Ack promises the report survives a crash. Returns 0 or -EIO.
+ */
+int pg_connect(struct pg *p, char err[PG_ERR_LEN]);
+
+/* Drops the connection (a transaction in progress is rolled back). */
+void pg_disconnect(struct pg *p);
+
+bool pg_connected(const struct pg *p);
+
+/* The connection's socket, to poll while idle, or -1. */
+int pg_socket(const struct pg *p);
+
+/*
+ * Reads what the server sent an idle connection (notices, or the error
+ * and EOF of a server shutting down). Returns 0, or -EIO when the
+ * connection is gone.
+ */
+int pg_poll(struct pg *p, char err[PG_ERR_LEN]);
+
+/* ---- group commit ---- */
+
+/* BEGIN. Returns 0 or -EIO (the connection is unusable). */
+int pg_begin(struct pg *p, char err[PG_ERR_LEN]);
+
+/*
+ * Stores one report inside the transaction, under its own savepoint:
+ * SELECT fleetbench_ingest($1::jsonb). Returns 0 with *ret_stored true
+ * (stored) or false (its run_id already was: duplicate). On an SQL error
+ * the savepoint is rolled back, the rest of the transaction stands, and it
+ * returns -EINVAL when the report itself is at fault (SQLSTATE classes 22
+ * and 23: data exceptions, constraint violations) or -EAGAIN for anything
+ * else (out of disk space, serialization failure, a missing function):
+ * sending the report again later may succeed. -EIO means the transaction
+ * is lost (the connection broke, or the savepoint could not be rolled
+ * back): nothing of it will commit.
+ */
+int pg_ingest(struct pg *p, const char *report_json, bool *ret_stored,
+	      char err[PG_ERR_LEN]);
+
+/*
+ * COMMIT. Returns 0 when it committed; -EAGAIN when the server answered
+ * that it did not (the transaction was rolled back); -EIO when the outcome
+ * is unknown (the connection broke before the answer came): the caller
+ * must then neither acknowledge nor deny anything of the transaction.
+ */
+int pg_commit(struct pg *p, char err[PG_ERR_LEN]);
+
+/* ROLLBACK, best effort (a broken connection has rolled back anyway). */
+void pg_rollback(struct pg *p);
+
+/* ---- migrations ---- */
+
+struct pg_migration {
+	unsigned version; /* NNN of schema/NNN_description.sql */
+	char *name; /* "NNN_description", as recorded in schema_migrations */
+	char *path;
+};
+
+/*
+ * Lists dir's NNN_*.sql files (three or more digits, an underscore, a
+ * description of letters, digits, '_' and '-') in version order into a new
+ * array (*ret, free with pg_migrations_free()). Returns the count, or
+ * -errno with err saying what is wrong: -ENOENT for no migrations at all,
+ * -EINVAL for two files with one version or a version 0.
+ */
+int pg_migrations_scan(const char *dir, struct pg_migration **ret,
+		       char err[PG_ERR_LEN]);
+void pg_migrations_free(struct pg_migration *m, size_t n);
+
+/*
+ * Compares schema_migrations with the n migrations this collector knows.
+ * Returns the number not yet applied (0: the database is current), or
+ * -ENOENT when schema_migrations does not exist (an unmigrated database),
+ * -EPROTO when the database has a version this collector does not know or
+ * knows under another name (a newer collector migrated it), -EINVAL when a
+ * known migration is missing below an applied one, -EIO on a database
+ * error. err names the migration.
+ */
+int pg_migrations_check(struct pg *p, const struct pg_migration *m, size_t n,
+			char err[PG_ERR_LEN]);
+
+/*
+ * Applies one migration in its own transaction, holding an advisory lock
+ * so that concurrent migrate runs take turns, and records it in
+ * schema_migrations (created if missing). *ret_applied says whether it ran
+ * (false: it already was applied). The file is a trusted script of many
+ * statements, the one thing sent with PQexec. Returns 0, -errno when the
+ * file cannot be read, or -EIO with the server's message.
+ */
+int pg_migration_apply(struct pg *p, const struct pg_migration *m,
+		       bool *ret_applied, char err[PG_ERR_LEN]);
+
+#endif
