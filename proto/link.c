@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +131,11 @@ int link_keygen(const char *dir, const char *name, struct link_keypair *ret)
 		goto out;
 	}
 	r = key_file_write(dfd, key_name, kp.secret_key, 0600);
-	if (r < 0)
+	if (r < 0) {
+		if (r != -EEXIST) /* ours, half written */
+			unlinkat(dfd, key_name, 0);
 		goto out;
+	}
 	r = key_file_write(dfd, pub_name, kp.public_key, 0644);
 	if (r < 0) {
 		unlinkat(dfd, key_name, 0);
@@ -285,8 +289,7 @@ static int allowlist_read_file(struct link_allowlist *a, const char *path,
 			strerror(-r));
 		return r;
 	}
-	errno = 0;
-	while ((len = getline(&line, &size, f)) >= 0) {
+	while (errno = 0, (len = getline(&line, &size, f)) >= 0) {
 		char *key, *rest;
 		size_t klen;
 
@@ -313,7 +316,7 @@ static int allowlist_read_file(struct link_allowlist *a, const char *path,
 		}
 		if (klen != LINK_KEY_LEN) {
 			err_set(err,
-				"%s:%u: malformed key: %zu characters, expected %d Z85 characters",
+				"%s:%u: malformed key: %zu characters, not %d",
 				path, lineno, klen, LINK_KEY_LEN);
 			return -EINVAL;
 		}
@@ -326,9 +329,8 @@ static int allowlist_read_file(struct link_allowlist *a, const char *path,
 			err_set(err, "%s: out of memory", path);
 			return -ENOMEM;
 		}
-		errno = 0;
 	}
-	if (ferror(f) || errno) {
+	if (ferror(f)) {
 		int r = errno ? -errno : -EIO;
 
 		err_set(err, "cannot read allowlist '%s': %s", path,
@@ -364,8 +366,8 @@ static int allowlist_read_dir(struct link_allowlist *a, const char *dir,
 		_cleanup_free_ char *path = NULL;
 		struct stat st;
 
-		if (r == 0 && asprintf(&path, "%s/%s", dir,
-				       names[i]->d_name) < 0) {
+		if (r == 0 &&
+		    asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0) {
 			err_set(err, "%s: out of memory", dir);
 			r = -ENOMEM;
 		}
@@ -469,8 +471,8 @@ static int heartbeat_ivl(int ms)
 	return ms > LINK_HEARTBEAT_MAX_MS ? -1 : ms;
 }
 
-static int set_key(void *sock, int option, const char *z85,
-		   const char *name, const char **ret_failed)
+static int set_key(void *sock, int option, const char *z85, const char *name,
+		   const char **ret_failed)
 {
 	if (zmq_setsockopt(sock, option, z85, LINK_KEY_LEN + 1) < 0) {
 		*ret_failed = name;
@@ -492,10 +494,9 @@ void *link_client_new(void *zctx, const struct link_client_opts *o)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (o->server_public &&
-	    (!o->keys || !key_valid(o->server_public) ||
-	     !key_valid(o->keys->public_key) ||
-	     !key_valid(o->keys->secret_key))) {
+	if (o->server_public && (!o->keys || !key_valid(o->server_public) ||
+				 !key_valid(o->keys->public_key) ||
+				 !key_valid(o->keys->secret_key))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -553,6 +554,7 @@ struct link_server {
 	struct link_allowlist *allowlist;
 	unsigned long refused;
 	char endpoint[256];
+	char control_endpoint[64];
 };
 
 static bool frame_is(zmq_msg_t *m, const char *s)
@@ -668,6 +670,21 @@ out:
 	return r;
 }
 
+/*
+ * Closes the handler's sockets. The explicit unbind matters: zmq_close
+ * leaves an inproc endpoint registered until the reaper gets to it, and
+ * a bind racing that reports EADDRINUSE and can hang zmq_ctx_term.
+ */
+static void zap_close(struct link_server *s)
+{
+	if (s->zap) {
+		zmq_unbind(s->zap, LINK_ZAP_ENDPOINT);
+		zmq_close(s->zap);
+	}
+	if (s->zap_control)
+		zmq_close(s->zap_control);
+}
+
 static void *zap_thread(void *arg)
 {
 	struct link_server *s = arg;
@@ -685,13 +702,14 @@ static void *zap_thread(void *arg)
 		}
 		if (items[0].revents & ZMQ_POLLIN)
 			break; /* link_server_free */
-		/* Only a context being terminated makes this fail; a
-		 * malformed request is answered, not fatal. */
-		if ((items[1].revents & ZMQ_POLLIN) && zap_handle(s) == -ETERM)
+		/* A malformed request is answered, not an error. Only a
+		 * dying context (or a broken REP state) fails here; then
+		 * the handler goes, and with ZAP_ENFORCE_DOMAIN every new
+		 * handshake is refused: it fails closed. */
+		if ((items[1].revents & ZMQ_POLLIN) && zap_handle(s) < 0)
 			break;
 	}
-	zmq_close(s->zap);
-	zmq_close(s->zap_control);
+	zap_close(s);
 	return NULL;
 }
 
@@ -701,13 +719,15 @@ static void *zap_thread(void *arg)
  */
 static int zap_start(struct link_server *s, void *zctx, char *err)
 {
+	static atomic_ulong serial;
 	const int zero = 0;
-	char control[64];
+	const char *control = s->control_endpoint;
 	sigset_t all, old;
 	int r;
 
-	snprintf(control, sizeof(control), "inproc://fleetbench-zap-stop-%p",
-		 (void *)s);
+	snprintf(s->control_endpoint, sizeof(s->control_endpoint),
+		 "inproc://fleetbench-zap-stop-%lu",
+		 atomic_fetch_add(&serial, 1));
 	s->zap = zmq_socket(zctx, ZMQ_REP);
 	s->zap_control = zmq_socket(zctx, ZMQ_PAIR);
 	s->control = zmq_socket(zctx, ZMQ_PAIR);
@@ -724,7 +744,8 @@ static int zap_start(struct link_server *s, void *zctx, char *err)
 		r = -errno;
 		if (r == -EADDRINUSE)
 			err_set(err,
-				"a ZAP handler is already bound at '%s' in this context",
+				"a ZAP handler is already bound at '%s' in "
+				"this context",
 				LINK_ZAP_ENDPOINT);
 		else
 			err_set(err, "cannot bind the ZAP handler '%s': %s",
@@ -779,8 +800,7 @@ static int router_setup(struct link_server *s, const struct link_server_opts *o,
 		r = -errno;
 		failed = "ZMQ_MAXMSGSIZE";
 	}
-	if (r == 0 && zmq_setsockopt(s->router, ZMQ_ZAP_DOMAIN,
-				     LINK_ZAP_DOMAIN,
+	if (r == 0 && zmq_setsockopt(s->router, ZMQ_ZAP_DOMAIN, LINK_ZAP_DOMAIN,
 				     strlen(LINK_ZAP_DOMAIN)) < 0) {
 		r = -errno;
 		failed = "ZMQ_ZAP_DOMAIN";
@@ -827,18 +847,18 @@ static void server_stop(struct link_server *s)
 		zmq_close(s->router);
 	s->router = NULL;
 	if (s->thread_running) {
-		zmq_send(s->control, "", 0, 0);
+		/* DONTWAIT: a thread that already left has no pipe to fill */
+		zmq_send(s->control, "", 0, ZMQ_DONTWAIT);
 		pthread_join(s->thread, NULL);
 		s->thread_running = false;
 	} else {
-		if (s->zap)
-			zmq_close(s->zap);
-		if (s->zap_control)
-			zmq_close(s->zap_control);
+		zap_close(s);
 	}
 	s->zap = s->zap_control = NULL;
-	if (s->control)
+	if (s->control) {
+		zmq_unbind(s->control, s->control_endpoint);
 		zmq_close(s->control);
+	}
 	s->control = NULL;
 }
 
@@ -915,8 +935,7 @@ const char *link_server_endpoint(struct link_server *s)
 	return s->endpoint;
 }
 
-void link_server_set_allowlist(struct link_server *s,
-			       struct link_allowlist *a)
+void link_server_set_allowlist(struct link_server *s, struct link_allowlist *a)
 {
 	struct link_allowlist *old;
 

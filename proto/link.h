@@ -23,12 +23,14 @@ struct link_keypair {
 };
 
 /*
- * Generates a keypair and writes dir/NAME.pub and dir/NAME.key (0600,
- * created exclusively: an existing key is never overwritten, -EEXIST).
+ * Generates a keypair and writes dir/NAME.pub (0644) and dir/NAME.key
+ * (0600), created exclusively and fsynced: when either file exists nothing
+ * is written (-EEXIST). A NAME with '/' is -EINVAL. ret may be NULL.
  */
 int link_keygen(const char *dir, const char *name, struct link_keypair *ret);
 
-/* Reads a public key file (dir/NAME.pub or any path) into out. */
+/* Reads a public key file (dir/NAME.pub or any path) into out; -EINVAL
+ * unless it holds 40 Z85 characters (surrounding white space allowed). */
 int link_read_public(const char *path, char out[LINK_KEY_LEN + 1]);
 
 /* Reads a secret key file, refusing one readable by group or others
