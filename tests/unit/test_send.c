@@ -198,7 +198,8 @@ static void server_start(struct server *srv, bool curve, enum action then,
 	pthread_mutex_init(&srv->lock, NULL);
 	srv->then = then;
 	srv->n_script = n;
-	memcpy(srv->script, script, n * sizeof(*script));
+	if (n)
+		memcpy(srv->script, script, n * sizeof(*script));
 	if (curve) {
 		o.keys = &server_kp;
 		o.allowlist = link_allowlist_load(path_of("allow"), err);
