@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "cleanup.h"
+#include "cli.h"
 #include "codec.h"
 #include "config.h"
 #include "link.h"
@@ -133,44 +134,38 @@ static const struct config_key agent_keys[] = {
 	  "read this existing file instead of writing one (kept)" },
 };
 
-/* A flag that sets a config key, applied after the file so it wins. */
-struct flag_key {
-	const char *flag;
-	const char *section;
-	const char *key;
-};
-
-static const struct flag_key flag_keys[] = {
-	{ "provider", "agent", "provider" },
-	{ "instance-type", "agent", "instance_type" },
-	{ "region", "agent", "region" },
-	{ "dir", "agent", "work_dir" },
-	{ "steal-window", "agent", "steal_window_ms" },
-	{ "profile", "bench", "profile" },
-	{ "repeats", "bench", "repeats" },
-	{ "chase-bytes", "bench", "chase_bytes" },
-	{ "chase-accesses", "bench", "chase_accesses" },
-	{ "fault-bytes", "bench", "fault_bytes" },
-	{ "file-bytes", "bench", "file_bytes" },
-	{ "io-ms", "bench", "io_ms" },
-	{ "iodepth", "bench", "iodepth" },
-	{ "seq-bytes", "bench", "seq_bytes" },
-	{ "seq-block", "bench", "seq_block" },
-	{ "fs-increments", "bench", "fs_increments" },
-	{ "steal-threshold", "bench", "steal_threshold_pct" },
-	{ "seed", "bench", "seed" },
-	{ "reserve-hugetlb", "bench", "reserve_hugetlb" },
-	{ "randread-file", "bench", "randread_file" },
-	{ "spool-dir", "agent", "spool_dir" },
-	{ "spool-limit", "agent", "spool_limit" },
-	{ "endpoint", "collector", "endpoints" },
-	{ "server-key", "collector", "server_public_key" },
-	{ "agent-key", "collector", "agent_key" },
-	{ "send-timeout", "collector", "send_timeout_ms" },
-	{ "retries", "collector", "retries" },
-	{ "backoff", "collector", "backoff_ms" },
-	{ "backoff-max", "collector", "backoff_max_ms" },
-	{ "insecure", "collector", "insecure" }, /* a switch: sets true */
+/* Flags that set config keys, applied after the file so they win. */
+static const struct cli_flag flag_keys[] = {
+	{ "provider", "agent", "provider", false },
+	{ "instance-type", "agent", "instance_type", false },
+	{ "region", "agent", "region", false },
+	{ "dir", "agent", "work_dir", false },
+	{ "steal-window", "agent", "steal_window_ms", false },
+	{ "profile", "bench", "profile", false },
+	{ "repeats", "bench", "repeats", false },
+	{ "chase-bytes", "bench", "chase_bytes", false },
+	{ "chase-accesses", "bench", "chase_accesses", false },
+	{ "fault-bytes", "bench", "fault_bytes", false },
+	{ "file-bytes", "bench", "file_bytes", false },
+	{ "io-ms", "bench", "io_ms", false },
+	{ "iodepth", "bench", "iodepth", false },
+	{ "seq-bytes", "bench", "seq_bytes", false },
+	{ "seq-block", "bench", "seq_block", false },
+	{ "fs-increments", "bench", "fs_increments", false },
+	{ "steal-threshold", "bench", "steal_threshold_pct", false },
+	{ "seed", "bench", "seed", false },
+	{ "reserve-hugetlb", "bench", "reserve_hugetlb", false },
+	{ "randread-file", "bench", "randread_file", false },
+	{ "spool-dir", "agent", "spool_dir", false },
+	{ "spool-limit", "agent", "spool_limit", false },
+	{ "endpoint", "collector", "endpoints", true }, /* repeats: joined */
+	{ "server-key", "collector", "server_public_key", false },
+	{ "agent-key", "collector", "agent_key", false },
+	{ "send-timeout", "collector", "send_timeout_ms", false },
+	{ "retries", "collector", "retries", false },
+	{ "backoff", "collector", "backoff_ms", false },
+	{ "backoff-max", "collector", "backoff_max_ms", false },
+	{ "insecure", "collector", "insecure", false }, /* a switch: sets true */
 };
 
 enum {
@@ -179,12 +174,6 @@ enum {
 	OPT_ONLY,
 	OPT_NAME,
 	OPT_NO_SEND,
-	OPT_FLAG_KEY, /* + index into flag_keys */
-};
-
-struct flag_value {
-	const struct flag_key *fk;
-	const char *value;
 };
 
 static const char *arg_config;
@@ -193,7 +182,6 @@ static const char *arg_only;
 static const char *arg_name = "agent";
 static bool arg_json;
 static bool arg_no_send;
-static char *arg_endpoints; /* every --endpoint, joined by commas */
 
 static void usage(FILE *f)
 {
@@ -265,44 +253,30 @@ static void usage(FILE *f)
 		"later; 130 interrupted.\n");
 }
 
-/* A flag for a boolean key takes no value: given, it sets the key true. */
-static bool flag_is_switch(const struct flag_key *fk)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(agent_keys); i++)
-		if (!strcmp(agent_keys[i].section, fk->section) &&
-		    !strcmp(agent_keys[i].name, fk->key))
-			return agent_keys[i].type == CONFIG_BOOL;
-	return false;
-}
-
 static enum label_source label_source(const char *key, const char *value,
-				      const struct flag_value *flags,
-				      size_t nflags)
+				      const struct cli *cli)
 {
 	if (!value)
 		return LABEL_NONE;
-	for (size_t i = 0; i < nflags; i++)
-		if (!strcmp(flags[i].fk->key, key))
+	for (size_t i = 0; i < cli->n_values; i++)
+		if (!strcmp(cli->values[i].flag->key, key))
 			return LABEL_FLAG;
 	return LABEL_CONFIG;
 }
 
-static int do_probe(struct agent_config *cfg, const struct flag_value *flags,
-		    size_t nflags, struct json_object **ret)
+static int do_probe(struct agent_config *cfg, const struct cli *cli,
+		    struct json_object **ret)
 {
 	struct probe_opts opts = {
 		.root = arg_root,
 		.work_dir = cfg->work_dir,
 		.provider = { cfg->provider,
-			      label_source("provider", cfg->provider, flags,
-					   nflags) },
+			      label_source("provider", cfg->provider, cli) },
 		.instance_type = { cfg->instance_type,
 				   label_source("instance_type",
-						cfg->instance_type, flags,
-						nflags) },
+						cfg->instance_type, cli) },
 		.region = { cfg->region,
-			    label_source("region", cfg->region, flags,
-					 nflags) },
+			    label_source("region", cfg->region, cli) },
 		.steal_window_ms = (unsigned int)cfg->steal_window_ms,
 	};
 	int r = probe_run(&opts, ret);
@@ -900,7 +874,7 @@ static int bench_status(int r)
 }
 
 static int cmd_run(const char *command, struct agent_config *cfg,
-		   const struct flag_value *flags, size_t nflags)
+		   const struct cli *cli)
 {
 	struct json_object *report = NULL, *bench = NULL;
 	/* a run spools when it has a collector to send to, or is told to */
@@ -932,7 +906,7 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 		}
 	}
 	ret = ST_FAILURE;
-	r = do_probe(cfg, flags, nflags, &report);
+	r = do_probe(cfg, cli, &report);
 	if (r < 0)
 		goto out;
 	if (!strcmp(command, "run")) {
@@ -967,16 +941,6 @@ out:
 	return ret;
 }
 
-/* The value of the flag named name, or NULL when it was not given. */
-static const char *flag_given(const struct flag_value *flags, size_t nflags,
-			      const char *name)
-{
-	for (size_t i = 0; i < nflags; i++)
-		if (!strcmp(flags[i].fk->flag, name))
-			return flags[i].value;
-	return NULL;
-}
-
 static bool known_command(const char *command)
 {
 	static const char *const commands[] = { "probe", "bench", "run",
@@ -988,25 +952,9 @@ static bool known_command(const char *command)
 	return false;
 }
 
-/* --endpoint may repeat: the values are joined into one list. */
-static const char *endpoint_add(const char *value)
-{
-	char *joined;
-
-	if (!arg_endpoints)
-		joined = strdup(value);
-	else if (asprintf(&joined, "%s,%s", arg_endpoints, value) < 0)
-		joined = NULL;
-	if (!joined)
-		return NULL;
-	free(arg_endpoints);
-	arg_endpoints = joined;
-	return joined;
-}
-
 int main(int argc, char **argv)
 {
-	struct option long_opts[ARRAY_SIZE(flag_keys) + 10] = {
+	static const struct option own_opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "root", required_argument, NULL, OPT_ROOT },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -1017,20 +965,11 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 	};
 	struct agent_config cfg = { 0 };
-	struct flag_value flags[ARRAY_SIZE(flag_keys)];
-	size_t nflags = 0, nopts = 8;
-	char err[CONFIG_ERR_LEN];
+	struct cli cli;
 	const char *command;
-	int c, r, ret = ST_USAGE;
+	int c, ret = ST_USAGE;
 
 	log_init("fleetbench-agent");
-	for (size_t i = 0; i < ARRAY_SIZE(flag_keys); i++)
-		long_opts[nopts++] = (struct option){
-			flag_keys[i].flag,
-			flag_is_switch(&flag_keys[i]) ? no_argument :
-							 required_argument,
-			NULL, OPT_FLAG_KEY + (int)i
-		};
 	if (argc < 2) {
 		usage(stderr);
 		return ST_USAGE;
@@ -1049,9 +988,15 @@ int main(int argc, char **argv)
 		return ST_USAGE;
 	}
 
+	if (cli_init(&cli, own_opts, ARRAY_SIZE(own_opts), flag_keys,
+		     ARRAY_SIZE(flag_keys), agent_keys,
+		     ARRAY_SIZE(agent_keys)) < 0) {
+		log_error("out of memory");
+		ret = ST_FAILURE;
+		goto out;
+	}
 	optind = 2;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:hV", long_opts, NULL)) != -1) {
+	while ((c = cli_getopt(&cli, argc, argv, ":c:hV")) != -1) {
 		switch (c) {
 		case 'c':
 			arg_config = optarg;
@@ -1079,80 +1024,29 @@ int main(int argc, char **argv)
 			printf("fleetbench-agent %s\n", FLEETBENCH_VERSION);
 			ret = ST_OK;
 			goto out;
-		case ':':
-			log_error("option '%s' needs a value", argv[optind - 1]);
+		case -ENOMEM:
+			ret = ST_FAILURE;
 			goto out;
-		case '?':
-			log_error("unknown option '%s' (see --help)",
-				  argv[optind - 1]);
-			goto out;
-		default: {
-			const struct flag_key *fk = &flag_keys[c - OPT_FLAG_KEY];
-			const char *value = flag_is_switch(fk) ? "true" : optarg;
-			size_t j = 0;
-
-			if (!strcmp(fk->flag, "endpoint")) {
-				value = endpoint_add(optarg);
-				if (!value) {
-					log_error("out of memory");
-					ret = ST_FAILURE;
-					goto out;
-				}
-			}
-			/* a repeated flag: the last one wins */
-			while (j < nflags && flags[j].fk != fk)
-				j++;
-			flags[j] = (struct flag_value){ fk, value };
-			if (j == nflags)
-				nflags++;
-			break;
-		}
-		}
-	}
-	if (optind < argc) {
-		log_error("unexpected argument '%s' (see --help)", argv[optind]);
-		goto out;
-	}
-
-	if (config_defaults(agent_keys, ARRAY_SIZE(agent_keys), &cfg, err) < 0) {
-		log_error("bad built-in default: %s", err);
-		goto out;
-	}
-	r = config_load(arg_config ? arg_config : DEFAULT_CONFIG, agent_keys,
-			ARRAY_SIZE(agent_keys), &cfg, err);
-	if (r == -EINVAL) {
-		log_error("%s", err);
-		goto out;
-	}
-	if (r < 0 && (arg_config || r != -ENOENT)) {
-		log_error("cannot read config '%s': %s",
-			  arg_config ? arg_config : DEFAULT_CONFIG,
-			  strerror(-r));
-		goto out;
-	}
-	for (size_t i = 0; i < nflags; i++) {
-		if (config_set(agent_keys, ARRAY_SIZE(agent_keys), &cfg,
-			       flags[i].fk->section, flags[i].fk->key,
-			       flags[i].value, err) < 0) {
-			log_error("bad value for --%s: %s", flags[i].fk->flag,
-				  err);
+		default: /* -EINVAL, logged */
 			goto out;
 		}
 	}
+	if (cli_load_config(&cli, arg_config, DEFAULT_CONFIG, &cfg) < 0)
+		goto out;
 
 	if (!strcmp(command, "send")) {
 		ret = cmd_send(&cfg);
 	} else if (!strcmp(command, "spool")) {
 		ret = cmd_spool(&cfg);
 	} else if (!strcmp(command, "keygen")) {
-		const char *dir = flag_given(flags, nflags, "dir");
+		const char *dir = cli_value(&cli, "dir");
 
 		ret = cmd_keygen(dir ? dir : DEFAULT_KEY_DIR);
 	} else {
-		ret = cmd_run(command, &cfg, flags, nflags);
+		ret = cmd_run(command, &cfg, &cli);
 	}
 out:
 	config_release(agent_keys, ARRAY_SIZE(agent_keys), &cfg);
-	free(arg_endpoints);
+	cli_release(&cli);
 	return ret;
 }

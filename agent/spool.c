@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "cleanup.h"
+#include "fdio.h"
 
 /*
  * The file header, little-endian, 64 bytes:
@@ -229,25 +230,6 @@ void spool_close(struct spool *s)
 	free(s);
 }
 
-/* Writes all of buf, retrying short writes and EINTR. */
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Creates tmp in dfd exclusively (0600), writes a then b, fsyncs and
  * closes. On any failure the temporary file is removed.
@@ -260,9 +242,9 @@ static int write_tmp(int dfd, const char *tmp, const void *a, size_t alen,
 	fd = openat(dfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, a, alen);
+	r = fd_write_all(fd, a, alen);
 	if (r >= 0)
-		r = write_all(fd, b, blen);
+		r = fd_write_all(fd, b, blen);
 	/* the data must be on disk before the rename makes it visible */
 	if (r >= 0)
 		r = fsync_fd(fd);

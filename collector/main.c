@@ -16,6 +16,7 @@
 #include <zmq.h>
 
 #include "cleanup.h"
+#include "cli.h"
 #include "codec.h"
 #include "config.h"
 #include "ingest.h"
@@ -66,35 +67,23 @@ static const struct config_key collector_keys[] = {
 	  "directory of the NNN_*.sql migrations" },
 };
 
-/* A flag that sets a config key, applied after the file so it wins. */
-struct flag_key {
-	const char *flag;
-	const char *key;
-	bool no_value; /* a switch: sets the key to true */
-};
-
-static const struct flag_key flag_keys[] = {
-	{ "bind", "bind", false },
-	{ "dsn", "dsn", false },
-	{ "server-key", "server_key", false },
-	{ "allowlist", "allowlist", false },
-	{ "max-msg-size", "max_msg_size", false },
-	{ "heartbeat", "heartbeat_ms", false },
-	{ "batch-max", "batch_max", false },
-	{ "batch-wait", "batch_wait_ms", false },
-	{ "insecure", "insecure", true },
-	{ "schema-dir", "schema_dir", false },
+/* Flags that set config keys, applied after the file so they win. */
+static const struct cli_flag flag_keys[] = {
+	{ "bind", "collector", "bind", false },
+	{ "dsn", "collector", "dsn", false },
+	{ "server-key", "collector", "server_key", false },
+	{ "allowlist", "collector", "allowlist", false },
+	{ "max-msg-size", "collector", "max_msg_size", false },
+	{ "heartbeat", "collector", "heartbeat_ms", false },
+	{ "batch-max", "collector", "batch_max", false },
+	{ "batch-wait", "collector", "batch_wait_ms", false },
+	{ "insecure", "collector", "insecure", false }, /* a switch: sets true */
+	{ "schema-dir", "collector", "schema_dir", false },
 };
 
 enum {
 	OPT_DIR = 0x100,
 	OPT_NAME,
-	OPT_FLAG_KEY, /* + index into flag_keys */
-};
-
-struct flag_value {
-	const struct flag_key *fk;
-	const char *value;
 };
 
 static const char *arg_config;
@@ -445,29 +434,10 @@ out:
 
 /* ---- command line ---- */
 
-static int load_config(struct collector_config *cfg,
-		       const struct flag_value *flags, size_t nflags)
+static int load_config(struct collector_config *cfg, const struct cli *cli)
 {
-	const char *path = arg_config ? arg_config : DEFAULT_CONFIG;
-	char err[CONFIG_ERR_LEN];
-	int r;
-
-	if (config_defaults(collector_keys, ARRAY_SIZE(collector_keys), cfg,
-			    err) < 0)
-		return log_error("bad built-in default: %s", err);
-	r = config_load(path, collector_keys, ARRAY_SIZE(collector_keys), cfg,
-			err);
-	if (r == -EINVAL)
-		return log_error("%s", err);
-	if (r < 0 && (arg_config || r != -ENOENT))
-		return log_error("cannot read config '%s': %s", path,
-				 strerror(-r));
-	for (size_t i = 0; i < nflags; i++)
-		if (config_set(collector_keys, ARRAY_SIZE(collector_keys), cfg,
-			       "collector", flags[i].fk->key, flags[i].value,
-			       err) < 0)
-			return log_error("bad value for --%s: %s",
-					 flags[i].fk->flag, err);
+	if (cli_load_config(cli, arg_config, DEFAULT_CONFIG, cfg) < 0)
+		return -1;
 	if (!cfg->schema_dir) {
 		cfg->schema_dir = strdup(default_schema_dir());
 		if (!cfg->schema_dir)
@@ -478,7 +448,7 @@ static int load_config(struct collector_config *cfg,
 
 int main(int argc, char **argv)
 {
-	struct option long_opts[ARRAY_SIZE(flag_keys) + 6] = {
+	static const struct option own_opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "name", required_argument, NULL, OPT_NAME },
@@ -486,19 +456,12 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 	};
 	struct collector_config cfg = { 0 };
-	struct flag_value flags[ARRAY_SIZE(flag_keys)];
-	size_t nflags = 0, nopts = 5;
+	struct cli cli;
 	const char *command;
 	bool keygen_opts = false;
 	int c, ret = 2;
 
 	log_init("fleetbench-collector");
-	for (size_t i = 0; i < ARRAY_SIZE(flag_keys); i++)
-		long_opts[nopts++] = (struct option){
-			flag_keys[i].flag,
-			flag_keys[i].no_value ? no_argument : required_argument,
-			NULL, OPT_FLAG_KEY + (int)i
-		};
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -518,9 +481,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (cli_init(&cli, own_opts, ARRAY_SIZE(own_opts), flag_keys,
+		     ARRAY_SIZE(flag_keys), collector_keys,
+		     ARRAY_SIZE(collector_keys)) < 0) {
+		log_error("out of memory");
+		ret = 1;
+		goto out;
+	}
 	optind = 2;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:hV", long_opts, NULL)) != -1) {
+	while ((c = cli_getopt(&cli, argc, argv, ":c:hV")) != -1) {
 		switch (c) {
 		case 'c':
 			arg_config = optarg;
@@ -535,54 +504,35 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			ret = 0;
+			goto out;
 		case 'V':
 			printf("fleetbench-collector %s\n", FLEETBENCH_VERSION);
-			return 0;
-		case ':':
-			log_error("option '%s' needs a value", argv[optind - 1]);
-			return 2;
-		case '?':
-			log_error("unknown option '%s' (see --help)",
-				  argv[optind - 1]);
-			return 2;
-		default: {
-			const struct flag_key *fk = &flag_keys[c - OPT_FLAG_KEY];
-			size_t j = 0;
-
-			/* a repeated flag: the last one wins */
-			while (j < nflags && flags[j].fk != fk)
-				j++;
-			flags[j] = (struct flag_value){
-				fk, fk->no_value ? "true" : optarg
-			};
-			if (j == nflags)
-				nflags++;
-			break;
+			ret = 0;
+			goto out;
+		default: /* -EINVAL, logged */
+			goto out;
 		}
-		}
-	}
-	if (optind < argc) {
-		log_error("unexpected argument '%s' (see --help)", argv[optind]);
-		return 2;
 	}
 	if (keygen_opts && strcmp(command, "keygen")) {
 		log_error("--dir and --name are options of keygen only");
-		return 2;
+		goto out;
 	}
 
 	if (!strcmp(command, "keygen")) {
-		if (nflags) {
+		if (cli.n_values) {
 			log_error("keygen takes --dir and --name only, not --%s",
-				  flags[0].fk->flag);
-			return 2;
+				  cli.values[0].flag->flag);
+			goto out;
 		}
-		return cmd_keygen();
+		ret = cmd_keygen();
+		goto out;
 	}
-	if (load_config(&cfg, flags, nflags) < 0)
+	if (load_config(&cfg, &cli) < 0)
 		goto out;
 	ret = !strcmp(command, "serve") ? cmd_serve(&cfg) : cmd_migrate(&cfg);
 out:
 	config_release(collector_keys, ARRAY_SIZE(collector_keys), &cfg);
+	cli_release(&cli);
 	return ret;
 }

@@ -18,6 +18,7 @@
 #include <zmq.h>
 
 #include "cleanup.h"
+#include "fdio.h"
 
 /* A DRAFT option in 4.3: zmq.h hides it, Debian's libzmq still honours it
  * (link_server_new checks that setsockopt succeeds). */
@@ -66,22 +67,6 @@ static bool key_valid(const char *z85)
 	return zmq_z85_decode(bin, z85) != NULL;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Writes "KEY\n" to a new file (O_EXCL) with exactly this mode. */
 static int key_file_write(int dfd, const char *name, const char *key,
 			  mode_t mode)
@@ -98,7 +83,7 @@ static int key_file_write(int dfd, const char *name, const char *key,
 	 * contract (a readable .pub, a private .key) */
 	if (fchmod(fd, mode) < 0)
 		r = -errno;
-	else if ((r = write_all(fd, line, strlen(line))) == 0 && fsync(fd) < 0)
+	else if ((r = fd_write_all(fd, line, strlen(line))) == 0 && fsync(fd) < 0)
 		r = -errno;
 	explicit_bzero(line, sizeof(line));
 	return r;

@@ -3,7 +3,10 @@
 #ifndef FLEETBENCH_TEST_RUN_H
 #define FLEETBENCH_TEST_RUN_H
 
+#include <stdlib.h>
 #include <sys/types.h>
+
+#include "check.h"
 
 struct run_result {
 	int status; /* exit status, or 128 + signal */
@@ -18,5 +21,20 @@ struct run_result {
 int run_program(char *const argv[], uid_t uid, struct run_result *ret);
 
 void run_result_release(struct run_result *r);
+
+/*
+ * RUN_PROGRAM(path, res, uid, args...): run_program() of path with these
+ * arguments (the macro ends the list with NULL) into res, as a check: a
+ * program that cannot be started fails the test.
+ */
+#define RUN_PROGRAM(path, res, uid, ...)                                  \
+	do {                                                              \
+		char *argv_[] = { (char *)(path), __VA_ARGS__, NULL };    \
+		CHECK_OK(run_program(argv_, (uid), (res)));               \
+	} while (0)
+
+/* RUN_AGENT(res, uid, args...): RUN_PROGRAM() of $AGENT (set by ctest). */
+#define RUN_AGENT(res, uid, ...)                                          \
+	RUN_PROGRAM(getenv("AGENT"), (res), (uid), __VA_ARGS__)
 
 #endif

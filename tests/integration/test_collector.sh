@@ -11,73 +11,17 @@
 # "valgrind --leak-check=full --error-exitcode=1").
 set -uo pipefail
 
-SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
 AGENT=${AGENT:-$BUILD_DIR/agent/fleetbench-agent}
 ZSEND=${ZSEND:-$BUILD_DIR/tests/integration/zsend}
-PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-export PG_BINDIR PGTZ=UTC PGCLIENTENCODING=UTF8
 read -r -a wrapper <<<"${COLLECTOR_WRAPPER:-}"
-harness=$SOURCE_DIR/tests/harness/pg
 # slower under a wrapper such as valgrind
 slow=1
 [ ${#wrapper[@]} -gt 0 ] && slow=10
-
-pass=0
-fail=0
-
-ok() {
-	pass=$((pass + 1))
-}
-
-not_ok() {
-	fail=$((fail + 1))
-	echo "FAIL $*" >&2
-}
-
-# check_eq NAME ACTUAL EXPECTED
-check_eq() {
-	if [ "$2" = "$3" ]; then
-		ok
-	else
-		not_ok "$1: got '$2', expected '$3'"
-	fi
-}
-
-# check_match NAME ACTUAL GLOB
-check_match() {
-	# shellcheck disable=SC2053 # $3 is a pattern
-	if [[ $2 == $3 ]]; then
-		ok
-	else
-		not_ok "$1: got '$2', expected it to match '$3'"
-	fi
-}
-
-# check_grep NAME FILE REGEX: the file has a line matching the regex
-check_grep() {
-	if grep -qE -- "$3" "$2"; then
-		ok
-	else
-		not_ok "$1: no line matching '$3' in $2: $(tail -n 5 "$2")"
-	fi
-}
-
-# check_has NAME FILE TEXT: the file holds the text, verbatim
-check_has() {
-	if grep -qF -- "$3" "$2"; then
-		ok
-	else
-		not_ok "$1: no '$3' in $2: $(tail -n 5 "$2")"
-	fi
-}
-
-finish() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-}
 
 for bin in "$COLLECTOR" "$AGENT" "$ZSEND"; do
 	if [ ! -x "$bin" ]; then
@@ -86,21 +30,15 @@ for bin in "$COLLECTOR" "$AGENT" "$ZSEND"; do
 	fi
 done
 
-tmp=$(mktemp -d /tmp/fleetbench-test-collector-XXXXXX) || exit 1
+pid=
+# shellcheck disable=SC2317 # called at exit by lib.sh
+on_cleanup() {
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+}
+tmp_new collector
 # the harness runs PostgreSQL as another user when we are root
 chmod 0755 "$tmp"
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	"$harness" stop "$tmp/pg" >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-if ! conninfo=$("$harness" start "$tmp/pg" 2>"$tmp/harness.log"); then
-	not_ok "tests/harness/pg start: $(cat "$tmp/harness.log")"
-	finish
-fi
+pg_start "$tmp/pg"
 
 # q: runs SQL from stdin, prints unaligned rows
 q() {

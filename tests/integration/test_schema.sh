@@ -8,64 +8,16 @@
 # PG_BINDIR (the PostgreSQL 15 server binaries).
 set -uo pipefail
 
-SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 AGENT=${AGENT:-${BUILD_DIR:-$SOURCE_DIR/build}/agent/fleetbench-agent}
-PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-export PG_BINDIR PGTZ=UTC PGCLIENTENCODING=UTF8
-harness=$SOURCE_DIR/tests/harness/pg
 fixtures=$SOURCE_DIR/tests/fixtures/reports
 
-pass=0
-fail=0
-
-ok() {
-	pass=$((pass + 1))
-}
-
-not_ok() {
-	fail=$((fail + 1))
-	echo "FAIL $*" >&2
-}
-
-# check_eq NAME ACTUAL EXPECTED
-check_eq() {
-	if [ "$2" = "$3" ]; then
-		ok
-	else
-		not_ok "$1: got '$2', expected '$3'"
-	fi
-}
-
-# check_match NAME ACTUAL GLOB
-check_match() {
-	# shellcheck disable=SC2053 # $3 is a pattern
-	if [[ $2 == $3 ]]; then
-		ok
-	else
-		not_ok "$1: got '$2', expected it to match '$3'"
-	fi
-}
-
-finish() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-}
-
-tmp=$(mktemp -d /tmp/fleetbench-test-schema-XXXXXX) || exit 1
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	"$harness" stop "$tmp" >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+tmp_new schema
 # a timeout's SIGTERM still stops the server
 trap 'exit 1' INT TERM HUP
-
-if ! conninfo=$("$harness" start "$tmp" 2>"$tmp/harness.log"); then
-	not_ok "tests/harness/pg start: $(cat "$tmp/harness.log")"
-	finish
-fi
+pg_start "$tmp"
 
 # q [psql options]: runs SQL from stdin, prints unaligned rows, NULL as NULL
 q() {

@@ -17,12 +17,6 @@
 
 static const char *agent;
 
-#define RUN(res, uid, ...)                                                 \
-	do {                                                               \
-		char *argv_[] = { (char *)agent, __VA_ARGS__, NULL };       \
-		CHECK_OK(run_program(argv_, (uid), (res)));                \
-	} while (0)
-
 static char conf_path[] = "/tmp/fleetbench-test-agent-conf-XXXXXX";
 
 static void write_conf(const char *text)
@@ -66,7 +60,7 @@ int main(void)
 	write_conf("");
 
 	/* --json: a parseable report with every section */
-	RUN(&r, -1, "probe", "--json", "--steal-window", "0", "--config",
+	RUN_AGENT(&r, -1, "probe", "--json", "--steal-window", "0", "--config",
 	    conf_path);
 	CHECK_EQ_INT(r.status, 0);
 	CHECK_EQ_STR(r.err, "");
@@ -74,7 +68,7 @@ int main(void)
 	run_result_release(&r);
 
 	/* the table names every section */
-	RUN(&r, -1, "probe", "--steal-window", "0", "--config", conf_path);
+	RUN_AGENT(&r, -1, "probe", "--steal-window", "0", "--config", conf_path);
 	CHECK_EQ_INT(r.status, 0);
 	for (size_t i = 0; i < probe_section_count(); i++) {
 		char line[64];
@@ -88,7 +82,7 @@ int main(void)
 
 	/* needs no root: as nobody it still reports every section */
 	if (geteuid() == 0) {
-		RUN(&r, 65534, "probe", "--json", "--steal-window", "0",
+		RUN_AGENT(&r, 65534, "probe", "--json", "--steal-window", "0",
 		    "--config", conf_path);
 		CHECK_EQ_INT(r.status, 0);
 		check_report(r.out, "probe --json as nobody");
@@ -96,48 +90,48 @@ int main(void)
 	}
 
 	/* usage errors: exit 2 and a message naming the problem */
-	RUN(&r, -1, "probe", "--bogus");
+	RUN_AGENT(&r, -1, "probe", "--bogus");
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "unknown option '--bogus'") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "frobnicate");
+	RUN_AGENT(&r, -1, "frobnicate");
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "unknown command 'frobnicate'") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "probe", "--root");
+	RUN_AGENT(&r, -1, "probe", "--root");
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "option '--root' needs a value") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "probe", "--steal-window", "soon", "--config", conf_path);
+	RUN_AGENT(&r, -1, "probe", "--steal-window", "soon", "--config", conf_path);
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "steal_window_ms: 'soon' is not an integer") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "probe", "--steal-window", "600000", "--config", conf_path);
+	RUN_AGENT(&r, -1, "probe", "--steal-window", "600000", "--config", conf_path);
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "out of range") != NULL);
 	run_result_release(&r);
 
 	/* config errors name the file, the line and the key */
-	RUN(&r, -1, "probe", "--config", "/nonexistent/agent.conf");
+	RUN_AGENT(&r, -1, "probe", "--config", "/nonexistent/agent.conf");
 	CHECK(r.status != 0);
 	CHECK(strstr(r.err, "cannot read config '/nonexistent/agent.conf'") != NULL);
 	run_result_release(&r);
 	write_conf("[agent]\nprovider = aws\n\nsteal_windw_ms = 5\n");
-	RUN(&r, -1, "probe", "--config", conf_path);
+	RUN_AGENT(&r, -1, "probe", "--config", conf_path);
 	CHECK(r.status != 0);
 	CHECK(strstr(r.err, ":4: unknown key 'steal_windw_ms' in section [agent]") != NULL);
 	CHECK(strstr(r.err, conf_path) != NULL);
 	CHECK_EQ_STR(r.out, "");
 	run_result_release(&r);
 	write_conf("[agent]\nsteal_window_ms = -5\n");
-	RUN(&r, -1, "probe", "--config", conf_path);
+	RUN_AGENT(&r, -1, "probe", "--config", conf_path);
 	CHECK(r.status != 0);
 	CHECK(strstr(r.err, ":2: agent.steal_window_ms: -5 is out of range") != NULL);
 	run_result_release(&r);
 
 	/* a root that does not exist is a real failure */
 	write_conf("");
-	RUN(&r, -1, "probe", "--root", "/nonexistent-root", "--config",
+	RUN_AGENT(&r, -1, "probe", "--root", "/nonexistent-root", "--config",
 	    conf_path);
 	CHECK_EQ_INT(r.status, 1);
 	CHECK(strstr(r.err, "cannot probe below '/nonexistent-root'") != NULL);
@@ -146,7 +140,7 @@ int main(void)
 	/* labels: a flag beats the config, the config beats DMI */
 	write_conf("[agent]\nprovider = from-config\ninstance_type = c6.xlarge\n"
 		   "steal_window_ms = 0\n");
-	RUN(&r, -1, "probe", "--json", "--config", conf_path, "--provider",
+	RUN_AGENT(&r, -1, "probe", "--json", "--config", conf_path, "--provider",
 	    "from-flag", "--region", "eu-1");
 	CHECK_EQ_INT(r.status, 0);
 	j = json_tokener_parse(r.out);
@@ -161,7 +155,7 @@ int main(void)
 	run_result_release(&r);
 
 	/* --root reads a fixture tree */
-	RUN(&r, -1, "probe", "--json", "--config", conf_path, "--root",
+	RUN_AGENT(&r, -1, "probe", "--json", "--config", conf_path, "--root",
 	    (char *)fixture_path("kvm-guest"));
 	CHECK_EQ_INT(r.status, 0);
 	j = json_tokener_parse(r.out);
@@ -172,11 +166,11 @@ int main(void)
 	run_result_release(&r);
 
 	/* --help and --version succeed on stdout */
-	RUN(&r, -1, "--help");
+	RUN_AGENT(&r, -1, "--help");
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.out, "usage: fleetbench-agent") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "--version");
+	RUN_AGENT(&r, -1, "--version");
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.out, FLEETBENCH_VERSION) != NULL);
 	run_result_release(&r);

@@ -19,12 +19,6 @@
 
 static const char *agent;
 
-#define RUN(res, uid, ...)                                                 \
-	do {                                                               \
-		char *argv_[] = { (char *)agent, __VA_ARGS__, NULL };       \
-		CHECK_OK(run_program(argv_, (uid), (res)));                \
-	} while (0)
-
 static int dir_entries(const char *path)
 {
 	DIR *d = opendir(path);
@@ -40,22 +34,14 @@ static int dir_entries(const char *path)
 	return n;
 }
 
-static struct json_object *jobj(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
 /* Every result: status ok with one sample per repeat in every metric and
  * one window per repeat, or skipped with a reason. */
 static void check_results(struct json_object *bench, long long repeats,
 			  const char *who)
 {
-	struct json_object *results = jobj(bench, "results");
+	struct json_object *results = jget(bench, "results");
 	long long threshold = json_object_get_int64(
-		jobj(bench, "steal_threshold_pct"));
+		jget(bench, "steal_threshold_pct"));
 
 	for (size_t b = 0; b < bench_count(); b++) {
 		const char *name = bench_get(b)->name;
@@ -65,20 +51,20 @@ static void check_results(struct json_object *bench, long long repeats,
 			struct json_object *r =
 				json_object_array_get_idx(results, i);
 			const char *bn = json_object_get_string(
-				jobj(r, "benchmark"));
+				jget(r, "benchmark"));
 			const char *var = json_object_get_string(
-				jobj(r, "variant"));
+				jget(r, "variant"));
 			const char *status = json_object_get_string(
-				jobj(r, "status"));
-			struct json_object *metrics = jobj(r, "metrics");
-			struct json_object *reps = jobj(r, "repeats");
+				jget(r, "status"));
+			struct json_object *metrics = jget(r, "metrics");
+			struct json_object *reps = jget(r, "repeats");
 
 			if (strcmp(bn, name))
 				continue;
 			seen++;
 			if (!strcmp(status, "skipped")) {
 				const char *why = json_object_get_string(
-					jobj(r, "skip_reason"));
+					jget(r, "skip_reason"));
 
 				CHECK_(why && *why, "%s: %s/%s skipped without a reason",
 				       who, name, var);
@@ -94,13 +80,13 @@ static void check_results(struct json_object *bench, long long repeats,
 			     k++) {
 				struct json_object *m =
 					json_object_array_get_idx(metrics, k);
-				struct json_object *s = jobj(m, "samples");
+				struct json_object *s = jget(m, "samples");
 
 				CHECK_((long long)json_object_array_length(s) ==
 					       repeats,
 				       "%s: %s/%s %s has %zu samples, not %lld",
 				       who, name, var,
-				       json_object_get_string(jobj(m, "metric")),
+				       json_object_get_string(jget(m, "metric")),
 				       json_object_array_length(s), repeats);
 				for (size_t j = 0; j < json_object_array_length(s);
 				     j++)
@@ -116,11 +102,11 @@ static void check_results(struct json_object *bench, long long repeats,
 			     j++) {
 				struct json_object *w =
 					json_object_array_get_idx(reps, j);
-				struct json_object *steal = jobj(w, "steal_pct");
+				struct json_object *steal = jget(w, "steal_pct");
 				int noisy = json_object_get_boolean(
-					jobj(w, "noisy"));
+					jget(w, "noisy"));
 
-				CHECK(json_object_get_double(jobj(w, "wall_s")) >
+				CHECK(json_object_get_double(jget(w, "wall_s")) >
 				      0);
 				if (steal) {
 					double st = json_object_get_double(steal);
@@ -136,23 +122,23 @@ static void check_results(struct json_object *bench, long long repeats,
 
 static void check_comparisons(struct json_object *bench, const char *who)
 {
-	struct json_object *comps = jobj(bench, "comparisons");
+	struct json_object *comps = jget(bench, "comparisons");
 
 	CHECK(json_object_array_length(comps) > 0);
 	for (size_t i = 0; i < json_object_array_length(comps); i++) {
 		struct json_object *c = json_object_array_get_idx(comps, i);
-		struct json_object *ratio = jobj(c, "ratio");
-		const char *name = json_object_get_string(jobj(c, "name"));
+		struct json_object *ratio = jget(c, "ratio");
+		const char *name = json_object_get_string(jget(c, "name"));
 
 		if (!ratio) {
-			CHECK_(jobj(c, "reason") != NULL,
+			CHECK_(jget(c, "reason") != NULL,
 			       "%s: comparison %s has neither ratio nor reason",
 			       who, name);
 			continue;
 		}
 		double r = json_object_get_double(ratio);
-		double lo = json_object_get_double(jobj(c, "ci_low"));
-		double hi = json_object_get_double(jobj(c, "ci_high"));
+		double lo = json_object_get_double(jget(c, "ci_low"));
+		double hi = json_object_get_double(jget(c, "ci_high"));
 
 		CHECK_(r > 0 && lo <= r && r <= hi,
 		       "%s: comparison %s: %g not in [%g, %g]", who, name, r, lo,
@@ -176,24 +162,24 @@ int main(void)
 	chmod(dir, 0755);
 
 	/* refusals: exit 2 with the problem named, nothing run */
-	RUN(&r, -1, "bench", "--only", "thp_chase,nosuch", "--dir", dir);
+	RUN_AGENT(&r, -1, "bench", "--only", "thp_chase,nosuch", "--dir", dir);
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "unknown benchmark 'nosuch'") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "bench", "--profile", "huge", "--dir", dir);
+	RUN_AGENT(&r, -1, "bench", "--profile", "huge", "--dir", dir);
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "unknown profile 'huge'") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "bench", "--seq-block", "6000", "--dir", dir);
+	RUN_AGENT(&r, -1, "bench", "--seq-block", "6000", "--dir", dir);
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "not a multiple of 4096") != NULL);
 	run_result_release(&r);
-	RUN(&r, -1, "bench", "--chase-bytes", "lots", "--dir", dir);
+	RUN_AGENT(&r, -1, "bench", "--chase-bytes", "lots", "--dir", dir);
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "--chase-bytes") && strstr(r.err, "is not a size"));
 	run_result_release(&r);
 	if (geteuid() == 0) {
-		RUN(&r, 65534, "bench", "--reserve-hugetlb", "16", "--dir", dir,
+		RUN_AGENT(&r, 65534, "bench", "--reserve-hugetlb", "16", "--dir", dir,
 		    "--only", "thp_chase");
 		CHECK(r.status != 0);
 		CHECK(strstr(r.err, "needs root") != NULL);
@@ -201,16 +187,16 @@ int main(void)
 	}
 
 	/* the quick profile, end to end */
-	RUN(&r, -1, "bench", "--profile", "quick", "--json", "--dir", dir);
+	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--json", "--dir", dir);
 	CHECK_EQ_INT(r.status, 0);
 	if (r.status)
 		fprintf(stderr, "%s", r.err);
 	j = json_tokener_parse(r.out);
 	CHECK(j != NULL);
 	if (j) {
-		CHECK_EQ_STR(json_object_get_string(jobj(j, "profile")),
+		CHECK_EQ_STR(json_object_get_string(jget(j, "profile")),
 			     "quick");
-		check_results(j, json_object_get_int64(jobj(j, "repeats")),
+		check_results(j, json_object_get_int64(jget(j, "repeats")),
 			      "quick");
 		check_comparisons(j, "quick");
 	}
@@ -219,18 +205,18 @@ int main(void)
 	CHECK_EQ_INT(dir_entries(dir), 0);
 
 	/* run = probe + bench in one report; the table names the sections */
-	RUN(&r, -1, "run", "--profile", "quick", "--only", "false_sharing",
+	RUN_AGENT(&r, -1, "run", "--profile", "quick", "--only", "false_sharing",
 	    "--steal-window", "0", "--json", "--dir", dir);
 	CHECK_EQ_INT(r.status, 0);
 	j = json_tokener_parse(r.out);
-	CHECK(j && jobj(j, "io_uring") && jobj(j, "thp") && jobj(j, "bench"));
-	if (j && jobj(j, "bench"))
+	CHECK(j && jget(j, "io_uring") && jget(j, "thp") && jget(j, "bench"));
+	if (j && jget(j, "bench"))
 		CHECK_EQ_INT(json_object_array_length(
-				     jobj(jobj(j, "bench"), "results")) > 0,
+				     jget(jget(j, "bench"), "results")) > 0,
 			     1);
 	json_object_put(j);
 	run_result_release(&r);
-	RUN(&r, -1, "run", "--profile", "quick", "--only", "false_sharing",
+	RUN_AGENT(&r, -1, "run", "--profile", "quick", "--only", "false_sharing",
 	    "--steal-window", "0", "--dir", dir);
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.out, "\nio_uring\n") && strstr(r.out, "false_sharing"));

@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "bench_false_sharing.h"
+#include "bench_test.h"
 #include "check.h"
 #include "probe_test.h"
 
@@ -18,56 +19,11 @@
 static const char *const variants[] = { "shared", "padded", "shared_atomic",
 					"padded_atomic" };
 
-static struct json_object *find_result(struct json_object *report,
-				       const char *variant)
-{
-	struct json_object *results = jget(report, "results");
-
-	for (size_t i = 0; results && i < json_object_array_length(results);
-	     i++) {
-		struct json_object *r = json_object_array_get_idx(results, i);
-
-		if (!strcmp(jstr(r, "benchmark"), "false_sharing") &&
-		    !strcmp(jstr(r, "variant"), variant))
-			return r;
-	}
-	return NULL;
-}
-
-static struct json_object *find_metric(struct json_object *res,
-				       const char *metric)
-{
-	struct json_object *metrics = jget(res, "metrics");
-
-	for (size_t i = 0; metrics && i < json_object_array_length(metrics);
-	     i++) {
-		struct json_object *m = json_object_array_get_idx(metrics, i);
-
-		if (!strcmp(jstr(m, "metric"), metric))
-			return m;
-	}
-	return NULL;
-}
-
-static struct json_object *find_comparison(struct json_object *report,
-					   const char *name)
-{
-	struct json_object *cmps = jget(report, "comparisons");
-
-	for (size_t i = 0; cmps && i < json_object_array_length(cmps); i++) {
-		struct json_object *c = json_object_array_get_idx(cmps, i);
-
-		if (!strcmp(jstr(c, "name"), name))
-			return c;
-	}
-	return NULL;
-}
-
 /* Every sample of metric is a positive number, one per repeat. */
 static void check_samples(struct json_object *res, const char *metric,
 			  const char *unit)
 {
-	struct json_object *m = find_metric(res, metric);
+	struct json_object *m = jmetric(res, metric);
 	struct json_object *samples = jget(m, "samples");
 
 	CHECK(m != NULL);
@@ -88,7 +44,7 @@ static void check_samples(struct json_object *res, const char *metric,
 static void check_comparison(struct json_object *report, const char *name,
 			     const char *num, const char *den)
 {
-	struct json_object *c = find_comparison(report, name);
+	struct json_object *c = jcomparison(report, name);
 	double ratio = NAN, lo = NAN, hi = NAN;
 
 	CHECK(c != NULL);
@@ -156,7 +112,7 @@ int main(void)
 
 	/* nothing but false_sharing ran */
 	CHECK_EQ_INT(jlen(report, "results"), 4);
-	res = find_result(report, "shared");
+	res = jresult(report, "false_sharing", "shared");
 	if (res && !strcmp(jstr(res, "status"), "skipped")) {
 		/* a host with 1 usable CPU: the skip states why */
 		CHECK(strstr(jstr(res, "skip_reason"), "CPU") != NULL);
@@ -172,7 +128,7 @@ int main(void)
 		bool padded = !strncmp(v, "padded", 6);
 		int64_t line, stride;
 
-		res = find_result(report, v);
+		res = jresult(report, "false_sharing", v);
 		CHECK_(res != NULL, "no result for variant %s", v);
 		if (!res)
 			continue;

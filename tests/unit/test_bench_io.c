@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_test.h"
 #include "check.h"
 #include "cleanup.h"
 #include "io_engine.h"
@@ -180,51 +181,18 @@ static int dir_entries(const char *path)
 	return n;
 }
 
-static struct json_object *jobj(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
-static struct json_object *find_result(struct json_object *report,
-				       const char *bench, const char *variant)
-{
-	struct json_object *results = jobj(report, "results");
-
-	for (size_t i = 0; i < json_object_array_length(results); i++) {
-		struct json_object *r = json_object_array_get_idx(results, i);
-
-		if (!strcmp(json_object_get_string(jobj(r, "benchmark")),
-			    bench) &&
-		    !strcmp(json_object_get_string(jobj(r, "variant")),
-			    variant))
-			return r;
-	}
-	return NULL;
-}
-
 static const char *skip_reason(struct json_object *r)
 {
-	return r && !strcmp(json_object_get_string(jobj(r, "status")),
+	return r && !strcmp(json_object_get_string(jget(r, "status")),
 			    "skipped") ?
-		       json_object_get_string(jobj(r, "skip_reason")) :
+		       json_object_get_string(jget(r, "skip_reason")) :
 		       NULL;
 }
 
 /* The samples of metric in result r (NULL when none). */
 static struct json_object *samples(struct json_object *r, const char *metric)
 {
-	struct json_object *metrics = jobj(r, "metrics");
-
-	for (size_t i = 0; i < json_object_array_length(metrics); i++) {
-		struct json_object *m = json_object_array_get_idx(metrics, i);
-
-		if (!strcmp(json_object_get_string(jobj(m, "metric")), metric))
-			return jobj(m, "samples");
-	}
-	return NULL;
+	return jget(jmetric(r, metric), "samples");
 }
 
 static double sample(struct json_object *r, const char *metric, size_t i)
@@ -234,20 +202,6 @@ static double sample(struct json_object *r, const char *metric, size_t i)
 	return s && i < json_object_array_length(s) ?
 		       json_object_get_double(json_object_array_get_idx(s, i)) :
 		       NAN;
-}
-
-static struct json_object *find_comparison(struct json_object *report,
-					   const char *name)
-{
-	struct json_object *comps = jobj(report, "comparisons");
-
-	for (size_t i = 0; i < json_object_array_length(comps); i++) {
-		struct json_object *c = json_object_array_get_idx(comps, i);
-
-		if (!strcmp(json_object_get_string(jobj(c, "name")), name))
-			return c;
-	}
-	return NULL;
 }
 
 static struct bench_params tiny_params(const char *dir)
@@ -285,7 +239,7 @@ static void check_measured(struct json_object *report, const char *bench,
 	bool rr = !strcmp(bench, "randread");
 
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *r = find_result(report, bench, names[i]);
+		struct json_object *r = jresult(report, bench, names[i]);
 		const char *why = skip_reason(r);
 
 		CHECK_(r != NULL, "%s/%s missing", bench, names[i]);
@@ -300,7 +254,7 @@ static void check_measured(struct json_object *report, const char *bench,
 		CHECK_EQ_INT(json_object_array_length(
 				     samples(r, rr ? "iops" : "mb_per_s")),
 			     repeats);
-		CHECK_EQ_INT(json_object_array_length(jobj(r, "repeats")),
+		CHECK_EQ_INT(json_object_array_length(jget(r, "repeats")),
 			     repeats);
 		for (long long k = 0; k < repeats; k++) {
 			double rate = sample(r, rr ? "iops" : "mb_per_s", k);
@@ -333,17 +287,17 @@ static void check_probe_agrees(struct json_object *report)
 		return;
 	setup = jstr(probe, "io_uring.setup");
 	sqpoll = jstr(probe, "io_uring.sqpoll");
-	why_uring = skip_reason(find_result(report, "randread", "io_uring"));
+	why_uring = skip_reason(jresult(report, "randread", "io_uring"));
 	why_sqpoll = skip_reason(
-		find_result(report, "randread", "io_uring_sqpoll"));
+		jresult(report, "randread", "io_uring_sqpoll"));
 	printf("probe: io_uring setup %s, sqpoll %s\n", setup, sqpoll);
 	if (!strcmp(setup, "ok")) {
 		CHECK_(why_uring == NULL, "probe: io_uring ok, variant: %s",
 		       why_uring);
-		CHECK(skip_reason(find_result(report, "randread",
-					      "io_uring_fixed")) == NULL);
-		CHECK(skip_reason(find_result(report, "seqwrite",
-					      "io_uring")) == NULL);
+		CHECK(skip_reason(jresult(report, "randread",
+					  "io_uring_fixed")) == NULL);
+		CHECK(skip_reason(jresult(report, "seqwrite",
+					  "io_uring")) == NULL);
 	} else {
 		CHECK(why_uring != NULL);
 	}
@@ -361,23 +315,23 @@ static void check_probe_agrees(struct json_object *report)
 
 static void check_params(struct json_object *report)
 {
-	struct json_object *r = find_result(report, "randread", "io_uring");
-	struct json_object *params = r ? jobj(r, "parameters") : NULL;
+	struct json_object *r = jresult(report, "randread", "io_uring");
+	struct json_object *params = r ? jget(r, "parameters") : NULL;
 
-	CHECK_EQ_INT(json_object_get_int64(jobj(params, "file_bytes")),
+	CHECK_EQ_INT(json_object_get_int64(jget(params, "file_bytes")),
 		     16 * MiB);
-	CHECK_EQ_INT(json_object_get_int64(jobj(params, "iodepth")), 32);
-	CHECK_EQ_INT(json_object_get_int64(jobj(params, "block_bytes")), 4096);
-	CHECK_EQ_STR(json_object_get_string(jobj(params, "engine")),
+	CHECK_EQ_INT(json_object_get_int64(jget(params, "iodepth")), 32);
+	CHECK_EQ_INT(json_object_get_int64(jget(params, "block_bytes")), 4096);
+	CHECK_EQ_STR(json_object_get_string(jget(params, "engine")),
 		     "io_uring");
-	r = find_result(report, "randread", "pread");
-	params = r ? jobj(r, "parameters") : NULL;
-	CHECK_EQ_INT(json_object_get_int64(jobj(params, "iodepth")), 1);
-	r = find_result(report, "seqwrite", "io_uring");
-	params = r ? jobj(r, "parameters") : NULL;
-	CHECK_EQ_INT(json_object_get_int64(jobj(params, "block_bytes")),
+	r = jresult(report, "randread", "pread");
+	params = r ? jget(r, "parameters") : NULL;
+	CHECK_EQ_INT(json_object_get_int64(jget(params, "iodepth")), 1);
+	r = jresult(report, "seqwrite", "io_uring");
+	params = r ? jget(r, "parameters") : NULL;
+	CHECK_EQ_INT(json_object_get_int64(jget(params, "block_bytes")),
 		     128 << 10);
-	CHECK_EQ_INT(json_object_get_int64(jobj(params, "bytes")), 4 * MiB);
+	CHECK_EQ_INT(json_object_get_int64(jget(params, "bytes")), 4 * MiB);
 }
 
 static void check_comparisons(struct json_object *report)
@@ -389,13 +343,13 @@ static void check_comparisons(struct json_object *report)
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		struct json_object *c = find_comparison(report, names[i]);
-		struct json_object *ratio = c ? jobj(c, "ratio") : NULL;
+		struct json_object *c = jcomparison(report, names[i]);
+		struct json_object *ratio = c ? jget(c, "ratio") : NULL;
 
 		CHECK_(c != NULL, "comparison %s missing", names[i]);
 		if (!c)
 			continue;
-		CHECK(ratio != NULL || jobj(c, "reason") != NULL);
+		CHECK(ratio != NULL || jget(c, "reason") != NULL);
 		if (ratio)
 			printf("%s = %.3f\n", names[i],
 			       json_object_get_double(ratio));
@@ -417,9 +371,9 @@ static void test_real_run(const char *dir)
 		       ARRAY_SIZE(seqwrite_names), p.repeats);
 	/* ext4 on this machine and CI: nothing of randread/seqwrite may be
 	 * skipped but by the host's io_uring policy */
-	CHECK(skip_reason(find_result(report, "randread", "pread")) == NULL);
-	CHECK(skip_reason(find_result(report, "randread", "libaio")) == NULL);
-	CHECK(skip_reason(find_result(report, "seqwrite", "pwrite")) == NULL);
+	CHECK(skip_reason(jresult(report, "randread", "pread")) == NULL);
+	CHECK(skip_reason(jresult(report, "randread", "libaio")) == NULL);
+	CHECK(skip_reason(jresult(report, "seqwrite", "pwrite")) == NULL);
 	check_probe_agrees(report);
 	check_params(report);
 	check_comparisons(report);
@@ -436,7 +390,7 @@ static void check_all_skipped(struct json_object *report, const char *want,
 		const char *name =
 			rr ? randread_names[i] :
 			     seqwrite_names[i - ARRAY_SIZE(randread_names)];
-		const char *why = skip_reason(find_result(
+		const char *why = skip_reason(jresult(
 			report, rr ? "randread" : "seqwrite", name));
 
 		CHECK_(why && (strstr(why, want) || (alt && strstr(why, alt))),
@@ -475,7 +429,7 @@ static void test_tmpfs(void)
 		return;
 	check_all_skipped(report, "tmpfs on /dev/shm", alt);
 	printf("tmpfs: %s\n",
-	       skip_reason(find_result(report, "randread", "io_uring")));
+	       skip_reason(jresult(report, "randread", "io_uring")));
 	json_object_put(report);
 }
 
@@ -492,7 +446,7 @@ static void test_space_refusal(const char *dir)
 		return;
 	check_all_skipped(report, "refused: ", NULL);
 	printf("space: %s\n",
-	       skip_reason(find_result(report, "randread", "pread")));
+	       skip_reason(jresult(report, "randread", "pread")));
 	CHECK(bench_now() - t0 < 5); /* refused before writing anything */
 	json_object_put(report);
 	CHECK_EQ_INT(dir_entries(dir), 0);
@@ -509,9 +463,9 @@ static void test_bad_block(const char *dir)
 	report = suite(&p);
 	if (!report)
 		return;
-	why = skip_reason(find_result(report, "seqwrite", "io_uring"));
+	why = skip_reason(jresult(report, "seqwrite", "io_uring"));
 	CHECK(why && strstr(why, "multiple of 4096"));
-	why = skip_reason(find_result(report, "randread", "libaio"));
+	why = skip_reason(jresult(report, "randread", "libaio"));
 	CHECK(why && strstr(why, "smaller than one 4096-byte block"));
 	json_object_put(report);
 }
@@ -540,17 +494,17 @@ static void test_given_file(const char *dir)
 	report = suite(&p);
 	if (report) {
 		struct json_object *r =
-			find_result(report, "randread", "io_uring");
+			jresult(report, "randread", "io_uring");
 
-		CHECK(skip_reason(find_result(report, "randread", "pread")) ==
+		CHECK(skip_reason(jresult(report, "randread", "pread")) ==
 		      NULL);
-		CHECK(sample(find_result(report, "randread", "pread"), "iops",
+		CHECK(sample(jresult(report, "randread", "pread"), "iops",
 			     0) > 0);
 		CHECK_EQ_INT(json_object_get_int64(
-				     jobj(jobj(r, "parameters"), "file_bytes")),
+				     jget(jget(r, "parameters"), "file_bytes")),
 			     4 * MiB + 4096);
 		CHECK_EQ_STR(json_object_get_string(
-				     jobj(jobj(r, "parameters"), "file")),
+				     jget(jget(r, "parameters"), "file")),
 			     path);
 		json_object_put(report);
 	}
@@ -565,7 +519,7 @@ static void test_given_file(const char *dir)
 	report = suite(&p);
 	if (report) {
 		const char *why = skip_reason(
-			find_result(report, "randread", "io_uring"));
+			jresult(report, "randread", "io_uring"));
 
 		CHECK(why && strstr(why, "cannot open") && strstr(why, path));
 		json_object_put(report);

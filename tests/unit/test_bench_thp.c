@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "bench_thp.h"
+#include "bench_test.h"
 #include "check.h"
 #include "probe_test.h"
 #include "rand.h"
@@ -317,54 +318,11 @@ static long long vm_hwm_kb(void)
 
 /* ---- the report ---- */
 
-static struct json_object *find_result(struct json_object *report,
-				       const char *bench, const char *variant)
-{
-	struct json_object *results = jget(report, "results");
-
-	for (size_t i = 0; results && i < json_object_array_length(results);
-	     i++) {
-		struct json_object *r = json_object_array_get_idx(results, i);
-
-		if (!strcmp(jstr(r, "benchmark"), bench) &&
-		    !strcmp(jstr(r, "variant"), variant))
-			return r;
-	}
-	return NULL;
-}
-
-static struct json_object *find_metric(struct json_object *res,
-				       const char *metric)
-{
-	struct json_object *metrics = jget(res, "metrics");
-
-	for (size_t i = 0; metrics && i < json_object_array_length(metrics);
-	     i++) {
-		struct json_object *m = json_object_array_get_idx(metrics, i);
-
-		if (!strcmp(jstr(m, "metric"), metric))
-			return m;
-	}
-	return NULL;
-}
-
-static struct json_object *find_comparison(struct json_object *report,
-					   const char *name)
-{
-	struct json_object *c = jget(report, "comparisons");
-
-	for (size_t i = 0; c && i < json_object_array_length(c); i++)
-		if (!strcmp(jstr(json_object_array_get_idx(c, i), "name"),
-			    name))
-			return json_object_array_get_idx(c, i);
-	return NULL;
-}
-
 /* The samples of metric: n of them, each within [lo, hi]. */
 static void check_samples(struct json_object *res, const char *metric,
 			  size_t n, double lo, double hi)
 {
-	struct json_object *m = find_metric(res, metric);
+	struct json_object *m = jmetric(res, metric);
 	struct json_object *s = jget(m, "samples");
 
 	CHECK_(m != NULL, "metric %s of %s", metric, jstr(res, "variant"));
@@ -420,8 +378,7 @@ static void test_refusal(void)
 	CHECK_(hwm0 > 0 && hwm1 - hwm0 < 64 * 1024,
 	       "peak RSS grew by %lld kB", hwm1 - hwm0);
 	for (size_t i = 0; report && i < 4; i++) {
-		struct json_object *r = find_result(report, "thp_chase",
-						    chase[i]);
+		struct json_object *r = jresult(report, "thp_chase", chase[i]);
 
 		CHECK_EQ_STR(jstr(r, "status"), "skipped");
 		CHECK_(!strncmp(jstr(r, "skip_reason"), "refused: ", 9),
@@ -431,14 +388,13 @@ static void test_refusal(void)
 			     "thp_fault_alloc thp_fault_fallback thp_split_page");
 	}
 	for (size_t i = 0; report && i < 2; i++) {
-		struct json_object *r = find_result(report, "thp_fault",
-						    fault[i]);
+		struct json_object *r = jresult(report, "thp_fault", fault[i]);
 
 		CHECK_EQ_STR(jstr(r, "status"), "skipped");
 		CHECK_(!strncmp(jstr(r, "skip_reason"), "refused: ", 9),
 		       "thp_fault %s: %s", fault[i], jstr(r, "skip_reason"));
 	}
-	CHECK(jis(find_comparison(report, "thp_speedup"), "ratio",
+	CHECK(jis(jcomparison(report, "thp_speedup"), "ratio",
 		  json_type_null));
 	json_object_put(report);
 	remove_tree(root);
@@ -469,7 +425,7 @@ static void test_reserve(void)
 	p.repeats = 1;
 	p.reserve_hugetlb = 4;
 	CHECK_OK(bench_suite_run(&p, "thp_chase", &report, err, sizeof(err)));
-	r = find_result(report, "thp_chase", "hugetlb_2m");
+	r = jresult(report, "thp_chase", "hugetlb_2m");
 	CHECK_EQ_STR(jstr(r, "parameters.reserve_hugetlb_result"), "ok");
 	CHECK_EQ_INT(jint(r, "parameters.reserve_hugetlb_requested"), 4);
 	CHECK_EQ_INT(jint(r, "parameters.reserve_hugetlb_pool_before"), 0);
@@ -479,7 +435,7 @@ static void test_reserve(void)
 	/* the fixture's free count did not move: skipped with the numbers */
 	CHECK_EQ_STR(jstr(r, "skip_reason"),
 		     "2 MiB hugetlb pool has 0 free pages, needs 1");
-	r = find_result(report, "thp_chase", "hugetlb_1g");
+	r = jresult(report, "thp_chase", "hugetlb_1g");
 	CHECK_(strstr(jstr(r, "skip_reason"), "absent") != NULL, "1g: %s",
 	       jstr(r, "skip_reason"));
 	snprintf(path, sizeof(path),
@@ -513,8 +469,8 @@ static void test_tiny_run(void)
 		fprintf(stderr, "bench_suite_run: %s\n", err);
 		return;
 	}
-	r4 = find_result(report, "thp_chase", "4k");
-	rt = find_result(report, "thp_chase", "thp");
+	r4 = jresult(report, "thp_chase", "4k");
+	rt = jresult(report, "thp_chase", "thp");
 	CHECK_EQ_STR(jstr(r4, "status"), "ok");
 	check_samples(r4, "ns_per_access", 2, 1e-3, 1e6);
 	check_samples(r4, "huge_fraction", 2, 0, 0); /* MADV_NOHUGEPAGE */
@@ -527,7 +483,7 @@ static void test_tiny_run(void)
 		check_samples(rt, "ns_per_access", 2, 1e-3, 1e6);
 		check_samples(rt, "huge_fraction", 2, 0, 1);
 		check_samples(rt, "thp_fault_alloc", 2, 0, 1e12);
-		c = find_comparison(report, "thp_speedup");
+		c = jcomparison(report, "thp_speedup");
 		CHECK(jdouble(c, "ratio", &ratio) && jdouble(c, "ci_low", &lo) &&
 		      jdouble(c, "ci_high", &hi));
 		CHECK_(lo <= ratio && ratio <= hi, "thp_speedup %g [%g, %g]",
@@ -540,7 +496,7 @@ static void test_tiny_run(void)
 	}
 	/* hugetlb: measured or skipped with a reason, never silent */
 	for (int i = 0; i < 2; i++) {
-		struct json_object *h = find_result(
+		struct json_object *h = jresult(
 			report, "thp_chase", i ? "hugetlb_1g" : "hugetlb_2m");
 
 		CHECK(h != NULL);
@@ -551,8 +507,8 @@ static void test_tiny_run(void)
 	}
 
 	for (int i = 0; i < 2; i++) {
-		struct json_object *f = find_result(report, "thp_fault",
-						    i ? "thp" : "nohuge");
+		struct json_object *f = jresult(report, "thp_fault",
+						i ? "thp" : "nohuge");
 		struct json_object *m50, *m99, *mmax;
 
 		if (!strcmp(jstr(f, "status"), "skipped")) {
@@ -563,16 +519,16 @@ static void test_tiny_run(void)
 		check_samples(f, "fault_max_us", 2, 0, 1e7);
 		check_samples(f, "total_ms", 2, 1e-6, 1e7);
 		check_samples(f, "huge_fraction", 2, 0, i ? 1 : 0);
-		m50 = jget(find_metric(f, "fault_p50_us"), "median");
-		m99 = jget(find_metric(f, "fault_p99_us"), "median");
-		mmax = jget(find_metric(f, "fault_max_us"), "median");
+		m50 = jget(jmetric(f, "fault_p50_us"), "median");
+		m99 = jget(jmetric(f, "fault_p99_us"), "median");
+		mmax = jget(jmetric(f, "fault_max_us"), "median");
 		CHECK(json_object_get_double(m50) <=
 			      json_object_get_double(m99) &&
 		      json_object_get_double(m99) <=
 			      json_object_get_double(mmax));
 		CHECK_EQ_INT(jint(f, "parameters.touches"), (8 << 20) / 4096);
 	}
-	c = find_comparison(report, "thp_fault_total_speedup");
+	c = jcomparison(report, "thp_fault_total_speedup");
 	CHECK(c != NULL);
 	json_object_put(report);
 }

@@ -705,13 +705,6 @@ static void test_bad_opts(void)
 
 /* ---- the command line ---- */
 
-#define AGENT_RUN(res, ...)                                                \
-	do {                                                               \
-		char *argv_[] = { (char *)getenv("AGENT"), __VA_ARGS__,     \
-				  NULL };                                  \
-		CHECK_OK(run_program(argv_, (uid_t)-1, (res)));            \
-	} while (0)
-
 /* The options every command below shares: no system config, the test's
  * spool, keys and endpoint. */
 #define CLI_OPTS(spool, endpoint)                                           \
@@ -744,14 +737,14 @@ static void test_cli(void)
 	CHECK_EQ_INT(mkdir(cli_dir, 0700), 0);
 
 	/* keygen: 0600 secret, public beside it, never overwritten */
-	AGENT_RUN(&r, "keygen", "--dir", cli_dir, "--name", "a1");
+	RUN_AGENT(&r, -1, "keygen", "--dir", cli_dir, "--name", "a1");
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.out, "a1.pub") != NULL);
 	CHECK(stat(path_of("cli-keys/a1.key"), &st) == 0 &&
 	      (st.st_mode & 0777) == 0600);
 	CHECK(access(path_of("cli-keys/a1.pub"), R_OK) == 0);
 	run_result_release(&r);
-	AGENT_RUN(&r, "keygen", "--dir", cli_dir, "--name", "a1");
+	RUN_AGENT(&r, -1, "keygen", "--dir", cli_dir, "--name", "a1");
 	CHECK_EQ_INT(r.status, 1);
 	CHECK(strstr(r.err, "already exists") != NULL);
 	run_result_release(&r);
@@ -760,7 +753,7 @@ static void test_cli(void)
 	snprintf(spool_dir, sizeof(spool_dir), "%s", path_of("cli"));
 
 	/* run --no-send: spooled, not sent */
-	AGENT_RUN(&r, "run", CLI_OPTS(spool_dir, sc.srv.endpoint), QUICK_RUN,
+	RUN_AGENT(&r, -1, "run", CLI_OPTS(spool_dir, sc.srv.endpoint), QUICK_RUN,
 		  "--no-send");
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.err, "spooled in") != NULL);
@@ -770,14 +763,14 @@ static void test_cli(void)
 	CHECK_EQ_INT(server_received(&sc.srv), 0);
 
 	/* without a collector and without --no-send: a local run only */
-	AGENT_RUN(&r, "run", "--config", path_of("empty.conf"), "--spool-dir",
+	RUN_AGENT(&r, -1, "run", "--config", path_of("empty.conf"), "--spool-dir",
 		  spool_dir, QUICK_RUN);
 	CHECK_EQ_INT(r.status, 0);
 	run_result_release(&r);
 	CHECK_EQ_INT(spooled(sc.s), 1);
 
 	/* spool lists it */
-	AGENT_RUN(&r, "spool", "--spool-dir", spool_dir, "--json");
+	RUN_AGENT(&r, -1, "spool", "--spool-dir", spool_dir, "--json");
 	CHECK_EQ_INT(r.status, 0);
 	j = json_tokener_parse(r.out);
 	CHECK(j && json_object_array_length(
@@ -786,7 +779,7 @@ static void test_cli(void)
 	run_result_release(&r);
 
 	/* no room: refused before benchmarking, the spool untouched */
-	AGENT_RUN(&r, "run", CLI_OPTS(spool_dir, sc.srv.endpoint), QUICK_RUN,
+	RUN_AGENT(&r, -1, "run", CLI_OPTS(spool_dir, sc.srv.endpoint), QUICK_RUN,
 		  "--spool-limit", "20K");
 	CHECK_EQ_INT(r.status, 1);
 	CHECK(strstr(r.err, "has no room for this run") != NULL);
@@ -796,7 +789,7 @@ static void test_cli(void)
 	CHECK_EQ_INT(server_received(&sc.srv), 0);
 
 	/* send delivers: exit 0 */
-	AGENT_RUN(&r, "send", CLI_OPTS(spool_dir, sc.srv.endpoint));
+	RUN_AGENT(&r, -1, "send", CLI_OPTS(spool_dir, sc.srv.endpoint));
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.out, "committed 1") && strstr(r.out, "remaining 0"));
 	run_result_release(&r);
@@ -804,7 +797,7 @@ static void test_cli(void)
 	CHECK_EQ_INT(server_received(&sc.srv), 1);
 
 	/* run: spooled, then sent at once */
-	AGENT_RUN(&r, "run", CLI_OPTS(spool_dir, sc.srv.endpoint), QUICK_RUN);
+	RUN_AGENT(&r, -1, "run", CLI_OPTS(spool_dir, sc.srv.endpoint), QUICK_RUN);
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.err, "committed 1") != NULL);
 	run_result_release(&r);
@@ -814,12 +807,12 @@ static void test_cli(void)
 	/* the collector down: spooled but not delivered, exit 3 */
 	snprintf(unreachable, sizeof(unreachable), "%s", sc.srv.endpoint);
 	server_stop(&sc.srv);
-	AGENT_RUN(&r, "run", CLI_OPTS(spool_dir, unreachable), QUICK_RUN);
+	RUN_AGENT(&r, -1, "run", CLI_OPTS(spool_dir, unreachable), QUICK_RUN);
 	CHECK_EQ_INT(r.status, 3);
 	CHECK(strstr(r.err, "no collector answered") != NULL);
 	run_result_release(&r);
 	CHECK_EQ_INT(spooled(sc.s), 1);
-	AGENT_RUN(&r, "send", CLI_OPTS(spool_dir, unreachable));
+	RUN_AGENT(&r, -1, "send", CLI_OPTS(spool_dir, unreachable));
 	CHECK_EQ_INT(r.status, 3);
 	CHECK(strstr(r.out, "remaining 1") != NULL);
 	run_result_release(&r);
@@ -827,7 +820,7 @@ static void test_cli(void)
 
 	/* a collector that rejects it: exit 1, the report in rejected/ */
 	scene_start(&sc, "cli", true, ACT_REJECT, 0, NULL, 0);
-	AGENT_RUN(&r, "send", CLI_OPTS(spool_dir, sc.srv.endpoint));
+	RUN_AGENT(&r, -1, "send", CLI_OPTS(spool_dir, sc.srv.endpoint));
 	CHECK_EQ_INT(r.status, 1);
 	CHECK(strstr(r.out, "rejected 1") != NULL);
 	CHECK(strstr(r.err, "bad") != NULL);
@@ -835,17 +828,17 @@ static void test_cli(void)
 	CHECK_EQ_INT(spooled(sc.s), 0);
 
 	/* what sending needs is checked first */
-	AGENT_RUN(&r, "send", "--config", path_of("empty.conf"), "--spool-dir",
+	RUN_AGENT(&r, -1, "send", "--config", path_of("empty.conf"), "--spool-dir",
 		  spool_dir);
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "no collector configured") != NULL);
 	run_result_release(&r);
-	AGENT_RUN(&r, "send", CLI_OPTS(spool_dir, "udp://127.0.0.1:1"));
+	RUN_AGENT(&r, -1, "send", CLI_OPTS(spool_dir, "udp://127.0.0.1:1"));
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "bad collector endpoint") != NULL);
 	run_result_release(&r);
 	chmod(path_of("allow/agent.key"), 0640);
-	AGENT_RUN(&r, "send", CLI_OPTS(spool_dir, sc.srv.endpoint));
+	RUN_AGENT(&r, -1, "send", CLI_OPTS(spool_dir, sc.srv.endpoint));
 	CHECK_EQ_INT(r.status, 1);
 	CHECK(strstr(r.err, "readable by group or others") != NULL);
 	run_result_release(&r);
