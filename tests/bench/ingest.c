@@ -1,0 +1,1442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collector under load: committed reports per second, Ack latency and
+ * collector memory, against PostgreSQL's own COPY of the same rows.
+ *
+ *   ingest [--agents N] [--reports N] [--pause MS] [--connections N]
+ *          [--probe-only] [--timeout S] [--collector PATH] [--agent PATH]
+ *          [--keep] [-- SERVE-OPTION...]
+ *
+ * It sets everything up itself, on loopback only: a throwaway PostgreSQL
+ * (tests/harness/pg), `fleetbench-collector migrate`, then `serve` on
+ * tcp://127.0.0.1:* with CURVE and an allowlist of every simulated agent's
+ * key. Then:
+ *  1. --agents DEALER sockets (all in this process, driven by zmq_poll,
+ *     each with its own CURVE keys) each send --reports reports one at a
+ *     time: send, wait for the Ack (and --pause), send the next;
+ *  2. the rows those reports became are exported, given fresh run_ids and
+ *     loaded again with COPY FROM STDIN in one transaction, timed;
+ *  3. --connections new DEALERs connect and send one report each, then
+ *     stay connected and idle while the collector's RSS is read.
+ * The reports come from a real probe and a tiny real bench run of the agent
+ * (agent/report.c), varied in run_id, host and labels. SERVE-OPTIONs are
+ * passed on to `serve` (--batch-max 64, say). docs/performance.md has the
+ * figures of the reference machine. Exit status 0 when the run completed
+ * (missed targets are printed as such), 1 when it failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "cleanup.h"
+#include "codec.h"
+#include "link.h"
+#include "log.h"
+#include "report.h"
+#include "run.h"
+
+#define MiB (1024.0 * 1024.0)
+#define COPY_CHUNK (1u << 20) /* bytes per PQputCopyData */
+#define READY_TIMEOUT_S 30 /* for the collector to listen */
+#define IDLE_S 2 /* the connections of phase 3 stay idle this long */
+#define RETRY_DELAY_NS 100000000LL /* after RETRY_LATER */
+
+/* Targets of issue 4 on the reference machine (docs/performance.md). */
+#define TARGET_RATE 1000.0 /* committed reports/s */
+#define TARGET_COPY_RATIO 0.5 /* of the COPY rate */
+#define TARGET_P99_MS 100.0
+#define TARGET_RSS_MIB 64.0 /* with --connections connected */
+#define TARGET_CONNECTIONS 1000
+
+static unsigned long arg_agents = 200;
+static unsigned long arg_reports = 10;
+static unsigned long arg_connections = TARGET_CONNECTIONS;
+static unsigned long arg_timeout_s = 600;
+static unsigned long arg_pause_ms;
+static const char *arg_collector = COLLECTOR_PATH;
+static const char *arg_agent = AGENT_PATH;
+static bool arg_keep;
+static bool arg_probe_only;
+static char **arg_serve_extra; /* after "--" */
+static int arg_n_serve_extra;
+
+static volatile sig_atomic_t interrupted;
+
+/* The labels the simulated hosts carry, by agent index. */
+static const struct label {
+	const char *provider, *instance_type, *region;
+} labels[] = {
+	{ "aws", "m5.large", "eu-central-1" },
+	{ "aws", "c6i.xlarge", "us-east-1" },
+	{ "gcp", "n2-standard-2", "europe-west4" },
+	{ "hetzner", "cx22", "fsn1" },
+	{ "digitalocean", "s-2vcpu-4gb", "fra1" },
+};
+
+/*
+ * The four tables a report fills, in foreign-key order. run_id is the first
+ * column of each (schema/001_init.sql), which the export relies on and
+ * checks. Constant SQL: COPY takes no parameters.
+ */
+static const struct copy_table {
+	const char *name;
+	const char *out;
+	const char *in;
+} copy_tables[] = {
+	{ "runs", "COPY runs TO STDOUT", "COPY runs FROM STDIN" },
+	{ "bench_results", "COPY bench_results TO STDOUT",
+	  "COPY bench_results FROM STDIN" },
+	{ "bench_metrics", "COPY bench_metrics TO STDOUT",
+	  "COPY bench_metrics FROM STDIN" },
+	{ "comparisons", "COPY comparisons TO STDOUT",
+	  "COPY comparisons FROM STDIN" },
+};
+
+/* One packed report and its run_id. */
+struct msg {
+	uint8_t *buf;
+	size_t len;
+	char run_id[37];
+};
+
+/* One simulated agent: a DEALER sending its reports in order. */
+struct sim {
+	void *sock;
+	struct msg *msgs;
+	size_t n, next; /* next: the report in flight, or to send */
+	int64_t sent_ns; /* first send of msgs[next] */
+	bool waiting; /* for the Ack of msgs[next] */
+	bool unsent; /* msgs[next] is due but not sent yet */
+	int64_t due_ns; /* not before then (--pause, RETRY_LATER) */
+};
+
+/* What one phase measured. */
+struct phase {
+	size_t reports, committed, duplicate, rejected, retried, stray;
+	double connect_s; /* until every socket finished its handshake */
+	double elapsed_s; /* first send to last Ack */
+	double rate, steady_rate; /* committed/s: whole, middle 80% */
+	double p50_ms, p99_ms, max_ms;
+	long connected_kb; /* the collector's RSS once all were connected */
+	long hwm_kb, rss_kb; /* the collector's, after the phase */
+	char (*committed_ids)[37]; /* run_ids stored, for the COPY */
+};
+
+struct bench {
+	char work[64];
+	char pg_dir[96];
+	char conninfo[256];
+	char endpoint[128];
+	char server_public[LINK_KEY_LEN + 1];
+	struct link_keypair *keys; /* one per simulated agent */
+	size_t n_keys;
+	Fleetbench__Report *tmpl;
+	bool pg_started;
+	pid_t collector;
+	void *zctx;
+	int64_t deadline_ns;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t realtime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_signal(int sig)
+{
+	interrupted = 1;
+}
+
+/* -EINTR when interrupted, -ETIMEDOUT past the deadline, else 0. */
+static int check_time(const struct bench *b)
+{
+	if (interrupted)
+		return -EINTR;
+	if (mono_ns() > b->deadline_ns)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+static const char *time_error(int r)
+{
+	return r == -EINTR ? "interrupted" : "timed out (see --timeout)";
+}
+
+/* ---- setup: programs, files, keys ---- */
+
+/* Runs argv; its stdout in *ret_out (free it) when ret_out is not NULL. */
+static int run_checked(char *const argv[], char **ret_out)
+{
+	struct run_result rr;
+	int r = run_program(argv, (uid_t)-1, &rr);
+
+	if (r < 0)
+		return log_error("cannot run '%s': %s", argv[0], strerror(-r));
+	if (rr.status != 0) {
+		log_error("'%s %s' failed with status %d: %s%s", argv[0],
+			  argv[1], rr.status, rr.err, rr.out);
+		run_result_release(&rr);
+		return -1;
+	}
+	if (ret_out)
+		*ret_out = TAKE_PTR(rr.out);
+	run_result_release(&rr);
+	return 0;
+}
+
+static int write_file(const char *path, const char *data, size_t len,
+		      mode_t mode)
+{
+	_cleanup_close_ int fd =
+		open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The collector's keys in work/collector.{key,pub}; the agents' keys in
+ * memory, their public keys one a line in work/allowlist. */
+static int keys_make(struct bench *b)
+{
+	_cleanup_free_ char *list = NULL;
+	struct link_keypair server;
+	char path[128];
+	size_t off = 0;
+	int r;
+
+	r = link_keygen(b->work, "collector", &server);
+	explicit_bzero(server.secret_key, sizeof(server.secret_key));
+	if (r < 0)
+		return log_error("cannot write the collector's keys in '%s': %s",
+				 b->work, strerror(-r));
+	memcpy(b->server_public, server.public_key, sizeof(b->server_public));
+	b->keys = calloc(b->n_keys, sizeof(*b->keys));
+	list = malloc(b->n_keys * (LINK_KEY_LEN + 1) + 1);
+	if (!b->keys || !list)
+		return log_error("out of memory for %zu keys", b->n_keys);
+	for (size_t i = 0; i < b->n_keys; i++) {
+		struct link_keypair *k = &b->keys[i];
+
+		if (zmq_curve_keypair(k->public_key, k->secret_key) < 0)
+			return log_error("zmq_curve_keypair: %s",
+					 zmq_strerror(errno));
+		memcpy(list + off, k->public_key, LINK_KEY_LEN);
+		off += LINK_KEY_LEN;
+		list[off++] = '\n';
+	}
+	snprintf(path, sizeof(path), "%s/allowlist", b->work);
+	r = write_file(path, list, off, 0644);
+	if (r < 0)
+		return log_error("cannot write '%s': %s", path, strerror(-r));
+	return 0;
+}
+
+/* Runs the agent and parses what it printed as a JSON object. */
+static struct json_object *agent_json(char *const argv[])
+{
+	_cleanup_free_ char *out = NULL;
+	struct json_object *j;
+
+	if (run_checked(argv, &out) < 0)
+		return NULL;
+	j = json_tokener_parse(out);
+	if (!j || !json_object_is_type(j, json_type_object)) {
+		log_error("'%s %s --json' printed no JSON object", argv[0],
+			  argv[1]);
+		json_object_put(j);
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * The report every simulated run is a variant of: the agent's real probe
+ * of this host and a whole quick bench suite at tiny sizes (every
+ * benchmark and variant, three repeats, in well under a second); with
+ * --probe-only the probe alone.
+ */
+static int template_make(struct bench *b)
+{
+	char dir[96], conf[96], err[REPORT_ERR_LEN];
+	struct json_object *probe = NULL, *suite = NULL;
+	int64_t started = realtime_ms();
+	int r = -1;
+
+	snprintf(dir, sizeof(dir), "%s/agent", b->work);
+	snprintf(conf, sizeof(conf), "%s/empty.conf", b->work);
+	if (mkdir(dir, 0755) < 0)
+		return log_error("cannot create '%s': %s", dir,
+				 strerror(errno));
+	char *probe_argv[] = { (char *)arg_agent, "probe", "-c", conf,
+			       "--json", "--steal-window", "0", "--dir", dir,
+			       NULL };
+	char *bench_argv[] = { (char *)arg_agent, "bench", "-c", conf,
+			       "--json", "--profile", "quick", "--repeats", "3",
+			       "--chase-bytes", "1M", "--chase-accesses", "1000",
+			       "--fault-bytes", "4M", "--file-bytes", "4M",
+			       "--io-ms", "10", "--seq-bytes", "1M",
+			       "--fs-increments", "1000", "--dir", dir, NULL };
+
+	probe = agent_json(probe_argv);
+	if (probe && !arg_probe_only)
+		suite = agent_json(bench_argv);
+	if (!probe || (!suite && !arg_probe_only))
+		goto out;
+	r = report_build(probe, suite, started, realtime_ms(), &b->tmpl, err);
+	if (r < 0)
+		log_error("cannot build a report from the agent's output: %s",
+			  err);
+out:
+	json_object_put(probe);
+	json_object_put(suite);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * Packs the template as a run of simulated agent `agent`: a new run_id, the
+ * agent's own hostname and machine_id, a label set by agent index. The
+ * template's own strings are put back before returning.
+ */
+static int msg_make(const struct bench *b, size_t agent, struct msg *m)
+{
+	Fleetbench__Report *t = b->tmpl;
+	Fleetbench__Host *h = t->host, saved = *h;
+	const struct label *l = &labels[agent % ARRAY_SIZE(labels)];
+	char *saved_id = t->run_id, hostname[32], machine_id[33];
+	char err[CODEC_ERR_LEN];
+	int r = codec_uuid_new(m->run_id);
+
+	if (r < 0)
+		return log_error("cannot make a run_id: %s", strerror(-r));
+	snprintf(hostname, sizeof(hostname), "sim-%05zu", agent);
+	snprintf(machine_id, sizeof(machine_id), "f1ee7be0%024zx", agent);
+	t->run_id = m->run_id;
+	h->hostname = hostname;
+	h->machine_id = machine_id;
+	h->provider = (char *)l->provider;
+	h->instance_type = (char *)l->instance_type;
+	h->region = (char *)l->region;
+	h->provider_source = h->instance_type_source = h->region_source =
+		"config";
+	r = codec_validate_report(t, realtime_ms(), err);
+	if (r < 0)
+		log_error("the simulated report is invalid: %s", err);
+	else if ((r = codec_pack_report(t, &m->buf, &m->len)) < 0)
+		log_error("cannot pack the report: %s", strerror(-r));
+	*h = saved;
+	t->run_id = saved_id;
+	return r < 0 ? -1 : 0;
+}
+
+/* ---- PostgreSQL and the collector ---- */
+
+static int pg_start(struct bench *b)
+{
+	char *argv[] = { PG_HARNESS, "start", b->pg_dir, NULL };
+	_cleanup_free_ char *out = NULL;
+
+	b->pg_started = true; /* a half-started server is stopped too */
+	if (run_checked(argv, &out) < 0)
+		return -1;
+	out[strcspn(out, "\n")] = '\0';
+	if (!*out || strlen(out) >= sizeof(b->conninfo))
+		return log_error("'%s start' printed no connection string",
+				 PG_HARNESS);
+	strcpy(b->conninfo, out);
+	return 0;
+}
+
+static void pg_stop(struct bench *b)
+{
+	char *argv[] = { PG_HARNESS, "stop", b->pg_dir, NULL };
+
+	if (b->pg_started)
+		run_checked(argv, NULL);
+	b->pg_started = false;
+}
+
+/* The argv of `collector COMMAND -c empty.conf --dsn CONNINFO [extra...]`:
+ * free argv[3] (the config path) and argv. */
+static char **collector_argv(const struct bench *b, const char *command,
+			     char *const extra[], size_t n_extra)
+{
+	char **argv = calloc(n_extra + 16, sizeof(*argv));
+	size_t n = 0;
+
+	if (!argv)
+		return NULL;
+	argv[n++] = (char *)arg_collector;
+	argv[n++] = (char *)command;
+	argv[n++] = "-c";
+	if (asprintf(&argv[n++], "%s/empty.conf", b->work) < 0) {
+		free(argv);
+		return NULL;
+	}
+	argv[n++] = "--dsn";
+	argv[n++] = (char *)b->conninfo;
+	for (size_t i = 0; i < n_extra; i++)
+		argv[n++] = extra[i];
+	return argv;
+}
+
+static int collector_migrate(const struct bench *b)
+{
+	char **argv = collector_argv(b, "migrate", NULL, 0);
+	int r;
+
+	if (!argv)
+		return log_error("out of memory");
+	r = run_checked(argv, NULL);
+	free(argv[3]);
+	free(argv);
+	return r;
+}
+
+/* The last lines of the collector's log, on standard error. */
+static void collector_log_tail(const struct bench *b)
+{
+	char path[128], line[1024];
+	char tail[20][sizeof(line)];
+	size_t n = 0;
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/collector.log", b->work);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		memcpy(tail[n++ % ARRAY_SIZE(tail)], line, sizeof(line));
+	fprintf(stderr, "--- the collector's last log lines (%s):\n", path);
+	for (size_t i = n > ARRAY_SIZE(tail) ? n - ARRAY_SIZE(tail) : 0;
+	     i < n; i++)
+		fputs(tail[i % ARRAY_SIZE(tail)], stderr);
+}
+
+/* The first log line holding key, after it, in out; 0 or -ENOENT. */
+static int collector_log_find(const struct bench *b, const char *key,
+			      char *out, size_t size)
+{
+	char path[128], line[1024];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/collector.log", b->work);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, key);
+
+		if (p) {
+			p += strlen(key);
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(out, size, "%s", p);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * Starts `serve` on tcp://127.0.0.1:* and waits for its "listening on"
+ * line, which names the port it got. It dies with this program
+ * (PR_SET_PDEATHSIG), so a killed benchmark leaves no collector behind.
+ */
+static int collector_start(struct bench *b)
+{
+	char log_path[128], key[128], allow[128], line[256];
+	char *extra[] = { "--bind", "tcp://127.0.0.1:*", "--server-key", key,
+			  "--allowlist", allow };
+	char **argv, **all;
+	size_t n_extra = ARRAY_SIZE(extra) + (size_t)arg_n_serve_extra;
+	int64_t until;
+	int r;
+
+	snprintf(log_path, sizeof(log_path), "%s/collector.log", b->work);
+	snprintf(key, sizeof(key), "%s/collector.key", b->work);
+	snprintf(allow, sizeof(allow), "%s/allowlist", b->work);
+	all = calloc(n_extra, sizeof(*all));
+	if (!all)
+		return log_error("out of memory");
+	memcpy(all, extra, sizeof(extra));
+	for (int i = 0; i < arg_n_serve_extra; i++)
+		all[ARRAY_SIZE(extra) + (size_t)i] = arg_serve_extra[i];
+	argv = collector_argv(b, "serve", all, n_extra);
+	free(all);
+	if (!argv)
+		return log_error("out of memory");
+
+	b->collector = fork();
+	if (b->collector == 0) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0644);
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (fd < 0 || null < 0 || dup2(null, 0) < 0 ||
+		    dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	r = b->collector < 0 ? -errno : 0;
+	free(argv[3]);
+	free(argv);
+	if (r < 0) {
+		b->collector = 0;
+		return log_error("cannot fork: %s", strerror(-r));
+	}
+
+	until = mono_ns() + READY_TIMEOUT_S * 1000000000LL;
+	while (collector_log_find(b, "listening on ", line, sizeof(line)) < 0) {
+		int status;
+
+		if (waitpid(b->collector, &status, WNOHANG) == b->collector) {
+			b->collector = 0;
+			collector_log_tail(b);
+			return log_error("the collector exited at start (status %d)",
+					 WIFEXITED(status) ?
+						 WEXITSTATUS(status) :
+						 128 + WTERMSIG(status));
+		}
+		if (interrupted || mono_ns() > until) {
+			collector_log_tail(b);
+			return log_error("the collector did not start listening within %d s",
+					 READY_TIMEOUT_S);
+		}
+		usleep(20000);
+	}
+	line[strcspn(line, " ")] = '\0';
+	if (strncmp(line, "tcp://127.0.0.1:", 16) ||
+	    strlen(line) >= sizeof(b->endpoint))
+		return log_error("the collector listens on '%s', not on loopback",
+				 line);
+	strcpy(b->endpoint, line);
+	return 0;
+}
+
+/* SIGTERM (it finishes the batch in hand), SIGKILL after 10 s. */
+static int collector_stop(struct bench *b)
+{
+	int status = 0;
+	pid_t r = 0;
+
+	if (b->collector <= 0)
+		return 0;
+	kill(b->collector, SIGTERM);
+	for (int i = 0; i < 1000 && r == 0; i++) {
+		r = waitpid(b->collector, &status, WNOHANG);
+		if (r == 0)
+			usleep(10000);
+	}
+	if (r == 0) {
+		log_warn("the collector did not stop in 10 s: killing it");
+		kill(b->collector, SIGKILL);
+		waitpid(b->collector, &status, 0);
+	}
+	b->collector = 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* VmHWM and VmRSS of pid in kB. */
+static int proc_mem(pid_t pid, long *ret_hwm_kb, long *ret_rss_kb)
+{
+	char path[64], line[256];
+	long hwm = -1, rss = -1;
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "VmHWM: %ld kB", &hwm);
+		sscanf(line, "VmRSS: %ld kB", &rss);
+	}
+	if (hwm < 0 || rss < 0)
+		return -ENODATA;
+	*ret_hwm_kb = hwm;
+	*ret_rss_kb = rss;
+	return 0;
+}
+
+/* Resets pid's VmHWM to its VmRSS (proc(5), clear_refs "5"). */
+static int proc_reset_hwm(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
+	return write_file(path, "5", 1, 0);
+}
+
+/* ---- the simulated agents ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest value with at least p of them at or below. */
+static double percentile(const double *sorted, size_t n, double p)
+{
+	size_t rank = (size_t)(p * (double)n);
+
+	if ((double)rank < p * (double)n)
+		rank++;
+	return n ? sorted[rank ? rank - 1 : 0] : 0;
+}
+
+static int sim_send(struct sim *s)
+{
+	const struct msg *m = &s->msgs[s->next];
+
+	if (zmq_send(s->sock, m->buf, m->len, ZMQ_DONTWAIT) < 0) {
+		if (errno != EAGAIN)
+			return -errno;
+		s->unsent = true;
+		return 0;
+	}
+	if (!s->waiting)
+		s->sent_ns = mono_ns();
+	s->waiting = true;
+	s->unsent = false;
+	return 0;
+}
+
+struct tally {
+	struct phase *ph;
+	double *lat_ms; /* per committed report */
+	int64_t *ack_ns; /* when each commit's Ack came, in order */
+	size_t done;
+};
+
+/* One Ack for s: counts it and sends s's next report. */
+static int sim_ack(struct sim *s, const uint8_t *buf, size_t len,
+		   struct tally *t)
+{
+	struct phase *ph = t->ph;
+	Fleetbench__Ack *ack = NULL;
+	int64_t now = mono_ns();
+	int r = codec_unpack_ack(buf, len, &ack);
+
+	if (r < 0 || !s->waiting || strcmp(ack->run_id, s->msgs[s->next].run_id)) {
+		ph->stray++;
+		codec_free_ack(ack);
+		return 0;
+	}
+	switch (ack->status) {
+	case FLEETBENCH__ACK__STATUS__COMMITTED:
+		t->lat_ms[ph->committed] = (double)(now - s->sent_ns) / 1e6;
+		t->ack_ns[ph->committed] = now;
+		memcpy(ph->committed_ids[ph->committed], ack->run_id, 37);
+		ph->committed++;
+		break;
+	case FLEETBENCH__ACK__STATUS__DUPLICATE:
+		ph->duplicate++;
+		break;
+	case FLEETBENCH__ACK__STATUS__REJECTED:
+		if (!ph->rejected)
+			log_warn("report %s rejected: %s", ack->run_id,
+				 ack->reason ? ack->reason : "(no reason)");
+		ph->rejected++;
+		break;
+	default: /* RETRY_LATER: the same report again, a little later;
+		  * its latency still counts from the first send */
+		ph->retried++;
+		s->unsent = true;
+		s->due_ns = now + RETRY_DELAY_NS;
+		codec_free_ack(ack);
+		return 0;
+	}
+	codec_free_ack(ack);
+	s->waiting = false;
+	t->done++;
+	if (++s->next < s->n && !arg_pause_ms)
+		return sim_send(s);
+	s->unsent = s->next < s->n;
+	s->due_ns = now + (int64_t)arg_pause_ms * 1000000;
+	return 0;
+}
+
+/* Receives every Ack waiting on s. */
+static int sim_drain(struct sim *s, struct tally *t)
+{
+	uint8_t buf[CODEC_MAX_ACK + 1];
+
+	for (;;) {
+		int n = zmq_recv(s->sock, buf, sizeof(buf), ZMQ_DONTWAIT);
+
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if ((size_t)n > sizeof(buf)) {
+			t->ph->stray++; /* truncated: not an Ack */
+			continue;
+		}
+		int r = sim_ack(s, buf, (size_t)n, t);
+
+		if (r < 0)
+			return r;
+	}
+}
+
+/* Until every socket is writable, which with ZMQ_IMMEDIATE means its CURVE
+ * handshake and the collector's ZAP check are done. */
+static int sims_connect(const struct bench *b, struct sim *sims, size_t n,
+			zmq_pollitem_t *items)
+{
+	size_t ready = 0;
+
+	for (size_t i = 0; i < n; i++)
+		items[i].events = ZMQ_POLLOUT; /* 0 once it is ready */
+	while (ready < n) {
+		int r = check_time(b);
+
+		if (r < 0)
+			return r;
+		if (zmq_poll(items, (int)n, 100) < 0 && errno != EINTR)
+			return -errno;
+		for (size_t i = 0; i < n; i++) {
+			if (items[i].events && items[i].revents & ZMQ_POLLOUT) {
+				items[i].events = 0;
+				ready++;
+			}
+		}
+	}
+	return 0;
+}
+
+static void phase_figures(struct phase *ph, struct tally *t, int64_t start)
+{
+	size_t n = ph->committed;
+
+	if (!n)
+		return;
+	ph->elapsed_s = (double)(t->ack_ns[n - 1] - start) / 1e9;
+	ph->rate = ph->elapsed_s > 0 ? (double)n / ph->elapsed_s : 0;
+	/* the middle 80% of the Acks: no connection ramp, no stragglers */
+	if (n >= 10) {
+		size_t lo = n / 10, hi = n - 1 - n / 10;
+		double s = (double)(t->ack_ns[hi] - t->ack_ns[lo]) / 1e9;
+
+		ph->steady_rate = s > 0 ? (double)(hi - lo) / s : 0;
+	} else {
+		ph->steady_rate = ph->rate;
+	}
+	qsort(t->lat_ms, n, sizeof(*t->lat_ms), cmp_double);
+	ph->p50_ms = percentile(t->lat_ms, n, 0.50);
+	ph->p99_ms = percentile(t->lat_ms, n, 0.99);
+	ph->max_ms = t->lat_ms[n - 1];
+}
+
+/*
+ * n agents, each sending per_agent reports one at a time; then, when idle_s,
+ * they stay connected that long. The collector's memory is read once all
+ * are connected and at the end. The sockets are closed on return. Fails
+ * unless every report was committed.
+ */
+static int phase_run(struct bench *b, size_t n, size_t per_agent,
+		     int idle_s, struct phase *ph)
+{
+	struct sim *sims = calloc(n, sizeof(*sims));
+	struct msg *msgs = calloc(n * per_agent, sizeof(*msgs));
+	zmq_pollitem_t *items = calloc(n, sizeof(*items));
+	struct tally t = { .ph = ph };
+	size_t total = n * per_agent;
+	int64_t start;
+	int r = -ENOMEM;
+
+	ph->reports = total;
+	t.lat_ms = calloc(total, sizeof(*t.lat_ms));
+	t.ack_ns = calloc(total, sizeof(*t.ack_ns));
+	ph->committed_ids = calloc(total, sizeof(*ph->committed_ids));
+	if (!sims || !msgs || !items || !t.lat_ms || !t.ack_ns ||
+	    !ph->committed_ids) {
+		log_error("out of memory for %zu reports", total);
+		goto out;
+	}
+	for (size_t i = 0; i < total; i++) {
+		if (msg_make(b, i / per_agent, &msgs[i]) < 0) {
+			r = -EINVAL;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		sims[i].msgs = &msgs[i * per_agent];
+		sims[i].n = per_agent;
+		sims[i].sock = link_client_new(
+			b->zctx, &(struct link_client_opts){
+					 .endpoint = b->endpoint,
+					 .server_public = b->server_public,
+					 .keys = &b->keys[i],
+				 });
+		if (!sims[i].sock) {
+			r = -errno;
+			log_error("cannot make agent socket %zu: %s", i,
+				  strerror(errno));
+			goto out;
+		}
+		items[i].socket = sims[i].sock;
+	}
+
+	start = mono_ns();
+	r = sims_connect(b, sims, n, items);
+	if (r < 0) {
+		log_error("connecting %zu agents: %s", n,
+			  r == -EINTR || r == -ETIMEDOUT ? time_error(r) :
+							 strerror(-r));
+		goto out;
+	}
+	ph->connect_s = (double)(mono_ns() - start) / 1e9;
+	if (proc_mem(b->collector, &ph->hwm_kb, &ph->connected_kb) < 0)
+		ph->connected_kb = -1;
+
+	start = mono_ns();
+	/* with --pause, the first sends spread over one pause, so that the
+	 * agents do not stay in step */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		sims[i].unsent = arg_pause_ms > 0;
+		sims[i].due_ns = start + (int64_t)(arg_pause_ms * 1000000 / n * i);
+		if (!arg_pause_ms)
+			r = sim_send(&sims[i]);
+	}
+	while (r == 0 && t.done < total) {
+		r = check_time(b);
+		if (r < 0) {
+			log_error("%zu of %zu reports acknowledged: %s", t.done,
+				  total, time_error(r));
+			break;
+		}
+		int64_t now = mono_ns(), wake = now + 100000000;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct sim *s = &sims[i];
+
+			items[i].events = s->waiting && !s->unsent ?
+						  ZMQ_POLLIN :
+						  0;
+			if (s->unsent && now >= s->due_ns)
+				items[i].events = ZMQ_POLLOUT;
+			else if (s->unsent && s->due_ns < wake)
+				wake = s->due_ns;
+		}
+		/* up to the next due send, rounded up to whole ms */
+		if (zmq_poll(items, (int)n,
+			     (long)((wake - now + 999999) / 1000000)) < 0) {
+			r = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		for (size_t i = 0; i < n && r == 0; i++) {
+			if (items[i].revents & ZMQ_POLLIN)
+				r = sim_drain(&sims[i], &t);
+			else if (items[i].revents & ZMQ_POLLOUT)
+				r = sim_send(&sims[i]);
+		}
+		if (r < 0 && r != -EINTR && r != -ETIMEDOUT)
+			log_error("agent socket: %s", strerror(-r));
+	}
+	phase_figures(ph, &t, start);
+	if (r == 0 && idle_s)
+		sleep((unsigned int)idle_s);
+	if (proc_mem(b->collector, &ph->hwm_kb, &ph->rss_kb) < 0)
+		ph->hwm_kb = ph->rss_kb = -1;
+	if (r == 0 && interrupted)
+		r = -EINTR;
+	if (r == 0 && ph->committed != total)
+		r = log_error("only %zu of %zu reports were committed",
+			      ph->committed, total);
+out:
+	for (size_t i = 0; sims && i < n; i++)
+		if (sims[i].sock)
+			zmq_close(sims[i].sock);
+	for (size_t i = 0; msgs && i < total; i++)
+		free(msgs[i].buf);
+	free(msgs);
+	free(sims);
+	free(items);
+	free(t.lat_ms);
+	free(t.ack_ns);
+	return r;
+}
+
+static void phase_release(struct phase *ph)
+{
+	free(ph->committed_ids);
+	ph->committed_ids = NULL;
+}
+
+/* ---- COPY ---- */
+
+struct idmap {
+	char old_id[37], new_id[37];
+};
+
+static int cmp_idmap(const void *a, const void *b)
+{
+	return strcmp(((const struct idmap *)a)->old_id,
+		      ((const struct idmap *)b)->old_id);
+}
+
+struct buf {
+	char *data;
+	size_t len, cap;
+	size_t rows;
+};
+
+static int buf_add(struct buf *b, const char *data, size_t len)
+{
+	if (b->cap - b->len < len) {
+		size_t cap = b->cap ? b->cap : 1 << 20;
+		char *d;
+
+		while (cap - b->len < len)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+static int pg_fail(PGconn *pg, const char *what)
+{
+	return log_error("%s: %s", what, PQerrorMessage(pg));
+}
+
+/* Runs constant SQL that returns no rows. */
+static int pg_command(PGconn *pg, const char *sql)
+{
+	PGresult *res = PQexecParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
+	int r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : pg_fail(pg, sql);
+
+	PQclear(res);
+	return r;
+}
+
+/*
+ * The rows of table t in PostgreSQL's text COPY format (its escaping, not
+ * ours), each with its run_id swapped for the fresh one map gives.
+ */
+static int copy_export(PGconn *pg, const struct copy_table *t,
+		       const struct idmap *map, size_t n, struct buf *out)
+{
+	PGresult *res = PQexecParams(pg, t->out, 0, NULL, NULL, NULL, NULL, 0);
+	char *row;
+	int len, r = 0;
+
+	if (PQresultStatus(res) != PGRES_COPY_OUT) {
+		PQclear(res);
+		return pg_fail(pg, t->out);
+	}
+	PQclear(res);
+	while ((len = PQgetCopyData(pg, &row, 0)) > 0) {
+		struct idmap key, *m = NULL;
+
+		if (r == 0 && (len < 37 || row[36] != '\t')) {
+			r = log_error("%s: a row does not start with a run_id",
+				      t->name);
+		} else if (r == 0) {
+			memcpy(key.old_id, row, 36);
+			key.old_id[36] = '\0';
+			m = bsearch(&key, map, n, sizeof(*map), cmp_idmap);
+			if (!m)
+				r = log_error("%s: a row of run %s, which this benchmark did not commit",
+					      t->name, key.old_id);
+		}
+		if (r == 0) {
+			memcpy(row, m->new_id, 36);
+			if (buf_add(out, row, (size_t)len) < 0)
+				r = log_error("out of memory for the rows of %s",
+					      t->name);
+			out->rows++;
+		}
+		PQfreemem(row);
+	}
+	res = PQgetResult(pg);
+	if (len == -2 || PQresultStatus(res) != PGRES_COMMAND_OK)
+		r = pg_fail(pg, t->out);
+	PQclear(res);
+	while ((res = PQgetResult(pg)))
+		PQclear(res);
+	return r;
+}
+
+/* COPY FROM STDIN of rows: 0 or -1 (logged). */
+static int copy_load(PGconn *pg, const struct copy_table *t,
+		     const struct buf *rows)
+{
+	PGresult *res = PQexecParams(pg, t->in, 0, NULL, NULL, NULL, NULL, 0);
+	int r = 0;
+
+	if (PQresultStatus(res) != PGRES_COPY_IN) {
+		PQclear(res);
+		return pg_fail(pg, t->in);
+	}
+	PQclear(res);
+	for (size_t off = 0; off < rows->len && r == 0; off += COPY_CHUNK) {
+		size_t len = rows->len - off;
+
+		if (len > COPY_CHUNK)
+			len = COPY_CHUNK;
+		if (PQputCopyData(pg, rows->data + off, (int)len) != 1)
+			r = -1;
+	}
+	if (PQputCopyEnd(pg, r == 0 ? NULL : "aborted") != 1)
+		r = -1;
+	res = PQgetResult(pg);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		r = -1;
+	else if (strtoull(PQcmdTuples(res), NULL, 10) != rows->rows)
+		r = log_error("%s: COPY stored %s rows of %zu", t->name,
+			      PQcmdTuples(res), rows->rows);
+	if (r < 0 && PQresultStatus(res) != PGRES_COMMAND_OK)
+		pg_fail(pg, t->in);
+	PQclear(res);
+	while ((res = PQgetResult(pg)))
+		PQclear(res);
+	return r;
+}
+
+/*
+ * The rows the committed reports became, under fresh run_ids, through COPY
+ * FROM STDIN into the same tables in one transaction. Only the load and
+ * its COMMIT are timed: the export, like the packing of the reports sent,
+ * is preparation. Returns the COPY's reports per second, or -1.
+ */
+static double copy_rate(const struct bench *b, const struct phase *ph,
+			size_t *ret_rows)
+{
+	struct buf rows[ARRAY_SIZE(copy_tables)] = { 0 };
+	struct idmap *map = calloc(ph->committed, sizeof(*map));
+	PGconn *pg = PQconnectdb(b->conninfo);
+	double rate = -1;
+	int64_t start;
+	int r = 0;
+
+	if (PQstatus(pg) != CONNECTION_OK) {
+		pg_fail(pg, "cannot connect to PostgreSQL");
+		goto out;
+	}
+	if (!map) {
+		log_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < ph->committed && r == 0; i++) {
+		memcpy(map[i].old_id, ph->committed_ids[i], 37);
+		r = codec_uuid_new(map[i].new_id);
+	}
+	if (r < 0) {
+		log_error("cannot make a run_id: %s", strerror(-r));
+		goto out;
+	}
+	qsort(map, ph->committed, sizeof(*map), cmp_idmap);
+	for (size_t i = 0; i < ARRAY_SIZE(copy_tables); i++)
+		if (copy_export(pg, &copy_tables[i], map, ph->committed,
+				&rows[i]) < 0)
+			goto out;
+	if (rows[0].rows != ph->committed) {
+		log_error("runs holds %zu rows, %zu reports were committed",
+			  rows[0].rows, ph->committed);
+		goto out;
+	}
+
+	start = mono_ns();
+	if (pg_command(pg, "BEGIN") < 0)
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(copy_tables); i++)
+		if (copy_load(pg, &copy_tables[i], &rows[i]) < 0)
+			goto out;
+	if (pg_command(pg, "COMMIT") < 0)
+		goto out;
+	rate = (double)ph->committed / ((double)(mono_ns() - start) / 1e9);
+	*ret_rows = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(copy_tables); i++)
+		*ret_rows += rows[i].rows;
+out:
+	for (size_t i = 0; i < ARRAY_SIZE(copy_tables); i++)
+		free(rows[i].data);
+	free(map);
+	PQfinish(pg);
+	return rate;
+}
+
+/* ---- the whole run ---- */
+
+static int remove_entry(const char *path, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	if (remove(path) < 0)
+		log_warn("cannot remove '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ingest [OPTIONS] [-- SERVE-OPTION...]\n"
+		"\n"
+		"Starts a throwaway PostgreSQL and fleetbench-collector on loopback, sends\n"
+		"realistic reports from simulated agents, and prints committed reports/s,\n"
+		"Ack latency, the collector's RSS and PostgreSQL's COPY rate of the same rows.\n"
+		"\n"
+		"  --agents N       agents sending at once (default 200)\n"
+		"  --reports N      reports each agent sends, one at a time (default 10)\n"
+		"  --pause MS       each agent waits MS between an Ack and its next\n"
+		"                   report (default 0: at once, the most load)\n"
+		"  --connections N  connections held for the RSS phase, 0 skips it\n"
+		"                   (default %d)\n"
+		"  --probe-only     send probe-only reports (no benchmark results)\n"
+		"  --timeout S      give up after S seconds (default 600)\n"
+		"  --collector PATH fleetbench-collector (default %s)\n"
+		"  --agent PATH     fleetbench-agent (default %s)\n"
+		"  --keep           keep the work directory (PostgreSQL's data, the\n"
+		"                   collector's log)\n"
+		"  -h, --help       show this help\n"
+		"\n"
+		"SERVE-OPTIONs go to 'fleetbench-collector serve' (--batch-max N, ...).\n",
+		TARGET_CONNECTIONS, COLLECTOR_PATH, AGENT_PATH);
+}
+
+/* The numeric options: a whole number within [min, max]. */
+static const struct num_opt {
+	const char *name;
+	unsigned long min, max;
+	unsigned long *value;
+} num_opts[] = {
+	{ "agents", 1, 10000, &arg_agents },
+	{ "reports", 1, 100000, &arg_reports },
+	{ "pause", 0, 600000, &arg_pause_ms },
+	{ "connections", 0, 10000, &arg_connections },
+	{ "timeout", 1, 86400, &arg_timeout_s },
+};
+
+static int parse_num(const struct num_opt *o, const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < o->min ||
+	    v > o->max)
+		return log_error("bad value for --%s: '%s' (a whole number from %lu to %lu)",
+				 o->name, s, o->min, o->max);
+	*o->value = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	enum { OPT_COLLECTOR = 0x100, OPT_AGENT, OPT_KEEP, OPT_PROBE_ONLY,
+	       OPT_NUM };
+	static const struct option options[] = {
+		{ "agents", required_argument, NULL, OPT_NUM + 0 },
+		{ "reports", required_argument, NULL, OPT_NUM + 1 },
+		{ "pause", required_argument, NULL, OPT_NUM + 2 },
+		{ "connections", required_argument, NULL, OPT_NUM + 3 },
+		{ "timeout", required_argument, NULL, OPT_NUM + 4 },
+		{ "collector", required_argument, NULL, OPT_COLLECTOR },
+		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "keep", no_argument, NULL, OPT_KEEP },
+		{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		if (c >= OPT_NUM && c < OPT_NUM + (int)ARRAY_SIZE(num_opts)) {
+			if (parse_num(&num_opts[c - OPT_NUM], optarg) < 0)
+				return -1;
+		} else if (c == OPT_COLLECTOR) {
+			arg_collector = optarg;
+		} else if (c == OPT_AGENT) {
+			arg_agent = optarg;
+		} else if (c == OPT_KEEP) {
+			arg_keep = true;
+		} else if (c == OPT_PROBE_ONLY) {
+			arg_probe_only = true;
+		} else if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		} else {
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (arg_agents * arg_reports > 1000000)
+		return log_error("--agents times --reports is over 1000000");
+	arg_serve_extra = argv + optind;
+	arg_n_serve_extra = argc - optind;
+	return 0;
+}
+
+/* Two file descriptors per socket here (the TCP connection and the
+ * socket's mailbox), one per connection in the collector. */
+static int fd_limit_raise(size_t sockets)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)sockets * 2 + 256;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return log_error("getrlimit: %s", strerror(errno));
+	if (rl.rlim_cur < need && rl.rlim_max >= need) {
+		rl.rlim_cur = need;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return log_error("setrlimit: %s", strerror(errno));
+	}
+	if (rl.rlim_cur < need)
+		return log_error("%zu sockets need %llu file descriptors, the hard limit is %llu (ulimit -Hn)",
+				 sockets, (unsigned long long)need,
+				 (unsigned long long)rl.rlim_max);
+	return 0;
+}
+
+static const char *verdict(bool met)
+{
+	return met ? "met" : "MISSED";
+}
+
+/* A paced run (--pause) offers less than the collector could take. */
+static const char *rate_verdict(bool met)
+{
+	return arg_pause_ms ? "(paced)" : verdict(met);
+}
+
+static void print_mib(const char *what, long kb, const char *target,
+		      const char *v)
+{
+	if (kb < 0)
+		printf("  %-44s %10s  %-10s\n", what, "?", target);
+	else
+		printf("  %-44s %10.1f  %-10s %s\n", what, (double)kb / 1024,
+		       target, v);
+}
+
+static void print_results(const struct bench *b, const struct phase *p1,
+			  double copy, size_t copy_rows,
+			  const struct phase *p3, size_t msg_len,
+			  const char *counters)
+{
+	double ratio = copy > 0 ? p1->steady_rate / copy : 0;
+	long peak = p1->hwm_kb > p3->hwm_kb ? p1->hwm_kb : p3->hwm_kb;
+	const Fleetbench__Report *t = b->tmpl;
+	size_t metrics = 0;
+	char target[32];
+
+	for (size_t i = 0; i < t->n_benchmarks; i++)
+		metrics += t->benchmarks[i]->n_metrics;
+	printf("fleetbench ingest: %lu agents x %lu reports, pause %lu ms, then %lu connections; %ld online CPUs\n",
+	       arg_agents, arg_reports, arg_pause_ms, arg_connections,
+	       sysconf(_SC_NPROCESSORS_ONLN));
+	if (arg_n_serve_extra) {
+		printf("serve options:");
+		for (int i = 0; i < arg_n_serve_extra; i++)
+			printf(" %s", arg_serve_extra[i]);
+		printf("\n");
+	}
+	printf("report: %zu bytes packed, probe_json %zu bytes, %zu benchmark variants, %zu metrics, %zu comparisons\n",
+	       msg_len, strlen(t->probe_json), t->n_benchmarks, metrics,
+	       t->n_comparisons);
+	printf("\n  %-44s %10s  %-10s %s\n", "", "measured", "target", "");
+	printf("  %-44s %10.2f\n", "seconds until every agent was connected",
+	       p1->connect_s);
+	snprintf(target, sizeof(target), ">= %.0f", TARGET_RATE);
+	printf("  %-44s %10.1f  %-10s %s\n",
+	       "committed reports/s (middle 80% of Acks)", p1->steady_rate,
+	       target, rate_verdict(p1->steady_rate >= TARGET_RATE));
+	printf("  %-44s %10.1f\n", "committed reports/s (first send to last Ack)",
+	       p1->rate);
+	printf("  %-44s %10.1f\n", "COPY of the same rows, reports/s", copy);
+	snprintf(target, sizeof(target), ">= %.2f", TARGET_COPY_RATIO);
+	printf("  %-44s %10.2f  %-10s %s\n", "ingest / COPY", ratio, target,
+	       rate_verdict(ratio >= TARGET_COPY_RATIO));
+	printf("  %-44s %10.1f\n", "Ack latency p50, ms", p1->p50_ms);
+	snprintf(target, sizeof(target), "< %.0f", TARGET_P99_MS);
+	printf("  %-44s %10.1f  %-10s %s\n", "Ack latency p99, ms", p1->p99_ms,
+	       target, verdict(p1->p99_ms < TARGET_P99_MS));
+	printf("  %-44s %10.1f\n", "Ack latency max, ms", p1->max_ms);
+	print_mib("collector peak RSS while sending, MiB", p1->hwm_kb, "", "");
+	if (arg_connections) {
+		char what[64];
+
+		printf("  %-44s %10.2f\n",
+		       "seconds until every connection was up", p3->connect_s);
+		printf("  %-44s %10.1f\n", "Ack latency p99 (one report each), ms",
+		       p3->p99_ms);
+		snprintf(what, sizeof(what), "collector RSS, %lu connected, MiB",
+			 arg_connections);
+		print_mib(what, p3->connected_kb, "", "");
+		snprintf(what, sizeof(what), "collector RSS, %lu idle after, MiB",
+			 arg_connections);
+		print_mib(what, p3->rss_kb, "", "");
+		snprintf(what, sizeof(what), "collector peak RSS, %lu connected, MiB",
+			 arg_connections);
+		snprintf(target, sizeof(target), "< %.0f", TARGET_RSS_MIB);
+		print_mib(what, p3->hwm_kb,
+			  arg_connections >= TARGET_CONNECTIONS ? target : "",
+			  arg_connections < TARGET_CONNECTIONS ?
+				  "" :
+				  verdict((double)p3->hwm_kb / 1024 <
+					  TARGET_RSS_MIB));
+	}
+	print_mib("collector peak RSS, whole run, MiB", peak, "", "");
+	printf("\nphase 1: %zu reports, %zu committed, %zu duplicate, %zu rejected, %zu retried, %zu stray Acks; COPY loaded %zu rows\n",
+	       p1->reports, p1->committed, p1->duplicate, p1->rejected,
+	       p1->retried, p1->stray, copy_rows);
+	if (arg_connections)
+		printf("RSS phase: %zu reports, %zu committed\n", p3->reports,
+		       p3->committed);
+	if (counters[0])
+		printf("collector: messages received %s\n", counters);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench b = { .collector = 0 };
+	struct phase p1 = { 0 }, p3 = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	char counters[512] = "", conf[96];
+	size_t msg_len = 0, copy_rows = 0, n_sockets;
+	double copy = -1;
+	int ret = 1, r;
+
+	log_init("ingest");
+	if (parse_args(argc, argv) < 0)
+		return 2;
+	n_sockets = arg_agents > arg_connections ? arg_agents : arg_connections;
+	if (fd_limit_raise(n_sockets) < 0)
+		return 1;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	b.deadline_ns = mono_ns() + (int64_t)arg_timeout_s * 1000000000;
+
+	/* short: the socket path of PostgreSQL lies below it */
+	strcpy(b.work, "/tmp/fbingest.XXXXXX");
+	if (!mkdtemp(b.work))
+		return log_error("cannot create a work directory: %s",
+				 strerror(errno)), 1;
+	/* as root PostgreSQL runs as another user, who must get to pg/ */
+	chmod(b.work, 0711);
+	snprintf(b.pg_dir, sizeof(b.pg_dir), "%s/pg", b.work);
+	snprintf(conf, sizeof(conf), "%s/empty.conf", b.work);
+	b.n_keys = n_sockets;
+	if (write_file(conf, "", 0, 0644) < 0 || keys_make(&b) < 0 ||
+	    template_make(&b) < 0)
+		goto out;
+	{
+		struct msg m;
+
+		if (msg_make(&b, 0, &m) < 0)
+			goto out;
+		msg_len = m.len;
+		free(m.buf);
+	}
+	if (pg_start(&b) < 0 || collector_migrate(&b) < 0 ||
+	    collector_start(&b) < 0)
+		goto out;
+	fprintf(stderr, "ingest: collector on %s, PostgreSQL in %s\n",
+		b.endpoint, b.pg_dir);
+
+	b.zctx = zmq_ctx_new();
+	if (!b.zctx || zmq_ctx_set(b.zctx, ZMQ_MAX_SOCKETS,
+				   (int)n_sockets + 64) < 0) {
+		log_error("cannot set up a ZeroMQ context: %s",
+			  zmq_strerror(errno));
+		goto out;
+	}
+
+	fprintf(stderr, "ingest: phase 1: %lu agents x %lu reports\n",
+		arg_agents, arg_reports);
+	if (phase_run(&b, arg_agents, arg_reports, 0, &p1) < 0)
+		goto out;
+
+	fprintf(stderr, "ingest: COPY of the same rows\n");
+	copy = copy_rate(&b, &p1, &copy_rows);
+	if (copy < 0)
+		goto out;
+
+	if (arg_connections) {
+		fprintf(stderr, "ingest: RSS phase: %lu connections\n",
+			arg_connections);
+		/* from here VmHWM is the peak of this phase alone */
+		if (proc_reset_hwm(b.collector) < 0)
+			log_warn("cannot reset the collector's VmHWM: the peak below includes phase 1");
+		if (phase_run(&b, arg_connections, 1, IDLE_S, &p3) < 0)
+			goto out;
+	}
+	zmq_ctx_term(b.zctx);
+	b.zctx = NULL;
+	r = collector_stop(&b);
+	if (r != 0) {
+		collector_log_tail(&b);
+		log_error("the collector exited with status %d", r);
+		goto out;
+	}
+	collector_log_find(&b, "messages received ", counters,
+			   sizeof(counters));
+	print_results(&b, &p1, copy, copy_rows, &p3, msg_len, counters);
+	ret = 0;
+out:
+	if (ret != 0 && b.collector > 0)
+		collector_log_tail(&b);
+	if (b.zctx)
+		zmq_ctx_term(b.zctx);
+	collector_stop(&b);
+	pg_stop(&b);
+	phase_release(&p1);
+	phase_release(&p3);
+	report_free(b.tmpl);
+	if (b.keys)
+		explicit_bzero(b.keys, b.n_keys * sizeof(*b.keys));
+	free(b.keys);
+	if (arg_keep)
+		fprintf(stderr, "ingest: kept %s\n", b.work);
+	else
+		nftw(b.work, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	return ret;
+}
