@@ -58,6 +58,7 @@ struct item {
 	char run_id[37];
 	char who[WHO_LEN]; /* the agent's key, or its address */
 	char *json; /* for the database; NULL once stored or answered */
+	char *probe; /* probe_json as received, merged in by PostgreSQL */
 	bool db; /* valid: its answer depends on the database */
 	Fleetbench__Ack__Status status; /* UNSPECIFIED: not decided */
 	char reason[PG_ERR_LEN];
@@ -260,26 +261,6 @@ static int json_kernel(struct json_object *root, const Fleetbench__Kernel *k)
 	return add_str(o, "cmdline", k->cmdline);
 }
 
-/* probe_json parsed back, with the limits codec_validate_report() used. */
-static int json_probe(struct json_object *root, const char *text)
-{
-	struct json_tokener *tok;
-	struct json_object *o;
-	size_t len = strlen(text);
-
-	tok = json_tokener_new_ex(CODEC_MAX_JSON_DEPTH + 1);
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	o = json_tokener_parse_ex(tok, text, (int)len + 1);
-	json_tokener_free(tok);
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return -EINVAL;
-	}
-	return add(root, "probe", o);
-}
-
 static int json_param(struct json_object *o, const Fleetbench__Param *p)
 {
 	switch (p->value_case) {
@@ -373,7 +354,6 @@ static int json_report(struct json_object *root, const Fleetbench__Report *r)
 	TRY(add_int(root, "seed", r->has_seed, r->seed));
 	TRY(json_host(root, r->host));
 	TRY(json_kernel(root, r->kernel));
-	TRY(json_probe(root, r->probe_json));
 	TRY(add_child(root, "benchmarks", true, &list));
 	for (size_t i = 0; i < r->n_benchmarks; i++)
 		TRY(json_benchmark(list, r->benchmarks[i]));
@@ -410,7 +390,8 @@ static void item_decide(struct item *it, Fleetbench__Ack__Status status,
 			const char *reason)
 {
 	free(it->json);
-	it->json = NULL;
+	free(it->probe);
+	it->json = it->probe = NULL;
 	it->status = status;
 	it->ack = true;
 	snprintf(it->reason, sizeof(it->reason), "%s", reason ? reason : "");
@@ -443,12 +424,17 @@ static void item_parse(struct item *it, zmq_msg_t *m)
 		codec_free_report(rep);
 		return;
 	}
+	/* The probe travels as the text the codec validated (a JSON object
+	 * within the depth limit): PostgreSQL parses it once, instead of the
+	 * collector parsing and printing it again (docs/performance.md). */
 	r = ingest_report_json(rep, &it->json);
+	if (r == 0) {
+		it->probe = strdup(rep->probe_json);
+		if (!it->probe)
+			r = -ENOMEM;
+	}
 	codec_free_report(rep);
-	if (r == -EINVAL)
-		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED,
-			    "probe_json: not a JSON object");
-	else if (r < 0)
+	if (r < 0)
 		item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
 			    "the collector is out of memory: send again later");
 	else
@@ -675,7 +661,7 @@ static void batch_store(struct ingest *g, int n)
 
 		if (!it->json)
 			continue;
-		r = pg_ingest(pg, it->json, &stored, err);
+		r = pg_ingest(pg, it->json, it->probe, &stored, err);
 		if (r == -EIO) {
 			pg_rollback(pg);
 			if (!pg_connected(pg))
@@ -688,7 +674,8 @@ static void batch_store(struct ingest *g, int n)
 			return;
 		}
 		free(it->json);
-		it->json = NULL;
+		free(it->probe);
+		it->json = it->probe = NULL;
 		if (r == 0) {
 			/* true only once COMMIT returns */
 			it->status = stored ? FLEETBENCH__ACK__STATUS__COMMITTED :
@@ -780,7 +767,8 @@ static void batch_answer(struct ingest *g, int n)
 		if (it->ack)
 			item_answer(g, it);
 		free(it->json);
-		it->json = NULL;
+		free(it->probe);
+		it->json = it->probe = NULL;
 	}
 }
 

@@ -35,8 +35,9 @@ int ingest_run(const struct ingest_opts *o);
 
 /*
  * The jsonb argument of fleetbench_ingest() (schema/001_init.sql) for a
- * validated report, as a new string (*ret, free() it). Returns 0, -EINVAL
- * when probe_json is not a JSON object, or -ENOMEM.
+ * validated report, as a new string (*ret, free() it), without its "probe"
+ * member: pg_ingest() sets that from probe_json on the server. Returns 0 or
+ * -ENOMEM.
  */
 int ingest_report_json(const Fleetbench__Report *r, char **ret);
 

@@ -278,9 +278,10 @@ static int ingest_result(const PGresult *res, bool *ret_stored, char *err)
 	return 0;
 }
 
-int pg_ingest(struct pg *p, const char *report_json, bool *ret_stored,
-	      char err[PG_ERR_LEN])
+int pg_ingest(struct pg *p, const char *report_json, const char *probe_json,
+	      bool *ret_stored, char err[PG_ERR_LEN])
 {
+	const char *params[] = { report_json, probe_json };
 	_cleanup_pqclear_ PGresult *res = NULL;
 	char why[PG_ERR_LEN];
 	bool stored = false;
@@ -288,8 +289,9 @@ int pg_ingest(struct pg *p, const char *report_json, bool *ret_stored,
 
 	if (exec_must(p, "SAVEPOINT " PG_SAVEPOINT, err) < 0)
 		return -EIO;
-	r = exec(p, "SELECT fleetbench_ingest($1::jsonb)", 1, &report_json,
-		 &res, err);
+	r = exec(p,
+		 "SELECT fleetbench_ingest(jsonb_set($1::jsonb, '{probe}', $2::jsonb))",
+		 2, params, &res, err);
 	if (r == -EIO)
 		return r;
 	if (r == 0)

@@ -55,7 +55,9 @@ int pg_begin(struct pg *p, char err[PG_ERR_LEN]);
 
 /*
  * Stores one report inside the transaction, under its own savepoint:
- * SELECT fleetbench_ingest($1::jsonb). Returns 0 with *ret_stored true
+ * fleetbench_ingest() of report_json with probe_json set as its "probe"
+ * member (jsonb_set on the server, so the probe text is parsed once, by
+ * PostgreSQL). Returns 0 with *ret_stored true
  * (stored) or false (its run_id already was: duplicate). On an SQL error
  * the savepoint is rolled back, the rest of the transaction stands, and it
  * returns -EINVAL when the report itself is at fault (SQLSTATE classes 22
@@ -65,8 +67,8 @@ int pg_begin(struct pg *p, char err[PG_ERR_LEN]);
  * is lost (the connection broke, or the savepoint could not be rolled
  * back): nothing of it will commit.
  */
-int pg_ingest(struct pg *p, const char *report_json, bool *ret_stored,
-	      char err[PG_ERR_LEN]);
+int pg_ingest(struct pg *p, const char *report_json, const char *probe_json,
+	      bool *ret_stored, char err[PG_ERR_LEN]);
 
 /*
  * COMMIT. Returns 0 when it committed; -EAGAIN when the server answered
