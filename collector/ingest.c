@@ -3,6 +3,7 @@
 #include "ingest.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -51,6 +52,9 @@ struct ratelimit {
 	unsigned n;
 	unsigned long suppressed;
 };
+
+/* batches at least this large return freed memory to the kernel */
+#define TRIM_AFTER 16
 
 struct item {
 	uint8_t id[IDENTITY_MAX];
@@ -770,6 +774,10 @@ static void batch_answer(struct ingest *g, int n)
 		free(it->probe);
 		it->json = it->probe = NULL;
 	}
+	/* A burst of large reports leaves freed heap that glibc keeps; give
+	 * it back so an idle collector's RSS returns to its baseline. */
+	if (n >= TRIM_AFTER)
+		malloc_trim(0);
 }
 
 /* ---- signals ---- */
