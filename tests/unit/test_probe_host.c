@@ -48,218 +48,303 @@ static void check_params_unknown(struct json_object *r, const char *reason)
 	}
 }
 
-static void check_no_hugepage_params(struct json_object *r)
+#define MALFORMED_CMDLINE "unknown (malformed: /proc/cmdline is empty)"
+#define MALFORMED_CPUINFO "unknown (malformed: /proc/cpuinfo is empty)"
+#define MALFORMED_NODES                                                      \
+	"unknown (malformed: /sys/devices/system/node/online is not a list " \
+	"of ids and ranges)"
+
+struct host_pool {
+	const char *size;
+	int64_t count;
+};
+
+/* What the host and kernel sections of one fixture tree must hold. */
+struct host_expect {
+	const char *tree;
+	struct fake_sys fs;
+	const char *hostname, *machine_id, *architecture, *cpu_vendor,
+		*cpu_model, *numa_node_list;
+	int64_t vcpus_online, vcpus_possible, memory_total_kb,
+		memory_available_kb, numa_nodes;
+	/* Set: that integer item is unknown for this reason instead. */
+	struct {
+		const char *vcpus_online, *vcpus_possible, *memory_total_kb,
+			*memory_available_kb, *numa_nodes;
+	} unknown;
+	const char *release, *version, *cmdline;
+	/* Set: every cmdline parameter is unknown for this reason, and the
+	 * parameter fields below are not looked at. */
+	const char *params_unknown;
+	/* NULL: the parameter is not set (JSON null). */
+	const char *thp, *default_hugepagesz;
+	int n_hugepagesz, n_hugepages, n_pools;
+	const char *hugepagesz[2], *hugepages[2];
+	struct host_pool pools[2];
+};
+
+static const struct host_expect host_expects[] = {
+	{
+		.tree = "kvm-guest",
+		.hostname = "bench-kvm-01",
+		.machine_id = "5f1c0b7e2a9d4c3e8b6a7d2f1e0c9b8a",
+		.architecture = "x86_64",
+		.cpu_vendor = "AuthenticAMD",
+		.cpu_model = "AMD EPYC 7B13",
+		.vcpus_online = 2,
+		.vcpus_possible = 2,
+		.memory_total_kb = 4015608,
+		.memory_available_kb = 3521004,
+		.numa_nodes = 1,
+		.numa_node_list = "0",
+		.release = "6.1.0-18-amd64",
+		.version = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 "
+			   "(2024-02-01)",
+		.cmdline = "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 "
+			   "root=UUID=5c3e1f9a-58b8-4d1f-9a51-2b0c1c3e7e11 ro "
+			   "console=ttyS0,115200n8 quiet",
+	},
+	{
+		.tree = "vps-thp-always",
+		.fs = { .setup_err = -EPERM },
+		/* A container: its hostname is the container id. */
+		.hostname = "3f9c2a7b1d4e",
+		/* No /etc/machine-id in the image: dbus's copy is used. */
+		.machine_id = "a0e4c6d81b2f47f9935e1c7d0b3a6f24",
+		.architecture = "x86_64",
+		.cpu_vendor = "GenuineIntel",
+		.cpu_model = "DO-Regular",
+		.vcpus_online = 4,
+		.vcpus_possible = 4,
+		.memory_total_kb = 8138792,
+		.memory_available_kb = 7201320,
+		.numa_nodes = 1,
+		.numa_node_list = "0",
+		.release = "6.8.0-45-generic",
+		.version = "#45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 "
+			   "UTC 2024",
+		.cmdline = "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic "
+			   "root=LABEL=cloudimg-rootfs ro console=tty1 "
+			   "console=ttyS0 transparent_hugepage=always",
+		.thp = "always",
+	},
+	{
+		.tree = "baremetal-numa",
+		.fs = { .hypervisor_bit = -1 },
+		.hostname = "r750-bench-07",
+		.machine_id = "c4d2e8f01a3b4c5d9e7f60718293a4b5",
+		.architecture = "x86_64",
+		.cpu_vendor = "GenuineIntel",
+		.cpu_model = "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",
+		.vcpus_online = 32,
+		.vcpus_possible = 32,
+		.memory_total_kb = 263843012,
+		.memory_available_kb = 251442880,
+		.numa_nodes = 2,
+		.numa_node_list = "0-1",
+		.release = "6.6.15",
+		.version = "#1 SMP PREEMPT_DYNAMIC Thu Feb  1 10:00:00 UTC "
+			   "2024",
+		.cmdline = "BOOT_IMAGE=/vmlinuz-6.6.15 "
+			   "root=/dev/mapper/vg0-root ro "
+			   "default_hugepagesz=1G hugepagesz=1G hugepages=4 "
+			   "hugepagesz=2M hugepages=1024 "
+			   "transparent_hugepage=madvise",
+		.thp = "madvise",
+		.default_hugepagesz = "1G",
+		.n_hugepagesz = 2,
+		.hugepagesz = { "1G", "2M" },
+		.n_hugepages = 2,
+		.hugepages = { "4", "1024" },
+		.n_pools = 2,
+		.pools = { { "1G", 4 }, { "2M", 1024 } },
+	},
+	{
+		.tree = "old-kernel",
+		.fs = {
+			.probe_err = -EINVAL,
+			.features = IORING_FEAT_SINGLE_MMAP,
+		},
+		.hostname = "ip-172-31-22-140",
+		.machine_id = "ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b",
+		.architecture = "x86_64",
+		.cpu_vendor = "GenuineIntel",
+		.cpu_model = "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz",
+		.vcpus_online = 2,
+		.vcpus_possible = 2,
+		.memory_total_kb = 7864804,
+		.memory_available_kb = 7012212,
+		.numa_nodes = 1,
+		.numa_node_list = "0",
+		.release = "5.4.0-1103-aws",
+		.version = "#111~18.04.1-Ubuntu SMP Tue May 23 20:04:10 UTC "
+			   "2023",
+		.cmdline = "BOOT_IMAGE=/boot/vmlinuz-5.4.0-1103-aws "
+			   "root=PARTUUID=7a7d2b1e-01 ro console=tty1 "
+			   "console=ttyS0 nvme_core.io_timeout=4294967295 "
+			   "panic=-1",
+	},
+	{
+		.tree = "malformed",
+		.hostname = "unknown (malformed: /proc/sys/kernel/hostname "
+			    "holds a NUL byte)",
+		.machine_id = "unknown (malformed: /etc/machine-id is not 32 "
+			      "lowercase hex digits)",
+		.architecture = "x86_64",
+		.cpu_vendor = MALFORMED_CPUINFO,
+		.cpu_model = MALFORMED_CPUINFO,
+		.unknown = {
+			.vcpus_online = "unknown (malformed: "
+					"/sys/devices/system/cpu/online is "
+					"not a list of ids and ranges)",
+			.vcpus_possible = "unknown (malformed: "
+					  "/sys/devices/system/cpu/possible "
+					  "is not a list of ids and ranges)",
+			.memory_available_kb = "unknown (malformed: "
+					       "/proc/meminfo is truncated)",
+			.numa_nodes = MALFORMED_NODES,
+		},
+		/* The first line survived the truncation, the rest did not. */
+		.memory_total_kb = 4015608,
+		.numa_node_list = MALFORMED_NODES,
+		.release = "unknown (malformed: /proc/sys/kernel/osrelease is "
+			   "empty)",
+		.version = "unknown (malformed: /proc/sys/kernel/version is "
+			   "truncated)",
+		.cmdline = MALFORMED_CMDLINE,
+		.params_unknown = MALFORMED_CMDLINE,
+	},
+};
+
+/* The CHECK macros name the expression, not the item: say which it was. */
+static void expect_str(struct json_object *r, const struct host_expect *e,
+		       const char *path, const char *want)
 {
-	CHECK(is_null(r, KP "default_hugepagesz"));
-	CHECK_EQ_INT(arr_len(r, KP "hugepagesz"), 0);
-	CHECK_EQ_INT(arr_len(r, KP "hugepages"), 0);
-	CHECK_EQ_INT(arr_len(r, KP "hugepage_pools"), 0);
+	int fail = check_fail_;
+
+	if (want)
+		CHECK_EQ_STR(jstr(r, path), want);
+	else
+		CHECK(is_null(r, path));
+	if (check_fail_ != fail)
+		fprintf(stderr, "  in %s: %s\n", e->tree, path);
 }
 
-static void test_kvm_guest(void)
+static void expect_int(struct json_object *r, const struct host_expect *e,
+		       const char *path, int64_t want)
 {
-	struct fake_sys fs = { 0 };
+	int fail = check_fail_;
+
+	CHECK_EQ_INT(jint(r, path), want);
+	if (check_fail_ != fail)
+		fprintf(stderr, "  in %s: %s\n", e->tree, path);
+}
+
+static void expect_len(struct json_object *r, const struct host_expect *e,
+		       const char *path, int want)
+{
+	int fail = check_fail_;
+
+	CHECK_EQ_INT(arr_len(r, path), want);
+	if (check_fail_ != fail)
+		fprintf(stderr, "  in %s: %s\n", e->tree, path);
+}
+
+/* An array of strings under KP: its length, then each element. */
+static void expect_strs(struct json_object *r, const struct host_expect *e,
+			const char *key, const char *const *want, int n)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), KP "%s", key);
+	expect_len(r, e, path, n);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), KP "%s[%d]", key, i);
+		expect_str(r, e, path, want[i]);
+	}
+}
+
+static void check_host_expect(const struct host_expect *e)
+{
+	const struct {
+		const char *path, *want;
+	} strs[] = {
+		{ "host.hostname", e->hostname },
+		{ "host.machine_id", e->machine_id },
+		{ "host.architecture", e->architecture },
+		{ "host.cpu_vendor", e->cpu_vendor },
+		{ "host.cpu_model", e->cpu_model },
+		{ "host.numa_node_list", e->numa_node_list },
+		{ "kernel.release", e->release },
+		{ "kernel.version", e->version },
+		{ "kernel.cmdline", e->cmdline },
+	};
+	const struct {
+		const char *path;
+		int64_t want;
+		const char *unknown;
+	} ints[] = {
+		{ "host.vcpus_online", e->vcpus_online,
+		  e->unknown.vcpus_online },
+		{ "host.vcpus_possible", e->vcpus_possible,
+		  e->unknown.vcpus_possible },
+		{ "host.memory_total_kb", e->memory_total_kb,
+		  e->unknown.memory_total_kb },
+		{ "host.memory_available_kb", e->memory_available_kb,
+		  e->unknown.memory_available_kb },
+		{ "host.numa_nodes", e->numa_nodes, e->unknown.numa_nodes },
+	};
+	struct json_object *r = probe_fixture(e->tree, &e->fs);
+	char path[128];
+
+	CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "  in %s\n", e->tree);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		expect_str(r, e, strs[i].path, strs[i].want);
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		if (ints[i].unknown)
+			expect_str(r, e, ints[i].path, ints[i].unknown);
+		else
+			expect_int(r, e, ints[i].path, ints[i].want);
+	}
+
+	if (e->params_unknown) {
+		check_params_unknown(r, e->params_unknown);
+		json_object_put(r);
+		return;
+	}
+	expect_str(r, e, KP "transparent_hugepage", e->thp);
+	expect_str(r, e, KP "default_hugepagesz", e->default_hugepagesz);
+	expect_strs(r, e, "hugepagesz", e->hugepagesz, e->n_hugepagesz);
+	expect_strs(r, e, "hugepages", e->hugepages, e->n_hugepages);
+	expect_len(r, e, KP "hugepage_pools", e->n_pools);
+	for (int i = 0; i < e->n_pools; i++) {
+		snprintf(path, sizeof(path), KP "hugepage_pools[%d].size", i);
+		expect_str(r, e, path, e->pools[i].size);
+		snprintf(path, sizeof(path), KP "hugepage_pools[%d].count", i);
+		expect_int(r, e, path, e->pools[i].count);
+	}
+	json_object_put(r);
+}
+
+static void test_fixture_trees(void)
+{
+	for (size_t i = 0; i < sizeof(host_expects) / sizeof(host_expects[0]);
+	     i++)
+		check_host_expect(&host_expects[i]);
+}
+
+/* The architecture is uname's, whatever the files say. */
+static void test_kvm_guest_machine(void)
+{
+	struct fake_sys fs = { .machine = "aarch64" };
 	struct json_object *r = probe_fixture("kvm-guest", &fs);
 
 	CHECK(r != NULL);
-	if (!r)
-		return;
-	CHECK_EQ_STR(jstr(r, "host.hostname"), "bench-kvm-01");
-	CHECK_EQ_STR(jstr(r, "host.machine_id"),
-		     "5f1c0b7e2a9d4c3e8b6a7d2f1e0c9b8a");
-	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
-	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "AuthenticAMD");
-	CHECK_EQ_STR(jstr(r, "host.cpu_model"), "AMD EPYC 7B13");
-	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 2);
-	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 2);
-	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 4015608);
-	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 3521004);
-	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 1);
-	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0");
-
-	CHECK_EQ_STR(jstr(r, "kernel.release"), "6.1.0-18-amd64");
-	CHECK_EQ_STR(jstr(r, "kernel.version"),
-		     "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)");
-	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
-		     "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 "
-		     "root=UUID=5c3e1f9a-58b8-4d1f-9a51-2b0c1c3e7e11 ro "
-		     "console=ttyS0,115200n8 quiet");
-	CHECK(is_null(r, KP "transparent_hugepage"));
-	check_no_hugepage_params(r);
-	json_object_put(r);
-
-	/* The architecture is uname's, whatever the files say. */
-	fs.machine = "aarch64";
-	r = probe_fixture("kvm-guest", &fs);
-	CHECK(r != NULL);
 	CHECK_EQ_STR(jstr(r, "host.architecture"), "aarch64");
-	json_object_put(r);
-}
-
-static void test_vps_thp_always(void)
-{
-	struct fake_sys fs = { .setup_err = -EPERM };
-	struct json_object *r = probe_fixture("vps-thp-always", &fs);
-
-	CHECK(r != NULL);
-	if (!r)
-		return;
-	/* A container: its hostname is the container id. */
-	CHECK_EQ_STR(jstr(r, "host.hostname"), "3f9c2a7b1d4e");
-	/* No /etc/machine-id in the image: dbus's copy is used. */
-	CHECK_EQ_STR(jstr(r, "host.machine_id"),
-		     "a0e4c6d81b2f47f9935e1c7d0b3a6f24");
-	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
-	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "GenuineIntel");
-	CHECK_EQ_STR(jstr(r, "host.cpu_model"), "DO-Regular");
-	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 4);
-	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 4);
-	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 8138792);
-	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 7201320);
-	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 1);
-	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0");
-
-	CHECK_EQ_STR(jstr(r, "kernel.release"), "6.8.0-45-generic");
-	CHECK_EQ_STR(jstr(r, "kernel.version"),
-		     "#45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC "
-		     "2024");
-	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
-		     "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic "
-		     "root=LABEL=cloudimg-rootfs ro console=tty1 "
-		     "console=ttyS0 transparent_hugepage=always");
-	CHECK_EQ_STR(jstr(r, KP "transparent_hugepage"), "always");
-	check_no_hugepage_params(r);
-	json_object_put(r);
-}
-
-static void test_baremetal_numa(void)
-{
-	struct fake_sys fs = { .hypervisor_bit = -1 };
-	struct json_object *r = probe_fixture("baremetal-numa", &fs);
-
-	CHECK(r != NULL);
-	if (!r)
-		return;
-	CHECK_EQ_STR(jstr(r, "host.hostname"), "r750-bench-07");
-	CHECK_EQ_STR(jstr(r, "host.machine_id"),
-		     "c4d2e8f01a3b4c5d9e7f60718293a4b5");
-	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
-	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "GenuineIntel");
-	CHECK_EQ_STR(jstr(r, "host.cpu_model"),
-		     "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
-	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 32);
-	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 32);
-	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 263843012);
-	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 251442880);
-	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 2);
-	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0-1");
-
-	CHECK_EQ_STR(jstr(r, "kernel.release"), "6.6.15");
-	CHECK_EQ_STR(jstr(r, "kernel.version"),
-		     "#1 SMP PREEMPT_DYNAMIC Thu Feb  1 10:00:00 UTC 2024");
-	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
-		     "BOOT_IMAGE=/vmlinuz-6.6.15 root=/dev/mapper/vg0-root ro "
-		     "default_hugepagesz=1G hugepagesz=1G hugepages=4 "
-		     "hugepagesz=2M hugepages=1024 "
-		     "transparent_hugepage=madvise");
-	CHECK_EQ_STR(jstr(r, KP "transparent_hugepage"), "madvise");
-	CHECK_EQ_STR(jstr(r, KP "default_hugepagesz"), "1G");
-	CHECK_EQ_INT(arr_len(r, KP "hugepagesz"), 2);
-	CHECK_EQ_STR(jstr(r, KP "hugepagesz[0]"), "1G");
-	CHECK_EQ_STR(jstr(r, KP "hugepagesz[1]"), "2M");
-	CHECK_EQ_INT(arr_len(r, KP "hugepages"), 2);
-	CHECK_EQ_STR(jstr(r, KP "hugepages[0]"), "4");
-	CHECK_EQ_STR(jstr(r, KP "hugepages[1]"), "1024");
-	CHECK_EQ_INT(arr_len(r, KP "hugepage_pools"), 2);
-	CHECK_EQ_STR(jstr(r, KP "hugepage_pools[0].size"), "1G");
-	CHECK_EQ_INT(jint(r, KP "hugepage_pools[0].count"), 4);
-	CHECK_EQ_STR(jstr(r, KP "hugepage_pools[1].size"), "2M");
-	CHECK_EQ_INT(jint(r, KP "hugepage_pools[1].count"), 1024);
-	json_object_put(r);
-}
-
-static void test_old_kernel(void)
-{
-	struct fake_sys fs = {
-		.probe_err = -EINVAL,
-		.features = IORING_FEAT_SINGLE_MMAP,
-	};
-	struct json_object *r = probe_fixture("old-kernel", &fs);
-
-	CHECK(r != NULL);
-	if (!r)
-		return;
-	CHECK_EQ_STR(jstr(r, "host.hostname"), "ip-172-31-22-140");
-	CHECK_EQ_STR(jstr(r, "host.machine_id"),
-		     "ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b");
-	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
-	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"), "GenuineIntel");
-	CHECK_EQ_STR(jstr(r, "host.cpu_model"),
-		     "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz");
-	CHECK_EQ_INT(jint(r, "host.vcpus_online"), 2);
-	CHECK_EQ_INT(jint(r, "host.vcpus_possible"), 2);
-	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 7864804);
-	CHECK_EQ_INT(jint(r, "host.memory_available_kb"), 7012212);
-	CHECK_EQ_INT(jint(r, "host.numa_nodes"), 1);
-	CHECK_EQ_STR(jstr(r, "host.numa_node_list"), "0");
-
-	CHECK_EQ_STR(jstr(r, "kernel.release"), "5.4.0-1103-aws");
-	CHECK_EQ_STR(jstr(r, "kernel.version"),
-		     "#111~18.04.1-Ubuntu SMP Tue May 23 20:04:10 UTC 2023");
-	CHECK_EQ_STR(jstr(r, "kernel.cmdline"),
-		     "BOOT_IMAGE=/boot/vmlinuz-5.4.0-1103-aws "
-		     "root=PARTUUID=7a7d2b1e-01 ro console=tty1 console=ttyS0 "
-		     "nvme_core.io_timeout=4294967295 panic=-1");
-	CHECK(is_null(r, KP "transparent_hugepage"));
-	check_no_hugepage_params(r);
-	json_object_put(r);
-}
-
-static void test_malformed(void)
-{
-	struct fake_sys fs = { 0 };
-	struct json_object *r = probe_fixture("malformed", &fs);
-	const char *cmdline = "unknown (malformed: /proc/cmdline is empty)";
-
-	CHECK(r != NULL);
-	if (!r)
-		return;
-	CHECK_EQ_STR(jstr(r, "host.hostname"),
-		     "unknown (malformed: /proc/sys/kernel/hostname holds a "
-		     "NUL byte)");
-	CHECK_EQ_STR(jstr(r, "host.machine_id"),
-		     "unknown (malformed: /etc/machine-id is not 32 lowercase "
-		     "hex digits)");
-	CHECK_EQ_STR(jstr(r, "host.architecture"), "x86_64");
-	CHECK_EQ_STR(jstr(r, "host.cpu_vendor"),
-		     "unknown (malformed: /proc/cpuinfo is empty)");
-	CHECK_EQ_STR(jstr(r, "host.cpu_model"),
-		     "unknown (malformed: /proc/cpuinfo is empty)");
-	CHECK_EQ_STR(jstr(r, "host.vcpus_online"),
-		     "unknown (malformed: /sys/devices/system/cpu/online is "
-		     "not a list of ids and ranges)");
-	CHECK_EQ_STR(jstr(r, "host.vcpus_possible"),
-		     "unknown (malformed: /sys/devices/system/cpu/possible is "
-		     "not a list of ids and ranges)");
-	/* The first line survived the truncation, the rest did not. */
-	CHECK_EQ_INT(jint(r, "host.memory_total_kb"), 4015608);
-	CHECK_EQ_STR(jstr(r, "host.memory_available_kb"),
-		     "unknown (malformed: /proc/meminfo is truncated)");
-	CHECK_EQ_STR(jstr(r, "host.numa_nodes"),
-		     "unknown (malformed: /sys/devices/system/node/online is "
-		     "not a list of ids and ranges)");
-	CHECK_EQ_STR(jstr(r, "host.numa_node_list"),
-		     "unknown (malformed: /sys/devices/system/node/online is "
-		     "not a list of ids and ranges)");
-
-	CHECK_EQ_STR(jstr(r, "kernel.release"),
-		     "unknown (malformed: /proc/sys/kernel/osrelease is "
-		     "empty)");
-	CHECK_EQ_STR(jstr(r, "kernel.version"),
-		     "unknown (malformed: /proc/sys/kernel/version is "
-		     "truncated)");
-	CHECK_EQ_STR(jstr(r, "kernel.cmdline"), cmdline);
-	check_params_unknown(r, cmdline);
 	json_object_put(r);
 }
 
@@ -813,11 +898,8 @@ static void test_real_host(void)
 
 int main(void)
 {
-	test_kvm_guest();
-	test_vps_thp_always();
-	test_baremetal_numa();
-	test_old_kernel();
-	test_malformed();
+	test_fixture_trees();
+	test_kvm_guest_machine();
 	test_built_tree();
 	test_cpulist();
 	test_cpuinfo_field();
