@@ -507,6 +507,12 @@ static int walk_message(struct walk *w, const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 
+	/* protobuf-c keeps a field numbered 0 whose tag is an overlong varint
+	 * (81 00): no encoder writes one, and once repacked it is unreadable */
+	for (size_t i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return w->depth ? walk_fail(w, "a field numbered 0") :
+					  invalid(w->err, "a field numbered 0");
 	if (w->depth == ARRAY_SIZE(w->frames))
 		return walk_fail(w, "nested too deep");
 	w->depth++;
