@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "codec.h"
+#include "fault.h"
 #include "log.h"
 
 /* JSON bytes one batch may hold: with 4 MiB reports, batch_max of them
@@ -681,6 +682,9 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 					     FLEETBENCH__ACK__STATUS__COMMITTED :
 					     FLEETBENCH__ACK__STATUS__DUPLICATE;
 		}
+		/* a crash here leaves stored reports unanswered: sent again,
+		 * DUPLICATE (tests/reliability/test_commit_ack.sh) */
+		fault_point("collector-after-commit");
 		return false;
 	}
 	if (r == -EINVAL) {

@@ -235,6 +235,8 @@ int main(int argc, char **argv)
 	void *ctx, *sock;
 	int c, r;
 
+	/* a line per Ack as it comes: tests read the output while it runs */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
