@@ -211,16 +211,28 @@ stop_collector() {
 	return "$status"
 }
 
-# agent NAME COMMAND [ARGS]: the agent with key NAME and spool NAME
-agent() {
+# agent_argv NAME COMMAND [ARGS]: sets the array argv to the command line
+# of the agent with key NAME and spool NAME ("${argv[@]}" & gives the
+# agent's own pid in $!)
+agent_argv() {
 	local name=$1 cmd=$2
 
 	shift 2
-	"$AGENT" "$cmd" --spool-dir "$tmp/spool.$name" --endpoint "$endpoint" \
-		--server-key "$keys/collector.pub" \
-		--agent-key "$keys/$name.key" --send-timeout $((1500 * slow)) \
-		--retries 0 --backoff 100 "$@"
+	argv=("$AGENT" "$cmd" --spool-dir "$tmp/spool.$name"
+		--endpoint "$endpoint" --server-key "$keys/collector.pub"
+		--agent-key "$keys/$name.key" --send-timeout $((1500 * slow))
+		--retries 0 --backoff 100 "$@")
 }
+
+# agent NAME COMMAND [ARGS]: runs that agent
+agent() {
+	agent_argv "$@"
+	"${argv[@]}"
+}
+
+# the options of a quick run (a fraction of a second): one small benchmark
+quick_run=(--profile quick --only false_sharing --fs-increments 100000
+	--repeats 2 --steal-window 0)
 
 # agent_run NAME PROVIDER TYPE [ARGS]: a quick run; stdout and stderr in
 # $tmp/NAME.out
@@ -228,10 +240,8 @@ agent_run() {
 	local name=$1 provider=$2 type=$3
 
 	shift 3
-	agent "$name" run --profile quick --only false_sharing \
-		--fs-increments 100000 --repeats 2 --steal-window 0 \
-		--provider "$provider" --instance-type "$type" --dir "$tmp" \
-		"$@" >"$tmp/$name.out" 2>&1
+	agent "$name" run "${quick_run[@]}" --provider "$provider" \
+		--instance-type "$type" --dir "$tmp" "$@" >"$tmp/$name.out" 2>&1
 }
 
 # spooled NAME: how many reports wait in agent NAME's spool
