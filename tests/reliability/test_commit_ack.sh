@@ -17,22 +17,19 @@
 #     the lock is released every Ack of the batch does.
 set -uo pipefail
 
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+# shellcheck source=tests/reliability/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-require_bins "$COLLECTOR" "$AGENT" "$ZSEND"
-tmp_new commit-ack
-# the harness runs PostgreSQL as another user when we are root
-chmod 0755 "$tmp"
-pg_start "$tmp/pg"
-"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
-	>"$tmp/migrate.out" 2>&1 || not_ok "migrate: $(cat "$tmp/migrate.out")"
-keys_new a1 a2
-allow_keys a1 a2
+rel_setup commit-ack a1 a2
 
-# stored RUN_ID: how many runs hold this run id
-stored() {
+# copies RUN_ID: how many runs hold this run id
+copies() {
 	q <<<"SELECT count(*) FROM runs WHERE run_id = '$1'"
+}
+
+# zsent RUN_ID...: into the ledger, as sent by zsend
+zsent() {
+	printf '%s\n' "$@" >>"$tmp/ledger/zsend.ids"
 }
 
 # backend_waits EVENT: the collector's backend waits on EVENT
@@ -57,10 +54,11 @@ on_cleanup() {
 
 FLEETBENCH_FAULT=collector-after-commit start_collector
 port=${endpoint##*:}
-agent_run a1 p-fault t1 --no-send
+ragent a1 run "${quick_run[@]}" --provider fault --instance-type t1 \
+	--dir "$tmp" --no-send
 check_eq "a1's run is spooled" "$(spooled a1)" 1
-run_id=$(basename "$(find "$tmp/spool.a1" -maxdepth 1 -name '*.fbr')" .fbr)
-agent a1 send >"$tmp/a1-send1.out" 2>&1
+run_id=$(spool_ids a1)
+ragent a1 send
 check_eq "the agent gets no Ack from a collector that dies after COMMIT" \
 	"$?" 3
 wait "$pid"
@@ -68,15 +66,15 @@ check_eq "the collector was killed by the fault point" "$?" 137
 pid=
 check_has "it says where it died" "$log" \
 	"fault point 'collector-after-commit' reached: SIGKILL"
-check_eq "the report is stored" "$(stored "$run_id")" 1
+check_eq "the report is stored" "$(copies "$run_id")" 1
 check_eq "and still spooled" "$(spooled a1)" 1
 start_collector "tcp://127.0.0.1:$port"
-agent a1 send >"$tmp/a1-send2.out" 2>&1
+ragent a1 send
 check_eq "after the restart the agent's send exits 0" "$?" 0
-check_has "the re-send is answered DUPLICATE" "$tmp/a1-send2.out" \
+check_has "the re-send is answered DUPLICATE" "$tmp/a1.out" \
 	"committed 0, duplicate 1"
 check_eq "the spool is empty" "$(spooled a1)" 0
-check_eq "the re-send added no row" "$(stored "$run_id")" 1
+check_eq "the re-send added no row" "$(copies "$run_id")" 1
 
 # --- 2. pg_terminate_backend() inside COMMIT -------------------------------
 
@@ -86,6 +84,7 @@ q >/dev/null <<-EOF
 	SELECT pg_reload_conf();
 EOF
 K=$(uuid)
+zsent "$K"
 zs a2 --report "$K" --timeout $((5000 * slow)) >"$tmp/z2.out" &
 zpid=$!
 wait_for 10 backend_waits SyncRep
@@ -102,7 +101,7 @@ check_eq "the report whose COMMIT broke gets no Ack" "$?|$(cat "$tmp/z2.out")" \
 zpid=
 check_grep "the collector says the outcome is unknown" "$log" \
 	": 1 reports left unacknowledged"
-check_eq "it had committed locally: the run is stored" "$(stored "$K")" 1
+check_eq "it had committed locally: the run is stored" "$(copies "$K")" 1
 q >/dev/null <<-EOF
 	ALTER SYSTEM RESET synchronous_standby_names;
 	SELECT pg_reload_conf();
@@ -112,7 +111,7 @@ duplicate() {
 }
 wait_for 15 duplicate
 check_eq "the re-send is answered DUPLICATE" "$?" 0
-check_eq "and adds no row" "$(stored "$K")" 1
+check_eq "and adds no row" "$(copies "$K")" 1
 
 # --- 3. COMMIT held by a deferred trigger: no Ack until it returns ---------
 
@@ -136,6 +135,7 @@ echo "SELECT pg_advisory_lock(4242); SELECT 'locked';" >&7
 wait_for 10 grep -q locked "$tmp/hold.out"
 check_eq "the test holds the lock" "$?" 0
 H1=$(uuid) H2=$(uuid) H3=$(uuid)
+zsent "$H1" "$H2" "$H3"
 zs a1 --report "$H1" --report "refuse:$H2" --report "$H3" \
 	--timeout $((20000 * slow)) >"$tmp/z3.out" 7>&- &
 zpid=$!
@@ -162,7 +162,8 @@ check_eq "and the batch is stored" "$(q <<-EOF
 EOF
 )" 3
 
+echo "figures: commit-ack: killed after COMMIT: re-send DUPLICATE, 1 row; backend terminated in COMMIT (committed locally): no Ack, re-send DUPLICATE, 1 row; COMMIT held 2 s: 0 of 3 Acks before it returned, 3 after"
+rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0
-check_eq "nothing else was stored" "$(q <<<"SELECT count(*) FROM runs")" 5
 finish
