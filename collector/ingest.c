@@ -27,7 +27,9 @@
  * would not fit in memory; realistic ones are tens of KiB. */
 #define BATCH_MAX_BYTES (32u << 20)
 #define RECONNECT_MIN_MS 100
-#define RECONNECT_MAX_MS 10000
+/* at most this long between attempts, so that storing resumes within a
+ * few seconds of the database's return (docs/reliability.md, item 5) */
+#define RECONNECT_MAX_MS 2000
 /* a repeating failure is logged again after 10 s, 20 s, ... up to hourly */
 #define COMPLAIN_MIN_MS 10000
 #define COMPLAIN_MAX_MS 3600000
