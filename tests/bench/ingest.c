@@ -25,36 +25,24 @@
  * (missed targets are printed as such), 1 when it failed.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <libpq-fe.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 #include <zmq.h>
 
 #include "cleanup.h"
 #include "codec.h"
+#include "fleet.h"
 #include "link.h"
 #include "log.h"
-#include "report.h"
-#include "run.h"
 
 #define MiB (1024.0 * 1024.0)
 #define COPY_CHUNK (1u << 20) /* bytes per PQputCopyData */
-#define READY_TIMEOUT_S 30 /* for the collector to listen */
 #define IDLE_S 2 /* the connections of phase 3 stay idle this long */
 #define RETRY_DELAY_NS 100000000LL /* after RETRY_LATER */
 
@@ -77,19 +65,6 @@ static bool arg_probe_only;
 static char **arg_serve_extra; /* after "--" */
 static int arg_n_serve_extra;
 
-static volatile sig_atomic_t interrupted;
-
-/* The labels the simulated hosts carry, by agent index. */
-static const struct label {
-	const char *provider, *instance_type, *region;
-} labels[] = {
-	{ "aws", "m5.large", "eu-central-1" },
-	{ "aws", "c6i.xlarge", "us-east-1" },
-	{ "gcp", "n2-standard-2", "europe-west4" },
-	{ "hetzner", "cx22", "fsn1" },
-	{ "digitalocean", "s-2vcpu-4gb", "fra1" },
-};
-
 /*
  * The four tables a report fills, in foreign-key order. run_id is the first
  * column of each (schema/001_init.sql), which the export relies on and
@@ -109,17 +84,10 @@ static const struct copy_table {
 	  "COPY comparisons FROM STDIN" },
 };
 
-/* One packed report and its run_id. */
-struct msg {
-	uint8_t *buf;
-	size_t len;
-	char run_id[37];
-};
-
 /* One simulated agent: a DEALER sending its reports in order. */
 struct sim {
 	void *sock;
-	struct msg *msgs;
+	struct fleet_msg *msgs;
 	size_t n, next; /* next: the report in flight, or to send */
 	int64_t sent_ns; /* first send of msgs[next] */
 	bool waiting; /* for the Ack of msgs[next] */
@@ -142,545 +110,15 @@ struct phase {
 	double cpu_collector, cpu_backend, cpu_agents;
 };
 
-struct bench {
-	char work[64];
-	char pg_dir[96];
-	char conninfo[256];
-	char endpoint[128];
-	char server_public[LINK_KEY_LEN + 1];
-	struct link_keypair *keys; /* one per simulated agent */
-	size_t n_keys;
-	Fleetbench__Report *tmpl;
-	bool pg_started;
-	pid_t collector;
-	void *zctx;
-	int64_t deadline_ns;
-};
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t realtime_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void on_signal(int sig)
-{
-	interrupted = 1;
-}
-
-/* -EINTR when interrupted, -ETIMEDOUT past the deadline, else 0. */
-static int check_time(const struct bench *b)
-{
-	if (interrupted)
-		return -EINTR;
-	if (mono_ns() > b->deadline_ns)
-		return -ETIMEDOUT;
-	return 0;
-}
-
-static const char *time_error(int r)
-{
-	return r == -EINTR ? "interrupted" : "timed out (see --timeout)";
-}
-
 /* ---- setup: programs, files, keys ---- */
-
-/* Runs argv; its stdout in *ret_out (free it) when ret_out is not NULL. */
-static int run_checked(char *const argv[], char **ret_out)
-{
-	struct run_result rr;
-	int r = run_program(argv, (uid_t)-1, &rr);
-
-	if (r < 0)
-		return log_error("cannot run '%s': %s", argv[0], strerror(-r));
-	if (rr.status != 0) {
-		log_error("'%s %s' failed with status %d: %s%s", argv[0],
-			  argv[1], rr.status, rr.err, rr.out);
-		run_result_release(&rr);
-		return -1;
-	}
-	if (ret_out)
-		*ret_out = TAKE_PTR(rr.out);
-	run_result_release(&rr);
-	return 0;
-}
-
-static int write_file(const char *path, const char *data, size_t len,
-		      mode_t mode)
-{
-	_cleanup_close_ int fd =
-		open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-	if (fd < 0)
-		return -errno;
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* The collector's keys in work/collector.{key,pub}; the agents' keys in
- * memory, their public keys one a line in work/allowlist. */
-static int keys_make(struct bench *b)
-{
-	_cleanup_free_ char *list = NULL;
-	struct link_keypair server;
-	char path[128];
-	size_t off = 0;
-	int r;
-
-	r = link_keygen(b->work, "collector", &server);
-	explicit_bzero(server.secret_key, sizeof(server.secret_key));
-	if (r < 0)
-		return log_error("cannot write the collector's keys in '%s': %s",
-				 b->work, strerror(-r));
-	memcpy(b->server_public, server.public_key, sizeof(b->server_public));
-	b->keys = calloc(b->n_keys, sizeof(*b->keys));
-	list = malloc(b->n_keys * (LINK_KEY_LEN + 1) + 1);
-	if (!b->keys || !list)
-		return log_error("out of memory for %zu keys", b->n_keys);
-	for (size_t i = 0; i < b->n_keys; i++) {
-		struct link_keypair *k = &b->keys[i];
-
-		if (zmq_curve_keypair(k->public_key, k->secret_key) < 0)
-			return log_error("zmq_curve_keypair: %s",
-					 zmq_strerror(errno));
-		memcpy(list + off, k->public_key, LINK_KEY_LEN);
-		off += LINK_KEY_LEN;
-		list[off++] = '\n';
-	}
-	snprintf(path, sizeof(path), "%s/allowlist", b->work);
-	r = write_file(path, list, off, 0644);
-	if (r < 0)
-		return log_error("cannot write '%s': %s", path, strerror(-r));
-	return 0;
-}
-
-/* Runs the agent and parses what it printed as a JSON object. */
-static struct json_object *agent_json(char *const argv[])
-{
-	_cleanup_free_ char *out = NULL;
-	struct json_object *j;
-
-	if (run_checked(argv, &out) < 0)
-		return NULL;
-	j = json_tokener_parse(out);
-	if (!j || !json_object_is_type(j, json_type_object)) {
-		log_error("'%s %s --json' printed no JSON object", argv[0],
-			  argv[1]);
-		json_object_put(j);
-		return NULL;
-	}
-	return j;
-}
-
-/*
- * The report every simulated run is a variant of: the agent's real probe
- * of this host and a whole quick bench suite at tiny sizes (every
- * benchmark and variant, three repeats, in well under a second); with
- * --probe-only the probe alone.
- */
-static int template_make(struct bench *b)
-{
-	char dir[96], conf[96], err[REPORT_ERR_LEN];
-	struct json_object *probe = NULL, *suite = NULL;
-	int64_t started = realtime_ms();
-	int r = -1;
-
-	snprintf(dir, sizeof(dir), "%s/agent", b->work);
-	snprintf(conf, sizeof(conf), "%s/empty.conf", b->work);
-	if (mkdir(dir, 0755) < 0)
-		return log_error("cannot create '%s': %s", dir,
-				 strerror(errno));
-	char *probe_argv[] = { (char *)arg_agent, "probe", "-c", conf,
-			       "--json", "--steal-window", "0", "--dir", dir,
-			       NULL };
-	char *bench_argv[] = { (char *)arg_agent, "bench", "-c", conf,
-			       "--json", "--profile", "quick", "--repeats", "3",
-			       "--chase-bytes", "1M", "--chase-accesses", "1000",
-			       "--fault-bytes", "4M", "--file-bytes", "4M",
-			       "--io-ms", "10", "--seq-bytes", "1M",
-			       "--fs-increments", "1000", "--dir", dir, NULL };
-
-	probe = agent_json(probe_argv);
-	if (probe && !arg_probe_only)
-		suite = agent_json(bench_argv);
-	if (!probe || (!suite && !arg_probe_only))
-		goto out;
-	r = report_build(probe, suite, started, realtime_ms(), &b->tmpl, err);
-	if (r < 0)
-		log_error("cannot build a report from the agent's output: %s",
-			  err);
-out:
-	json_object_put(probe);
-	json_object_put(suite);
-	return r < 0 ? -1 : 0;
-}
-
-/*
- * Packs the template as a run of simulated agent `agent`: a new run_id, the
- * agent's own hostname and machine_id, a label set by agent index. The
- * template's own strings are put back before returning.
- */
-static int msg_make(const struct bench *b, size_t agent, struct msg *m)
-{
-	Fleetbench__Report *t = b->tmpl;
-	Fleetbench__Host *h = t->host, saved = *h;
-	const struct label *l = &labels[agent % ARRAY_SIZE(labels)];
-	char *saved_id = t->run_id, hostname[32], machine_id[33];
-	char err[CODEC_ERR_LEN];
-	int r = codec_uuid_new(m->run_id);
-
-	if (r < 0)
-		return log_error("cannot make a run_id: %s", strerror(-r));
-	snprintf(hostname, sizeof(hostname), "sim-%05zu", agent);
-	snprintf(machine_id, sizeof(machine_id), "f1ee7be0%024zx", agent);
-	t->run_id = m->run_id;
-	h->hostname = hostname;
-	h->machine_id = machine_id;
-	h->provider = (char *)l->provider;
-	h->instance_type = (char *)l->instance_type;
-	h->region = (char *)l->region;
-	h->provider_source = h->instance_type_source = h->region_source =
-		"config";
-	r = codec_validate_report(t, realtime_ms(), err);
-	if (r < 0)
-		log_error("the simulated report is invalid: %s", err);
-	else if ((r = codec_pack_report(t, &m->buf, &m->len)) < 0)
-		log_error("cannot pack the report: %s", strerror(-r));
-	*h = saved;
-	t->run_id = saved_id;
-	return r < 0 ? -1 : 0;
-}
 
 /* ---- PostgreSQL and the collector ---- */
 
-static int pg_start(struct bench *b)
-{
-	char *argv[] = { PG_HARNESS, "start", b->pg_dir, NULL };
-	_cleanup_free_ char *out = NULL;
-
-	b->pg_started = true; /* a half-started server is stopped too */
-	if (run_checked(argv, &out) < 0)
-		return -1;
-	out[strcspn(out, "\n")] = '\0';
-	if (!*out || strlen(out) >= sizeof(b->conninfo))
-		return log_error("'%s start' printed no connection string",
-				 PG_HARNESS);
-	strcpy(b->conninfo, out);
-	return 0;
-}
-
-static void pg_stop(struct bench *b)
-{
-	char *argv[] = { PG_HARNESS, "stop", b->pg_dir, NULL };
-
-	if (b->pg_started)
-		run_checked(argv, NULL);
-	b->pg_started = false;
-}
-
-/* The argv of `collector COMMAND -c empty.conf --dsn CONNINFO [extra...]`:
- * free argv[3] (the config path) and argv. */
-static char **collector_argv(const struct bench *b, const char *command,
-			     char *const extra[], size_t n_extra)
-{
-	char **argv = calloc(n_extra + 16, sizeof(*argv));
-	size_t n = 0;
-
-	if (!argv)
-		return NULL;
-	argv[n++] = (char *)arg_collector;
-	argv[n++] = (char *)command;
-	argv[n++] = "-c";
-	if (asprintf(&argv[n++], "%s/empty.conf", b->work) < 0) {
-		free(argv);
-		return NULL;
-	}
-	argv[n++] = "--dsn";
-	argv[n++] = (char *)b->conninfo;
-	for (size_t i = 0; i < n_extra; i++)
-		argv[n++] = extra[i];
-	return argv;
-}
-
-static int collector_migrate(const struct bench *b)
-{
-	char **argv = collector_argv(b, "migrate", NULL, 0);
-	int r;
-
-	if (!argv)
-		return log_error("out of memory");
-	r = run_checked(argv, NULL);
-	free(argv[3]);
-	free(argv);
-	return r;
-}
-
-/* The last lines of the collector's log, on standard error. */
-static void collector_log_tail(const struct bench *b)
-{
-	char path[128], line[1024];
-	char tail[20][sizeof(line)];
-	size_t n = 0;
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "%s/collector.log", b->work);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		memcpy(tail[n++ % ARRAY_SIZE(tail)], line, sizeof(line));
-	fprintf(stderr, "--- the collector's last log lines (%s):\n", path);
-	for (size_t i = n > ARRAY_SIZE(tail) ? n - ARRAY_SIZE(tail) : 0;
-	     i < n; i++)
-		fputs(tail[i % ARRAY_SIZE(tail)], stderr);
-}
-
-/* The first log line holding key, after it, in out; 0 or -ENOENT. */
-static int collector_log_find(const struct bench *b, const char *key,
-			      char *out, size_t size)
-{
-	char path[128], line[1024];
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "%s/collector.log", b->work);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, key);
-
-		if (p) {
-			p += strlen(key);
-			p[strcspn(p, "\n")] = '\0';
-			snprintf(out, size, "%s", p);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/*
- * Starts `serve` on tcp://127.0.0.1:* and waits for its "listening on"
- * line, which names the port it got. It dies with this program
- * (PR_SET_PDEATHSIG), so a killed benchmark leaves no collector behind.
- */
-static int collector_start(struct bench *b)
-{
-	char log_path[128], key[128], allow[128], line[256];
-	char *extra[] = { "--bind", "tcp://127.0.0.1:*", "--server-key", key,
-			  "--allowlist", allow };
-	char **argv, **all;
-	size_t n_extra = ARRAY_SIZE(extra) + (size_t)arg_n_serve_extra;
-	int64_t until;
-	int r;
-
-	snprintf(log_path, sizeof(log_path), "%s/collector.log", b->work);
-	snprintf(key, sizeof(key), "%s/collector.key", b->work);
-	snprintf(allow, sizeof(allow), "%s/allowlist", b->work);
-	all = calloc(n_extra, sizeof(*all));
-	if (!all)
-		return log_error("out of memory");
-	memcpy(all, extra, sizeof(extra));
-	for (int i = 0; i < arg_n_serve_extra; i++)
-		all[ARRAY_SIZE(extra) + (size_t)i] = arg_serve_extra[i];
-	argv = collector_argv(b, "serve", all, n_extra);
-	free(all);
-	if (!argv)
-		return log_error("out of memory");
-
-	b->collector = fork();
-	if (b->collector == 0) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (fd < 0 || null < 0 || dup2(null, 0) < 0 ||
-		    dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	r = b->collector < 0 ? -errno : 0;
-	free(argv[3]);
-	free(argv);
-	if (r < 0) {
-		b->collector = 0;
-		return log_error("cannot fork: %s", strerror(-r));
-	}
-
-	until = mono_ns() + READY_TIMEOUT_S * 1000000000LL;
-	while (collector_log_find(b, "listening on ", line, sizeof(line)) < 0) {
-		int status;
-
-		if (waitpid(b->collector, &status, WNOHANG) == b->collector) {
-			b->collector = 0;
-			collector_log_tail(b);
-			return log_error("the collector exited at start (status %d)",
-					 WIFEXITED(status) ?
-						 WEXITSTATUS(status) :
-						 128 + WTERMSIG(status));
-		}
-		if (interrupted || mono_ns() > until) {
-			collector_log_tail(b);
-			return log_error("the collector did not start listening within %d s",
-					 READY_TIMEOUT_S);
-		}
-		usleep(20000);
-	}
-	line[strcspn(line, " ")] = '\0';
-	if (strncmp(line, "tcp://127.0.0.1:", 16) ||
-	    strlen(line) >= sizeof(b->endpoint))
-		return log_error("the collector listens on '%s', not on loopback",
-				 line);
-	strcpy(b->endpoint, line);
-	return 0;
-}
-
-/* SIGTERM (it finishes the batch in hand), SIGKILL after 10 s. */
-static int collector_stop(struct bench *b)
-{
-	int status = 0;
-	pid_t r = 0;
-
-	if (b->collector <= 0)
-		return 0;
-	kill(b->collector, SIGTERM);
-	for (int i = 0; i < 1000 && r == 0; i++) {
-		r = waitpid(b->collector, &status, WNOHANG);
-		if (r == 0)
-			usleep(10000);
-	}
-	if (r == 0) {
-		log_warn("the collector did not stop in 10 s: killing it");
-		kill(b->collector, SIGKILL);
-		waitpid(b->collector, &status, 0);
-	}
-	b->collector = 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* VmHWM and VmRSS of pid in kB. */
-static int proc_mem(pid_t pid, long *ret_hwm_kb, long *ret_rss_kb)
-{
-	char path[64], line[256];
-	long hwm = -1, rss = -1;
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "VmHWM: %ld kB", &hwm);
-		sscanf(line, "VmRSS: %ld kB", &rss);
-	}
-	if (hwm < 0 || rss < 0)
-		return -ENODATA;
-	*ret_hwm_kb = hwm;
-	*ret_rss_kb = rss;
-	return 0;
-}
-
-/* Resets pid's VmHWM to its VmRSS (proc(5), clear_refs "5"). */
-static int proc_reset_hwm(pid_t pid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
-	return write_file(path, "5", 1, 0);
-}
-
-/* CPU time (user + system) pid has used, in ms, or -1. */
-static double proc_cpu_ms(pid_t pid)
-{
-	char path[64], line[1024];
-	unsigned long long ut, st;
-	_cleanup_fclose_ FILE *f = NULL;
-	char *p;
-
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f || !fgets(line, sizeof(line), f))
-		return -1;
-	/* after "(comm)", which may hold spaces: fields 14 and 15 */
-	p = strrchr(line, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* The pid of the collector's PostgreSQL backend, or -1. */
-static pid_t collector_backend(const struct bench *b)
-{
-	PGconn *pg = PQconnectdb(b->conninfo);
-	PGresult *res = NULL;
-	pid_t pid = -1;
-
-	if (PQstatus(pg) == CONNECTION_OK)
-		res = PQexec(pg, "SELECT pid FROM pg_stat_activity "
-				 "WHERE application_name = 'fleetbench-collector' "
-				 "ORDER BY backend_start DESC LIMIT 1");
-	if (res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-		pid = (pid_t)atoi(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	PQfinish(pg);
-	return pid;
-}
-
-static double self_cpu_ms(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
-}
-
 /* ---- the simulated agents ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest rank: the smallest value with at least p of them at or below. */
-static double percentile(const double *sorted, size_t n, double p)
-{
-	size_t rank = (size_t)(p * (double)n);
-
-	if ((double)rank < p * (double)n)
-		rank++;
-	return n ? sorted[rank ? rank - 1 : 0] : 0;
-}
 
 static int sim_send(struct sim *s)
 {
-	const struct msg *m = &s->msgs[s->next];
+	const struct fleet_msg *m = &s->msgs[s->next];
 
 	if (zmq_send(s->sock, m->buf, m->len, ZMQ_DONTWAIT) < 0) {
 		if (errno != EAGAIN)
@@ -773,7 +211,7 @@ static int sim_drain(struct sim *s, struct tally *t)
 
 /* Until every socket is writable, which with ZMQ_IMMEDIATE means its CURVE
  * handshake and the collector's ZAP check are done. */
-static int sims_connect(const struct bench *b, struct sim *sims, size_t n,
+static int sims_connect(const struct fleet *b, struct sim *sims, size_t n,
 			zmq_pollitem_t *items)
 {
 	size_t ready = 0;
@@ -781,7 +219,7 @@ static int sims_connect(const struct bench *b, struct sim *sims, size_t n,
 	for (size_t i = 0; i < n; i++)
 		items[i].events = ZMQ_POLLOUT; /* 0 once it is ready */
 	while (ready < n) {
-		int r = check_time(b);
+		int r = fleet_check_time(b);
 
 		if (r < 0)
 			return r;
@@ -826,11 +264,11 @@ static void phase_figures(struct phase *ph, struct tally *t, int64_t start)
  * are connected and at the end. The sockets are closed on return. Fails
  * unless every report was committed.
  */
-static int phase_run(struct bench *b, size_t n, size_t per_agent,
+static int phase_run(struct fleet *b, size_t n, size_t per_agent,
 		     int idle_s, struct phase *ph)
 {
 	struct sim *sims = calloc(n, sizeof(*sims));
-	struct msg *msgs = calloc(n * per_agent, sizeof(*msgs));
+	struct fleet_msg *msgs = calloc(n * per_agent, sizeof(*msgs));
 	zmq_pollitem_t *items = calloc(n, sizeof(*items));
 	struct tally t = { .ph = ph };
 	size_t total = n * per_agent;
@@ -847,7 +285,7 @@ static int phase_run(struct bench *b, size_t n, size_t per_agent,
 		goto out;
 	}
 	for (size_t i = 0; i < total; i++) {
-		if (msg_make(b, i / per_agent, &msgs[i]) < 0) {
+		if (fleet_msg_make(b, i / per_agent, &msgs[i]) < 0) {
 			r = -EINVAL;
 			goto out;
 		}
@@ -874,7 +312,7 @@ static int phase_run(struct bench *b, size_t n, size_t per_agent,
 	r = sims_connect(b, sims, n, items);
 	if (r < 0) {
 		log_error("connecting %zu agents: %s", n,
-			  r == -EINTR || r == -ETIMEDOUT ? time_error(r) :
+			  r == -EINTR || r == -ETIMEDOUT ? fleet_time_error(r) :
 							 strerror(-r));
 		goto out;
 	}
@@ -882,7 +320,7 @@ static int phase_run(struct bench *b, size_t n, size_t per_agent,
 	if (proc_mem(b->collector, &ph->hwm_kb, &ph->connected_kb) < 0)
 		ph->connected_kb = -1;
 
-	pid_t backend = collector_backend(b);
+	pid_t backend = fleet_collector_backend(b);
 	double cpu_c = proc_cpu_ms(b->collector), cpu_b = proc_cpu_ms(backend);
 	double cpu_a = self_cpu_ms();
 
@@ -896,10 +334,10 @@ static int phase_run(struct bench *b, size_t n, size_t per_agent,
 			r = sim_send(&sims[i]);
 	}
 	while (r == 0 && t.done < total) {
-		r = check_time(b);
+		r = fleet_check_time(b);
 		if (r < 0) {
 			log_error("%zu of %zu reports acknowledged: %s", t.done,
-				  total, time_error(r));
+				  total, fleet_time_error(r));
 			break;
 		}
 		int64_t now = mono_ns(), wake = now + 100000000;
@@ -946,7 +384,7 @@ static int phase_run(struct bench *b, size_t n, size_t per_agent,
 		sleep((unsigned int)idle_s);
 	if (proc_mem(b->collector, &ph->hwm_kb, &ph->rss_kb) < 0)
 		ph->hwm_kb = ph->rss_kb = -1;
-	if (r == 0 && interrupted)
+	if (r == 0 && fleet_interrupted)
 		r = -EINTR;
 	if (r == 0 && ph->committed != total)
 		r = log_error("only %zu of %zu reports were committed",
@@ -1113,7 +551,7 @@ static int copy_load(PGconn *pg, const struct copy_table *t,
  * its COMMIT are timed: the export, like the packing of the reports sent,
  * is preparation. Returns the COPY's reports per second, or -1.
  */
-static double copy_rate(const struct bench *b, const struct phase *ph,
+static double copy_rate(const struct fleet *b, const struct phase *ph,
 			size_t *ret_rows, double *ret_cpu)
 {
 	double cpu0;
@@ -1176,14 +614,6 @@ out:
 }
 
 /* ---- the whole run ---- */
-
-static int remove_entry(const char *path, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	if (remove(path) < 0)
-		log_warn("cannot remove '%s': %s", path, strerror(errno));
-	return 0;
-}
 
 static void usage(FILE *f)
 {
@@ -1286,27 +716,6 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* Two file descriptors per socket here (the TCP connection and the
- * socket's mailbox), one per connection in the collector. */
-static int fd_limit_raise(size_t sockets)
-{
-	struct rlimit rl;
-	rlim_t need = (rlim_t)sockets * 2 + 256;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return log_error("getrlimit: %s", strerror(errno));
-	if (rl.rlim_cur < need && rl.rlim_max >= need) {
-		rl.rlim_cur = need;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			return log_error("setrlimit: %s", strerror(errno));
-	}
-	if (rl.rlim_cur < need)
-		return log_error("%zu sockets need %llu file descriptors, the hard limit is %llu (ulimit -Hn)",
-				 sockets, (unsigned long long)need,
-				 (unsigned long long)rl.rlim_max);
-	return 0;
-}
-
 static const char *verdict(bool met)
 {
 	return met ? "met" : "MISSED";
@@ -1338,7 +747,7 @@ static void print_mib(const char *what, long kb, const char *target,
 		       target, v);
 }
 
-static void print_results(const struct bench *b, const struct phase *p1,
+static void print_results(const struct fleet *b, const struct phase *p1,
 			  double copy, size_t copy_rows, double copy_cpu,
 			  const struct phase *p3, size_t msg_len,
 			  const char *counters)
@@ -1424,10 +833,9 @@ static void print_results(const struct bench *b, const struct phase *p1,
 
 int main(int argc, char **argv)
 {
-	struct bench b = { .collector = 0 };
+	struct fleet b = { 0 };
 	struct phase p1 = { 0 }, p3 = { 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
-	char counters[512] = "", conf[96];
+	char counters[512] = "";
 	size_t msg_len = 0, copy_rows = 0, n_sockets;
 	double copy = -1, copy_cpu = -1;
 	int ret = 1, r;
@@ -1436,47 +844,32 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv) < 0)
 		return 2;
 	n_sockets = arg_agents > arg_connections ? arg_agents : arg_connections;
-	if (fd_limit_raise(n_sockets) < 0)
+	if (fleet_fd_limit(n_sockets) < 0)
 		return 1;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	b.deadline_ns = mono_ns() + (int64_t)arg_timeout_s * 1000000000;
-
-	/* short: the socket path of PostgreSQL lies below it */
-	strcpy(b.work, "/tmp/fbingest.XXXXXX");
-	if (!mkdtemp(b.work))
-		return log_error("cannot create a work directory: %s",
-				 strerror(errno)), 1;
-	/* as root PostgreSQL runs as another user, who must get to pg/ */
-	chmod(b.work, 0711);
-	snprintf(b.pg_dir, sizeof(b.pg_dir), "%s/pg", b.work);
-	snprintf(conf, sizeof(conf), "%s/empty.conf", b.work);
-	b.n_keys = n_sockets;
-	if (write_file(conf, "", 0, 0644) < 0 || keys_make(&b) < 0 ||
-	    template_make(&b) < 0)
+	fleet_signals();
+	b = (struct fleet){
+		.collector_path = arg_collector,
+		.agent_path = arg_agent,
+		.serve_extra = arg_serve_extra,
+		.n_serve_extra = arg_n_serve_extra,
+		.keep = arg_keep,
+		.probe_only = arg_probe_only,
+		.deadline_ns = mono_ns() + (int64_t)arg_timeout_s * 1000000000,
+	};
+	if (fleet_init(&b, "ingest", n_sockets) < 0)
 		goto out;
 	{
-		struct msg m;
+		struct fleet_msg m;
 
-		if (msg_make(&b, 0, &m) < 0)
+		if (fleet_msg_make(&b, 0, &m) < 0)
 			goto out;
 		msg_len = m.len;
 		free(m.buf);
 	}
-	if (pg_start(&b) < 0 || collector_migrate(&b) < 0 ||
-	    collector_start(&b) < 0)
+	if (fleet_pg_start(&b) < 0 || fleet_collector_start(&b, NULL) < 0)
 		goto out;
 	fprintf(stderr, "ingest: collector on %s, PostgreSQL in %s\n",
 		b.endpoint, b.pg_dir);
-
-	b.zctx = zmq_ctx_new();
-	if (!b.zctx || zmq_ctx_set(b.zctx, ZMQ_MAX_SOCKETS,
-				   (int)n_sockets + 64) < 0) {
-		log_error("cannot set up a ZeroMQ context: %s",
-			  zmq_strerror(errno));
-		goto out;
-	}
 
 	fprintf(stderr, "ingest: phase 1: %lu agents x %lu reports\n",
 		arg_agents, arg_reports);
@@ -1499,32 +892,21 @@ int main(int argc, char **argv)
 	}
 	zmq_ctx_term(b.zctx);
 	b.zctx = NULL;
-	r = collector_stop(&b);
+	r = fleet_collector_stop(&b);
 	if (r != 0) {
-		collector_log_tail(&b);
+		fleet_collector_log_tail(&b);
 		log_error("the collector exited with status %d", r);
 		goto out;
 	}
-	collector_log_find(&b, "messages received ", counters,
-			   sizeof(counters));
+	fleet_collector_log_find(&b, "messages received ", counters,
+				 sizeof(counters));
 	print_results(&b, &p1, copy, copy_rows, copy_cpu, &p3, msg_len, counters);
 	ret = 0;
 out:
 	if (ret != 0 && b.collector > 0)
-		collector_log_tail(&b);
-	if (b.zctx)
-		zmq_ctx_term(b.zctx);
-	collector_stop(&b);
-	pg_stop(&b);
+		fleet_collector_log_tail(&b);
 	phase_release(&p1);
 	phase_release(&p3);
-	report_free(b.tmpl);
-	if (b.keys)
-		explicit_bzero(b.keys, b.n_keys * sizeof(*b.keys));
-	free(b.keys);
-	if (arg_keep)
-		fprintf(stderr, "ingest: kept %s\n", b.work);
-	else
-		nftw(b.work, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	fleet_release(&b);
 	return ret;
 }
