@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Item 12 of docs/reliability.md: a fleet of simulated agents (swarm,
+# tests/reliability/load/swarm.c) delivers two reports each to a collector
+# that is restarted twice meanwhile, once with SIGTERM and once with
+# SIGKILL; every report must be acknowledged and stored exactly once.
+# 500 agents starting within 10 s; with FLEETBENCH_LONG=1, 2,000 within
+# 40 s (the same offered rate, four times the fleet).
+set -uo pipefail
+
+# shellcheck source=tests/reliability/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SWARM=${SWARM:-$BUILD_DIR/tests/reliability/swarm}
+require_bins "$SWARM" "$COLLECTOR" "$AGENT"
+tmp_new swarm
+
+agents=500 spread=10
+[ "$long" = 1 ] && agents=2000 spread=40
+total=$((agents * 2))
+"$SWARM" --agents "$agents" --reports 2 --spread "$spread" --restarts 2 \
+	--collector "$COLLECTOR" --agent "$AGENT" >"$tmp/swarm.out" \
+	2>"$tmp/swarm.err"
+status=$?
+check_eq "swarm exits 0" "$status" 0
+[ "$status" = 0 ] || tail -n 30 "$tmp/swarm.err" >&2
+check_grep "every report is acknowledged" "$tmp/swarm.out" \
+	"delivered $total of $total reports"
+check_grep "and stored once" "$tmp/swarm.out" "; $total stored once"
+check_grep "the collector was restarted with SIGTERM" "$tmp/swarm.out" \
+	"restart 1 \(SIGTERM\)"
+check_grep "and with SIGKILL" "$tmp/swarm.out" "restart 2 \(SIGKILL\)"
+sed 's/^ */figures: swarm: /' "$tmp/swarm.out"
+finish
