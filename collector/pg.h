@@ -72,8 +72,10 @@ struct pg_item {
  * fleetbench_ingest() call per item with a json, then a Sync. With no
  * BEGIN, the calls are one implicit transaction that the Sync commits, or
  * that any error rolls back whole. items must stay valid until
- * pg_batch_step() returns nonzero. Returns 0, -ENODATA when no item has a
- * json (nothing was sent), or -EIO (disconnected; nothing committed).
+ * pg_batch_step() returns nonzero. The statement is prepared on first use
+ * on each connection. Returns 0, -ENODATA when no item has a json (nothing
+ * was sent), -EAGAIN when the statement cannot be prepared (a missing
+ * function), or -EIO (disconnected; nothing committed).
  */
 int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 		  char err[PG_ERR_LEN]);
