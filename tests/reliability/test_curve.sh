@@ -7,6 +7,7 @@
 # validation (the collector's counters: nothing rejected, everything it
 # received committed or dropped), nothing of theirs is stored, and the
 # legitimate agent never notices.
+# shellcheck disable=SC2154 # st_*: eval "$(collector_stats)"
 set -uo pipefail
 
 # shellcheck source=tests/reliability/lib.sh
@@ -43,10 +44,10 @@ on_cleanup() {
 # each must print zsend's "timeout: no connection" line
 nocon="timeout: no connection within $((2000 * slow)) ms"
 attack() {
-	local name=$1 id i out bad=0
+	local name=$1 id out bad=0
 
 	shift
-	for i in $(seq "$attempts"); do
+	for _ in $(seq "$attempts"); do
 		id=$(uuid)
 		echo "$id" >>"$tmp/attack.ids"
 		out=$("$@" --report "$id")

@@ -62,7 +62,7 @@ for kind in truncated checksum empty; do
 	check_grep "$kind: it says what is wrong" "$tmp/a1.err" \
 		"quarantine/: $why"
 	check_eq "$kind: the file is in quarantine/" \
-		"$(ls "$tmp/spool.a1/quarantine/" | grep -c "^$victim.fbr")" 1
+		"$(find "$tmp/spool.a1/quarantine" -name "$victim.fbr*" | wc -l)" 1
 	check_eq "$kind: it is not stored" \
 		"$(q <<<"SELECT count(*) FROM runs WHERE run_id = '$victim'")" 0
 	check_eq "$kind: the spool is empty" "$(spooled a1)" 0
