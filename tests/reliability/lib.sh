@@ -25,8 +25,8 @@
 
 SPOOLGEN=${SPOOLGEN:-$BUILD_DIR/tests/reliability/spoolgen}
 ZFLOOD=${ZFLOOD:-$BUILD_DIR/tests/reliability/zflood}
-long=0
-[ "${FLEETBENCH_LONG:-0}" = 1 ] && long=1
+# shellcheck disable=SC2034 # read by the scenarios
+long=${FLEETBENCH_LONG:-0}
 
 # rel_setup NAME AGENT...: a temporary directory, a migrated PostgreSQL,
 # keys for the collector and the agents (all allowed) and the ledger; the
@@ -115,10 +115,10 @@ stored() {
 # rel_flush NAME...: the agents run again: each sends its spool (up to 5
 # passes, for a collector still starting), which must end empty
 rel_flush() {
-	local name i
+	local name
 
 	for name in "$@"; do
-		for i in 1 2 3 4 5; do
+		for _ in 1 2 3 4 5; do
 			ragent "$name" send && break
 			sleep 1
 		done

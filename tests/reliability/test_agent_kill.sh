@@ -44,11 +44,11 @@ start=$(date +%s%N)
 ledger_snapshot a1
 "${argv[@]}" >/dev/null 2>>"$tmp/ledger/a1.log"
 check_eq "an undisturbed run exits 0" "$?" 0
-span_ms=$((($(date +%s%N) - start) / 1000000 * 12 / 10 + 1))
+span_ms=$((($(date +%s%N) - start) * 12 / 10000000 + 1))
 runs=20
 [ "$long" = 1 ] && runs=100
 killed=0
-for i in $(seq "$runs"); do
+for _ in $(seq "$runs"); do
 	kill_after "$span_ms" "${argv[@]}" && killed=$((killed + 1))
 done
 rel_flush a1
@@ -63,8 +63,9 @@ echo "figures: killed runs: $runs runs (each killed within ${span_ms} ms), $kill
 sends=50
 [ "$long" = 1 ] && sends=500
 elapsed_ms() {
-	local start=$(date +%s%N)
+	local start
 
+	start=$(date +%s%N)
 	ragent a1 send
 	echo $((($(date +%s%N) - start) / 1000000))
 }

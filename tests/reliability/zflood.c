@@ -12,14 +12,15 @@
  *   multiframe  2 to 5 frames: garbage, sometimes a valid report first
  *   random      1 byte to 64 KiB of random bytes
  *   empty       one empty frame
- *   oversize    more than --max-msg-size bytes: the collector drops the
- *               connection, so it goes alone on a new socket, unanswered
+ *   oversize    more than --max-msg-size bytes: the collector must drop
+ *               the connection unanswered, so it goes alone on a new
+ *               socket watched by a monitor for the disconnect
  *
  * A mutant that the codec would still accept as a valid report is not bad
  * input: it is drawn again (and counted as redrawn). Messages go in
  * windows of up to 32 before their answers are read. Prints one summary
  * line; exits 0 when every message but the oversized was answered
- * REJECTED and no oversized one was answered, 1 otherwise, 2 bad usage.
+ * REJECTED and every oversized one dropped, 1 otherwise, 2 bad usage.
  *
  * usage: zflood --endpoint E --server-key PUB --agent-key KEY --count N
  *               [--seed S] [--max-msg-size BYTES] [--timeout MS]
@@ -361,16 +362,69 @@ static int window(struct flood *f, struct msg *ms, size_t n)
 	return 0;
 }
 
-/* Alone on a new socket: no answer is expected, the peer is dropped. */
+/* Whether the collector closes the connection (a monitor event) before
+ * it answers or the timeout passes: 1 dropped, 0 answered, -1 neither. */
+static int await_drop(struct flood *f, void *mon)
+{
+	zmq_pollitem_t items[] = {
+		{ f->sock, 0, ZMQ_POLLIN, 0 },
+		{ mon, 0, ZMQ_POLLIN, 0 },
+	};
+
+	if (zmq_poll(items, 2, f->timeout_ms) <= 0)
+		return -1;
+	if (items[0].revents & ZMQ_POLLIN)
+		return 0;
+	for (int more = 1; more;) { /* the event, then its endpoint */
+		zmq_msg_t part;
+
+		zmq_msg_init(&part);
+		if (zmq_msg_recv(&part, mon, 0) < 0)
+			more = 0;
+		else
+			more = zmq_msg_more(&part);
+		zmq_msg_close(&part);
+	}
+	return 1;
+}
+
+/* Alone on a new socket: the collector must drop the peer, unanswered. */
 static int oversize(struct flood *f, const struct msg *m)
 {
-	if (connect_sock(f) < 0 || send_msg(f, m) < 0)
+	static unsigned long n;
+	char addr[64];
+	void *mon;
+	int r;
+
+	if (connect_sock(f) < 0)
 		return -1;
-	if (recv_answer(f))
-		f->oversize_answered++;
-	else
-		f->dropped++;
-	return connect_sock(f);
+	snprintf(addr, sizeof(addr), "inproc://zflood-monitor-%lu", n++);
+	mon = zmq_socket(f->ctx, ZMQ_PAIR);
+	if (!mon || zmq_socket_monitor(f->sock, addr, ZMQ_EVENT_DISCONNECTED) < 0 ||
+	    zmq_connect(mon, addr) < 0) {
+		fprintf(stderr, "zflood: cannot monitor the socket: %s\n",
+			zmq_strerror(errno));
+		if (mon)
+			zmq_close(mon);
+		return -1;
+	}
+	r = send_msg(f, m);
+	if (r == 0) {
+		switch (await_drop(f, mon)) {
+		case 1:
+			f->dropped++;
+			break;
+		case 0:
+			f->oversize_answered++;
+			break;
+		default:
+			f->unanswered++;
+			break;
+		}
+	}
+	zmq_socket_monitor(f->sock, NULL, 0);
+	zmq_close(mon);
+	return r < 0 ? r : connect_sock(f);
 }
 
 static int flood(struct flood *f, unsigned long count)
