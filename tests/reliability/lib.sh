@@ -12,12 +12,12 @@
 # already stored"), and NAME.ids, run ids known to be in its spool (spoolgen
 # output, and a listing before every agent run, since a run killed between
 # its spool write and its "spooled" line leaves a report that the next run
-# may deliver without a word when it is killed too). Scenarios print "figures: ..." lines for the
-# table of docs/reliability.md.
+# may deliver without a word when it is killed too). Scenarios report
+# what they measured with figures(), for the table of docs/reliability.md.
 #
 # Environment: that of tests/integration/lib.sh, SPOOLGEN and ZFLOOD (the
 # test clients, default under BUILD_DIR), FLEETBENCH_LONG=1 for the long
-# variants (sets long=1).
+# variants (sets long).
 # shellcheck shell=bash
 
 # shellcheck source=tests/integration/lib.sh
@@ -27,6 +27,19 @@ SPOOLGEN=${SPOOLGEN:-$BUILD_DIR/tests/reliability/spoolgen}
 ZFLOOD=${ZFLOOD:-$BUILD_DIR/tests/reliability/zflood}
 # shellcheck disable=SC2034 # read by the scenarios
 long=${FLEETBENCH_LONG:-0}
+
+# figures TEXT: prints "figures: TEXT" and keeps it in
+# BUILD_DIR/reliability-figures/SCENARIO.txt (new for each run of the
+# scenario), which scripts/test prints at the end
+figures_file=
+figures() {
+	echo "figures: $*"
+	if [ -z "$figures_file" ]; then
+		figures_file=$BUILD_DIR/reliability-figures/$(basename "$0" .sh).txt
+		mkdir -p "${figures_file%/*}" && : >"$figures_file"
+	fi
+	echo "$*" >>"$figures_file"
+}
 
 # rel_setup NAME AGENT...: a temporary directory, a migrated PostgreSQL,
 # keys for the collector and the agents (all allowed) and the ledger; the
@@ -154,7 +167,7 @@ rel_check_end() {
 			HAVING count(*) > 1) d
 	EOF
 	)" 0
-	echo "figures: end check: $(wc -l <"$sent") reports sent, $(wc -l <"$held") held by agents, $(wc -l <"$db") stored"
+	figures "end check: $(wc -l <"$sent") reports sent, $(wc -l <"$held") held by agents, $(wc -l <"$db") stored"
 }
 
 # collector_stats: the numbers of the collector's latest "messages

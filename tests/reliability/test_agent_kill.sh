@@ -54,7 +54,7 @@ done
 rel_flush a1
 check_eq "every report the killed runs spooled is stored" \
 	"$(comm -23 <(ledger_sent) <(stored) | wc -l)" 0
-echo "figures: killed runs: $runs runs (each killed within ${span_ms} ms), $killed killed, $(ledger_sent | wc -l) reports spooled, all stored once"
+figures "killed runs: $runs runs (each killed within ${span_ms} ms), $killed killed, $(ledger_sent | wc -l) reports spooled, all stored once"
 
 # 50 sends (500 long), send passes killed at random until the spool is
 # empty, each within the time a pass takes to send up to 4 reports (from
@@ -89,7 +89,7 @@ check_eq "every report is stored" \
 	"$(comm -23 <(ledger_sent) <(stored) | wc -l)" 0
 check_eq "exactly once" "$(q <<<"SELECT count(*) FROM runs")" \
 	"$(ledger_sent | wc -l)"
-echo "figures: killed sends: $sends reports, $passes send passes of which $killed killed at random (a pass takes $idle_ms ms and $per_ms ms a report), $dups reports answered DUPLICATE after a kill, all $sends stored once"
+figures "killed sends: $sends reports, $passes send passes of which $killed killed at random (a pass takes $idle_ms ms and $per_ms ms a report), $dups reports answered DUPLICATE after a kill, all $sends stored once"
 
 # --- killed between the spool write and the rename --------------------------
 

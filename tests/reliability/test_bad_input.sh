@@ -70,7 +70,7 @@ check_eq "and stored only the agent's reports" "${st_committed:-}" 25
 lines=$(wc -l <"$log")
 check_eq "its log stays short (rejections are rate-limited): $lines lines" \
 	"$((lines < 200))" 1
-echo "figures: bad input: $count messages (seed $seed) in $ms ms: $rejected REJECTED, $dropped oversized dropped, 0 stored; collector RSS ${before} -> ${after} KiB (${growth} KiB more), log $lines lines"
+figures "bad input: $count messages (seed $seed) in $ms ms: $rejected REJECTED, $dropped oversized dropped, 0 stored; collector RSS ${before} -> ${after} KiB (${growth} KiB more), log $lines lines"
 
 rel_check_end
 stop_collector

@@ -115,7 +115,7 @@ wait "${senders[@]}"
 senders=()
 check_eq "exactly $total runs are stored" "$(stored_count)" "$total"
 dups=$(cat "$tmp"/ledger/*.log | grep -c 'was already stored (duplicate)')
-echo "figures: collector-kill: $n_agents agents, $total reports; $kills kills ($outside_kills SIGKILL at random, $fault_kills at collector-after-commit) with ${at[*]} reports stored; every spool empty $drained_ms ms after the last restart; $dups re-sends answered DUPLICATE; $(stored_count) runs stored"
+figures "collector-kill: $n_agents agents, $total reports; $kills kills ($outside_kills SIGKILL at random, $fault_kills at collector-after-commit) with ${at[*]} reports stored; every spool empty $drained_ms ms after the last restart; $dups re-sends answered DUPLICATE; $(stored_count) runs stored"
 rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0

@@ -162,7 +162,7 @@ check_eq "and the batch is stored" "$(q <<-EOF
 EOF
 )" 3
 
-echo "figures: commit-ack: killed after COMMIT: re-send DUPLICATE, 1 row; backend terminated in COMMIT (committed locally): no Ack, re-send DUPLICATE, 1 row; COMMIT held 2 s: 0 of 3 Acks before it returned, 3 after"
+figures "commit-ack: killed after COMMIT: re-send DUPLICATE, 1 row; backend terminated in COMMIT (committed locally): no Ack, re-send DUPLICATE, 1 row; COMMIT held 2 s: 0 of 3 Acks before it returned, 3 after"
 rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0

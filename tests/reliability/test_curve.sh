@@ -115,7 +115,7 @@ check_eq "it committed exactly what the two agents were acknowledged" \
 	"$st_committed" $((legit_acked + acked))
 check_match "the victim's messages after the reload were dropped" \
 	"$st_dropped" "[1-9]*"
-echo "figures: CURVE: $attempts attempts each by an unknown key, a plaintext client, the wrong server key and a removed key: 0 connected; the victim's key removed after $acked of 500 reports: $st_dropped messages dropped unvalidated; collector: received $st_received, committed $st_committed, rejected $st_rejected, peers refused $st_refused; the legitimate agent: $passes passes, $legit_acked reports, no timeout"
+figures "CURVE: $attempts attempts each by an unknown key, a plaintext client, the wrong server key and a removed key: 0 connected; the victim's key removed after $acked of 500 reports: $st_dropped messages dropped unvalidated; collector: received $st_received, committed $st_committed, rejected $st_rejected, peers refused $st_refused; the legitimate agent: $passes passes, $legit_acked reports, no timeout"
 
 # the victim's key back: the rest of its spool is delivered
 cp "$keys/a2.pub" "$allow/"

@@ -72,7 +72,7 @@ check_has "the spool lists them" "$tmp/a1.out" "5 reports"
 # still full: sending needs no room, and frees it
 rel_flush a1
 check_eq "all five are stored" "$(runs_of full)" 5
-echo "figures: disk full: a 256 KiB tmpfs under the spool, 5 reports spooled; runs on the full disk and with 8 KiB left exit 1 naming ENOSPC, the 5 intact byte for byte and then delivered"
+figures "disk full: a 256 KiB tmpfs under the spool, 5 reports spooled; runs on the full disk and with 8 KiB left exit 1 naming ENOSPC, the 5 intact byte for byte and then delivered"
 
 rel_check_end
 stop_collector

@@ -213,7 +213,7 @@ fi
 if kill -0 "$pid" 2>/dev/null; then ok; else not_ok "the collector died"; fi
 
 printf -v list '%s; ' "${ran[@]}"
-echo "figures: netns: tc netem: $netem, tbf: $tbf; faults run: ${list%; }"
+figures "netns: tc netem: $netem, tbf: $tbf; faults run: ${list%; }"
 rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0

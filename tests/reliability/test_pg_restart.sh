@@ -168,7 +168,7 @@ rel_flush "${agents[@]}"
 kill -HUP "$pid"
 wait_for 5 grep -q 'messages received' "$log"
 eval "$(collector_stats)"
-echo "figures: pg-restart: ${#agents[@]} agents streaming; $restarts crash restarts (pg_ctl restart -m immediate): reconnected at most ${max_delay} s after the database accepted connections; ${outage_s} s stopped: 0 Acks, $retries RETRY_LATER answers, reconnected ${outage_delay} s after; collector: ${st_committed:-?} committed, ${st_duplicate:-?} duplicate, ${st_retry:-?} retry later, ${st_unacked:-?} left unacknowledged"
+figures "pg-restart: ${#agents[@]} agents streaming; $restarts crash restarts (pg_ctl restart -m immediate): reconnected at most ${max_delay} s after the database accepted connections; ${outage_s} s stopped: 0 Acks, $retries RETRY_LATER answers, reconnected ${outage_delay} s after; collector: ${st_committed:-?} committed, ${st_duplicate:-?} duplicate, ${st_retry:-?} retry later, ${st_unacked:-?} left unacknowledged"
 rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0

@@ -73,7 +73,7 @@ for kind in truncated checksum empty; do
 	check_eq "$kind: the next pass has nothing to do, exit 0" \
 		"$?|$(cat "$tmp/a1.out")" \
 		"0|sent 0, committed 0, duplicate 0, rejected 0, quarantined 0, remaining 0"
-	echo "figures: $kind: $((good - 1)) of $good delivered in $ms ms, 1 quarantined, $((good - 1)) messages sent"
+	figures "$kind: $((good - 1)) of $good delivered in $ms ms, 1 quarantined, $((good - 1)) messages sent"
 done
 check_eq "everything else is stored" "$(q <<<"SELECT count(*) FROM runs")" \
 	$((3 * (good - 1)))

@@ -74,7 +74,7 @@ for i in "${!texts[@]}"; do
 done
 check_eq "nothing else was stored, no table was dropped" \
 	"$(q <<<"SELECT count(*) FROM runs")" "${#texts[@]}"
-echo "figures: strings: ${#texts[@]} texts (quotes, backslashes, SQL, control characters, non-ASCII, 1024 bytes of 4-byte characters) x ${#fields[@]} fields: $checked values stored byte for byte"
+figures "strings: ${#texts[@]} texts (quotes, backslashes, SQL, control characters, non-ASCII, 1024 bytes of 4-byte characters) x ${#fields[@]} fields: $checked values stored byte for byte"
 
 rel_check_end
 stop_collector

@@ -30,5 +30,7 @@ check_grep "and stored once" "$tmp/swarm.out" "; $total stored once"
 check_grep "the collector was restarted with SIGTERM" "$tmp/swarm.out" \
 	"restart 1 \(SIGTERM\)"
 check_grep "and with SIGKILL" "$tmp/swarm.out" "restart 2 \(SIGKILL\)"
-sed 's/^ */figures: swarm: /' "$tmp/swarm.out"
+while IFS= read -r line; do
+	figures "swarm: ${line#"${line%%[! ]*}"}"
+done <"$tmp/swarm.out"
 finish

@@ -97,7 +97,7 @@ check_eq "each report is COMMITTED by exactly one collector" \
 	"$committed" "$(printf '%s\n' "${ids[@]}" | sort)"
 check_eq "and stored once" "$(stored_count)" 64
 retried=$(cat "$tmp/z.a" "$tmp/z.b" | grep -c '^ack RETRY_LATER')
-echo "figures: two-collectors: 64 reports to both at once in opposite orders: 64 COMMITTED over the two, $(cat "$tmp/z.a" "$tmp/z.b" | grep -c '^ack DUPLICATE') DUPLICATE, $retried RETRY_LATER (a collision rolled back) sent again"
+figures "two-collectors: 64 reports to both at once in opposite orders: 64 COMMITTED over the two, $(cat "$tmp/z.a" "$tmp/z.b" | grep -c '^ack DUPLICATE') DUPLICATE, $retried RETRY_LATER (a collision rolled back) sent again"
 
 # --- 2. twin agents, one to each collector -----------------------------------
 
@@ -153,7 +153,7 @@ check_eq "each report was answered COMMITTED to exactly one twin" \
 	"$(sort <<<"$stored_lines" | uniq -d | wc -l)|$(wc -l <<<"$stored_lines")" \
 	"0|$all"
 twin_dups=$(cat "$tmp"/ledger/a*.log | grep -c 'was already stored')
-echo "figures: two-collectors: ${#agents[@]} twin pairs, $all reports each sent to both collectors at once: $all COMMITTED (one per report), $twin_dups DUPLICATE"
+figures "two-collectors: ${#agents[@]} twin pairs, $all reports each sent to both collectors at once: $all COMMITTED (one per report), $twin_dups DUPLICATE"
 
 # --- 3. failover from A to B -------------------------------------------------
 
@@ -184,7 +184,7 @@ check_eq "each report is stored once" "$(($(stored_count) - before))" "$all"
 failovers=$(cat "$tmp"/ledger/a*.log | grep -c "failing over to $ep_b")
 check_match "the agents failed over to B" "$failovers" "[1-9]*"
 dups=$(($(cat "$tmp"/ledger/a*.log | grep -c 'was already stored') - twin_dups))
-echo "figures: two-collectors: failover: A killed after a COMMIT while 10 agents sent $all reports to A, else B: $failovers fail-overs, $dups answered DUPLICATE by B (A had stored them), all stored once"
+figures "two-collectors: failover: A killed after a COMMIT while 10 agents sent $all reports to A, else B: $failovers fail-overs, $dups answered DUPLICATE by B (A had stored them), all stored once"
 
 rel_check_end
 pid=$pid_b
