@@ -31,6 +31,7 @@ check_grep "the collector was restarted with SIGTERM" "$tmp/swarm.out" \
 	"restart 1 \(SIGTERM\)"
 check_grep "and with SIGKILL" "$tmp/swarm.out" "restart 2 \(SIGKILL\)"
 while IFS= read -r line; do
-	figures "swarm: ${line#"${line%%[! ]*}"}"
+	line=${line#"${line%%[! ]*}"}
+	figures "swarm: ${line#swarm: }"
 done <"$tmp/swarm.out"
 finish
