@@ -250,6 +250,12 @@ int pg_poll(struct pg *p, char err[PG_ERR_LEN])
 	return 0;
 }
 
+int pg_query(struct pg *p, const char *sql, int nparams,
+	     const char *const *values, PGresult **ret, char err[PG_ERR_LEN])
+{
+	return exec(p, sql, nparams, values, ret, err);
+}
+
 /* ---- group commit ---- */
 
 int pg_begin(struct pg *p, char err[PG_ERR_LEN])
