@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <libpq-fe.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -20,9 +19,8 @@
 #include "cleanup.h"
 #include "hook.h"
 #include "log.h"
+#include "pg.h"
 
-#define APP_NAME "fleetbench-collector alerts"
-#define CONNECT_TIMEOUT "5"
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 10000
 /* a claimed alert is due again after this much more than the timeout:
@@ -35,13 +33,12 @@
 #define RESCAN_FLOOR_MS 100
 
 struct alert_hook {
-	char *dsn;
 	char *command;
 	int timeout_ms;
 	int retry_ms;
 	int stop_fd; /* an eventfd: readable once stop is asked */
 	pthread_t thread;
-	PGconn *conn;
+	struct pg *pg;
 	int64_t reconnect_ms;
 	int64_t backoff_ms;
 	bool down; /* the outage has been logged */
@@ -71,25 +68,11 @@ static void db_lost(struct alert_hook *h, const char *why)
 		log_error("alert hook: PostgreSQL is unavailable: %s (retrying)",
 			  why);
 	h->down = true;
-	PQfinish(h->conn);
-	h->conn = NULL;
+	pg_disconnect(h->pg);
 	h->reconnect_ms = now_ms() + h->backoff_ms;
 	h->backoff_ms = h->backoff_ms * 2 > RECONNECT_MAX_MS ?
 				RECONNECT_MAX_MS :
 				h->backoff_ms * 2;
-}
-
-/* libpq's multi-line message as one log line */
-static const char *conn_error(const PGconn *c, char *buf, size_t size)
-{
-	const char *m = c ? PQerrorMessage(c) : "out of memory";
-	size_t j = 0;
-
-	for (size_t i = 0; m[i] && j + 1 < size; i++)
-		if (m[i] != '\n' || m[i + 1])
-			buf[j++] = m[i] == '\n' || m[i] == '\t' ? ' ' : m[i];
-	buf[j] = '\0';
-	return buf;
 }
 
 /*
@@ -99,45 +82,29 @@ static const char *conn_error(const PGconn *c, char *buf, size_t size)
 static PGresult *db_exec(struct alert_hook *h, const char *sql, int n,
 			 const char *const *params)
 {
-	PGresult *res = PQexecParams(h->conn, sql, n, NULL, params, NULL,
-				     NULL, 0);
-	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-	char buf[512];
+	char err[PG_ERR_LEN];
+	PGresult *res = NULL;
+	int r = pg_query(h->pg, sql, n, params, &res, err);
 
-	const char *primary;
-
-	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
-		return res;
-	primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	if (PQstatus(h->conn) != CONNECTION_OK)
-		db_lost(h, conn_error(h->conn, buf, sizeof(buf)));
-	else if (primary)
-		log_error("alert hook: %s", primary);
-	else
-		log_error("alert hook: %s",
-			  conn_error(h->conn, buf, sizeof(buf)));
-	PQclear(res);
-	return NULL;
+	if (r == -EIO)
+		db_lost(h, err);
+	else if (r < 0)
+		log_error("alert hook: %s", err);
+	return r < 0 ? NULL : res;
 }
 
 static void db_connect(struct alert_hook *h)
 {
-	const char *const keys[] = { "connect_timeout",
-				     "fallback_application_name", "dbname",
-				     NULL };
-	const char *const values[] = { CONNECT_TIMEOUT, APP_NAME, h->dsn,
-				       NULL };
-	char buf[512];
+	char err[PG_ERR_LEN];
 	PGresult *res;
 
-	h->conn = PQconnectdbParams(keys, values, 1);
-	if (!h->conn || PQstatus(h->conn) != CONNECTION_OK) {
-		db_lost(h, conn_error(h->conn, buf, sizeof(buf)));
+	if (pg_connect(h->pg, err) < 0) {
+		db_lost(h, err);
 		return;
 	}
 	res = db_exec(h, "LISTEN fleetbench_alerts", 0, NULL);
 	if (!res) {
-		if (h->conn)
+		if (pg_connected(h->pg))
 			db_lost(h, "LISTEN failed");
 		return;
 	}
@@ -260,7 +227,7 @@ static void record(struct alert_hook *h, const char *id, const char *error,
 /* Delivers the due alerts one by one; a failure holds off the rest. */
 static void deliver_due(struct alert_hook *h)
 {
-	while (h->conn && !stop_asked(h)) {
+	while (pg_connected(h->pg) && !stop_asked(h)) {
 		char id[32], env_id[64], err[HOOK_ERR_LEN];
 		const char *const env[] = { env_id, NULL };
 		_cleanup_free_ char *json = NULL;
@@ -321,15 +288,10 @@ static int64_t next_due_ms(struct alert_hook *h)
 /* Reads what the server sent: the notifications only wake us up. */
 static void db_read(struct alert_hook *h)
 {
-	char buf[512];
-	PGnotify *n;
+	char err[PG_ERR_LEN];
 
-	if (!PQconsumeInput(h->conn) || PQstatus(h->conn) != CONNECTION_OK) {
-		db_lost(h, conn_error(h->conn, buf, sizeof(buf)));
-		return;
-	}
-	while ((n = PQnotifies(h->conn)))
-		PQfreemem(n);
+	if (pg_poll(h->pg, err) < 0)
+		db_lost(h, err);
 }
 
 static void *hook_main(void *arg)
@@ -341,20 +303,19 @@ static void *hook_main(void *arg)
 					 { -1, POLLIN, 0 } };
 		int64_t now = now_ms(), timeout;
 
-		if (!h->conn && now >= h->reconnect_ms)
+		if (!pg_connected(h->pg) && now >= h->reconnect_ms)
 			db_connect(h);
-		if (h->conn && now >= h->hold_ms)
+		if (pg_connected(h->pg) && now >= h->hold_ms)
 			deliver_due(h);
 		now = now_ms();
-		if (!h->conn) {
+		if (!pg_connected(h->pg)) {
 			timeout = h->reconnect_ms - now;
 		} else {
 			timeout = next_due_ms(h);
 			if (h->hold_ms - now > timeout)
 				timeout = h->hold_ms - now;
 		}
-		if (h->conn)
-			pfd[1].fd = PQsocket(h->conn);
+		pfd[1].fd = pg_socket(h->pg);
 		if (poll(pfd, 2, timeout < 0 ? 0 : (int)timeout) < 0 &&
 		    errno != EINTR) {
 			log_error("alert hook: cannot poll: %s", strerror(errno));
@@ -362,11 +323,11 @@ static void *hook_main(void *arg)
 		}
 		if (pfd[0].revents & POLLIN)
 			break;
-		if (h->conn && (pfd[1].revents & (POLLIN | POLLERR | POLLHUP)))
+		if (pfd[1].fd >= 0 &&
+		    (pfd[1].revents & (POLLIN | POLLERR | POLLHUP)))
 			db_read(h);
 	}
-	PQfinish(h->conn);
-	h->conn = NULL;
+	pg_disconnect(h->pg);
 	return NULL;
 }
 
@@ -376,7 +337,7 @@ static void hook_free(struct alert_hook *h)
 		return;
 	if (h->stop_fd >= 0)
 		close(h->stop_fd);
-	free(h->dsn);
+	pg_free(h->pg);
 	free(h->command);
 	free(h);
 }
@@ -389,12 +350,12 @@ struct alert_hook *alert_hook_start(const struct alert_hook_opts *o)
 	if (!h)
 		return NULL;
 	h->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	h->dsn = strdup(o->dsn ? o->dsn : "");
+	h->pg = pg_new(o->dsn);
 	h->command = strdup(o->command);
 	h->timeout_ms = o->timeout_ms;
 	h->retry_ms = o->retry_ms;
 	h->backoff_ms = RECONNECT_MIN_MS;
-	if (h->stop_fd < 0 || !h->dsn || !h->command) {
+	if (h->stop_fd < 0 || !h->pg || !h->command) {
 		r = h->stop_fd < 0 ? errno : ENOMEM;
 		hook_free(h);
 		errno = r;
