@@ -42,7 +42,11 @@ struct alert_hook {
 	int64_t reconnect_ms;
 	int64_t backoff_ms;
 	bool down; /* the outage has been logged */
-	int64_t hold_ms; /* after a failed run, nothing is tried before */
+	/* A hook that fails, fails for every alert: after a failure nothing
+	 * is tried before hold_ms, the delay doubling with each failure in a
+	 * row (failures) until one succeeds. */
+	int64_t hold_ms;
+	long long failures;
 };
 
 static int64_t now_ms(void)
@@ -191,13 +195,14 @@ static char *alert_json(struct alert_hook *h, const char *id,
 	return text;
 }
 
-/* The delay before attempt n + 1: retry_ms doubled per failure. */
-static int64_t retry_delay(const struct alert_hook *h, long long attempt)
+/* The delay after the nth failure in a row: retry_ms, doubled for each
+ * failure before, at most an hour (or retry_ms if longer). */
+static int64_t retry_delay(const struct alert_hook *h, long long n)
 {
 	int64_t max = h->retry_ms > RETRY_MAX_MS ? h->retry_ms : RETRY_MAX_MS;
 	int64_t d = h->retry_ms;
 
-	for (long long i = 1; i < attempt && d < max; i++)
+	for (long long i = 1; i < n && d < max; i++)
 		d *= 2;
 	return d < max ? d : max;
 }
@@ -224,7 +229,7 @@ static void record(struct alert_hook *h, const char *id, const char *error,
 	PQclear(res);
 }
 
-/* Delivers the due alerts one by one; a failure holds off the rest. */
+/* Delivers the due alerts one by one; a failure holds off all of them. */
 static void deliver_due(struct alert_hook *h)
 {
 	while (pg_connected(h->pg) && !stop_asked(h)) {
@@ -249,9 +254,10 @@ static void deliver_due(struct alert_hook *h)
 			log_info("alert hook: delivered alert %s (attempt %lld)",
 				 id, attempt);
 			record(h, id, NULL, 0);
+			h->failures = 0;
 			continue;
 		}
-		delay = retry_delay(h, attempt);
+		delay = retry_delay(h, ++h->failures);
 		log_warn("alert hook: '%s' failed for alert %s (attempt %lld): %s; next attempt in %" PRId64 " ms",
 			 h->command, id, attempt, err, delay);
 		record(h, id, err, delay);

@@ -482,14 +482,49 @@ BEGIN
 END
 $$;
 
+-- A diff or change in words, for tables: "sqpoll ok -> EPERM; opcodes
+-- +SEND_ZC -FSYNC", "io_uring/pread gain 3.15 -> 1.57 (-50%, p = 0.0079)",
+-- "io_uring/pread gain decreased".
+CREATE FUNCTION fleetbench_alert_text(kind text, diff jsonb)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE kind
+	WHEN 'gain' THEN
+		CASE jsonb_typeof(diff->'iouring_vs_pread')
+		WHEN 'object' THEN format('io_uring/pread gain %s -> %s (%s%%, p = %s)',
+			round((diff #>> '{iouring_vs_pread,before}')::numeric, 2),
+			round((diff #>> '{iouring_vs_pread,after}')::numeric, 2),
+			to_char(100 * (diff #>> '{iouring_vs_pread,change}')::numeric,
+				'FMSG990'),
+			round((diff #>> '{iouring_vs_pread,p}')::numeric, 4))
+		ELSE 'io_uring/pread gain ' || (diff->>'iouring_vs_pread')
+		END
+	ELSE (SELECT string_agg(CASE WHEN v ? 'before'
+				     THEN format('%s %s -> %s', k, v->>'before',
+						 v->>'after')
+				     ELSE k || (SELECT coalesce(string_agg(' +' || x, ''), '')
+						FROM jsonb_array_elements_text(v->'added') x)
+					    || (SELECT coalesce(string_agg(' -' || x, ''), '')
+						FROM jsonb_array_elements_text(v->'removed') x)
+				END, '; ' ORDER BY k)
+	      FROM jsonb_each(diff) AS e(k, v))
+	END
+$$;
+
 -- One row per fleet alert: how many hosts show the change and from which
 -- old kernels, the newest first. `fleetbench alerts` prints this view.
 CREATE VIEW alert_summary AS
 SELECT f.id, f.kind, f.provider, f.instance_type,
        array_agg(DISTINCT a.old_kernel ORDER BY a.old_kernel) AS old_kernels,
-       f.new_kernel, count(a.id) AS hosts, f.change, f.created_at,
-       max(a.created_at) AS last_host_at, f.acknowledged_at,
-       f.delivered_at, f.delivery_attempts, f.delivery_error
+       f.new_kernel, count(a.id) AS hosts,
+       fleetbench_alert_text(f.kind, f.change)
+       || CASE f.kind WHEN 'gain' THEN format(' by a median %s%%',
+		round(100 * abs(percentile_cont(0.5) WITHIN GROUP (ORDER BY
+			(a.diff #>> '{iouring_vs_pread,change}')::double precision))))
+	  ELSE '' END AS summary,
+       f.change, f.created_at, max(a.created_at) AS last_host_at,
+       f.acknowledged_at, f.delivered_at, f.delivery_attempts,
+       f.delivery_error
 FROM fleet_alerts f
 JOIN alerts a ON a.fleet_alert_id = f.id
 GROUP BY f.id
@@ -504,7 +539,7 @@ LANGUAGE sql STABLE AS $$
 		'id', s.id, 'kind', s.kind, 'provider', s.provider,
 		'instance_type', s.instance_type,
 		'old_kernels', s.old_kernels, 'new_kernel', s.new_kernel,
-		'hosts', s.hosts, 'change', s.change,
+		'hosts', s.hosts, 'summary', s.summary, 'change', s.change,
 		'created_at', s.created_at, 'last_host_at', s.last_host_at,
 		'acknowledged_at', s.acknowledged_at,
 		'host_alerts', (
@@ -515,7 +550,9 @@ LANGUAGE sql STABLE AS $$
 				'new_kernel', a.new_kernel,
 				'old_run_id', a.old_run_id,
 				'new_run_id', a.new_run_id,
-				'created_at', a.created_at, 'diff', a.diff)
+				'created_at', a.created_at,
+				'summary', fleetbench_alert_text(a.kind, a.diff),
+				'diff', a.diff)
 				ORDER BY a.id), '[]')
 			FROM (SELECT * FROM alerts
 			      WHERE fleet_alert_id = s.id

@@ -61,6 +61,32 @@ check_has() {
 	fi
 }
 
+# require_built BIN...: fails the test and finishes it unless every BIN is
+# an executable
+require_built() {
+	local bin
+
+	for bin in "$@"; do
+		if [ ! -x "$bin" ]; then
+			not_ok "'$bin' is not built"
+			finish
+		fi
+	done
+}
+
+# wait_for SECONDS COMMAND...: runs the command every 0.1 s until it
+# succeeds; returns 1 when SECONDS (times $slow, default 1) pass first
+wait_for() {
+	local tries=$(($1 * 10 * ${slow:-1}))
+
+	shift
+	while ! "$@" 2>/dev/null; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
 # finish: prints the summary and exits, 0 when nothing failed
 finish() {
 	echo "$pass passed, $fail failed"
