@@ -116,14 +116,14 @@ int cmd_query(struct cmd_ctx *ctx, const char *sql, int nparams,
 }
 
 int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
-	      const char *const *values)
+	      const char *const *values, const char *const *hide)
 {
 	PGresult *res = NULL;
 	int r = cmd_query(ctx, sql, nparams, values, &res);
 
 	if (r != CMD_OK)
 		return r;
-	r = out_print(stdout, res, ctx->format);
+	r = out_print(stdout, res, ctx->format, hide);
 	PQclear(res);
 	if (r < 0) {
 		log_error("cannot print the result: %s", strerror(-r));

@@ -64,8 +64,9 @@ int cmd_query(struct cmd_ctx *ctx, const char *sql, int nparams,
 	      const char *const *values, PGresult **ret);
 
 /* cmd_query(), then out_print() of the result to standard output in the
- * chosen format. Returns the exit status. */
+ * chosen format, without the columns in hide (NULL-terminated, or NULL).
+ * Returns the exit status. */
 int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
-	      const char *const *values);
+	      const char *const *values, const char *const *hide);
 
 #endif

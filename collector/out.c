@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,57 +92,128 @@ static int pad(FILE *f, size_t n)
 	return 0;
 }
 
-static int print_table(FILE *f, const PGresult *res)
-{
-	int rows = PQntuples(res), cols = PQnfields(res);
-	_cleanup_free_ size_t *width = calloc((size_t)cols + 1, sizeof(*width));
+/* One column of the table: a result column, or an estimate with its
+ * interval (lo, hi >= 0) printed as one. */
+struct table_col {
+	int col, lo, hi;
+	bool number;
+	size_t width;
+};
 
-	if (!width)
+static bool hidden(const char *name, const char *const *hide)
+{
+	for (; hide && *hide; hide++)
+		if (!strcmp(name, *hide))
+			return true;
+	return false;
+}
+
+/* Whether column c is named "<name of col><suffix>". */
+static bool named_after(const PGresult *res, int c, int col,
+			const char *suffix)
+{
+	const char *base = PQfname(res, col), *name;
+	size_t n = strlen(base);
+
+	if (c >= PQnfields(res))
+		return false;
+	name = PQfname(res, c);
+	return !strncmp(name, base, n) && !strcmp(name + n, suffix);
+}
+
+/* The text of one cell in a new string; NULL on ENOMEM. */
+static char *table_cell(const PGresult *res, int r, const struct table_col *t)
+{
+	char *s;
+
+	if (PQgetisnull(res, r, t->col))
+		return strdup("");
+	if (t->lo < 0 || PQgetisnull(res, r, t->lo) ||
+	    PQgetisnull(res, r, t->hi))
+		return strdup(PQgetvalue(res, r, t->col));
+	if (asprintf(&s, "%s [%s, %s]", PQgetvalue(res, r, t->col),
+		     PQgetvalue(res, r, t->lo), PQgetvalue(res, r, t->hi)) < 0)
+		return NULL;
+	return s;
+}
+
+static int print_table(FILE *f, const PGresult *res, const char *const *hide)
+{
+	int rows = PQntuples(res), cols = PQnfields(res), n = 0, r = 0;
+	_cleanup_free_ struct table_col *t = calloc((size_t)cols + 1, sizeof(*t));
+	_cleanup_free_ char **cell = NULL;
+
+	if (!t)
 		return -ENOMEM;
 	for (int c = 0; c < cols; c++) {
-		width[c] = utf8_width(PQfname(res, c));
-		for (int r = 0; r < rows; r++) {
-			size_t w = utf8_width(PQgetvalue(res, r, c));
+		enum kind k = column_kind(res, c);
 
-			if (w > width[c])
-				width[c] = w;
+		if (hidden(PQfname(res, c), hide))
+			continue;
+		t[n] = (struct table_col){ .col = c, .lo = -1, .hi = -1,
+					   .number = k == KIND_INT ||
+						     k == KIND_FLOAT,
+					   .width = utf8_width(PQfname(res, c)) };
+		if (named_after(res, c + 1, c, "_lo") &&
+		    named_after(res, c + 2, c, "_hi")) {
+			t[n].lo = c + 1;
+			t[n].hi = c + 2;
+			c += 2;
 		}
+		n++;
 	}
-	for (int c = 0; c < cols; c++) {
-		const char *name = PQfname(res, c);
+	cell = calloc((size_t)rows * (size_t)n + 1, sizeof(*cell));
+	if (!cell)
+		return -ENOMEM;
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < n; j++) {
+			char *v = table_cell(res, i, &t[j]);
+			size_t w;
 
-		fprintf(f, "%s%s", c ? "  " : "", name);
+			if (!v) {
+				r = -ENOMEM;
+				goto out;
+			}
+			cell[(size_t)i * n + j] = v;
+			w = utf8_width(v);
+			if (w > t[j].width)
+				t[j].width = w;
+		}
+	for (int j = 0; j < n; j++) {
+		const char *name = PQfname(res, t[j].col);
+
+		fprintf(f, "%s%s", j ? "  " : "", name);
 		/* no trailing blanks after the last column */
-		if (c + 1 < cols)
-			pad(f, width[c] - utf8_width(name));
+		if (j + 1 < n)
+			pad(f, t[j].width - utf8_width(name));
 	}
 	fputc('\n', f);
-	for (int c = 0; c < cols; c++) {
-		fputs(c ? "  " : "", f);
-		for (size_t i = 0; i < width[c]; i++)
+	for (int j = 0; j < n; j++) {
+		fputs(j ? "  " : "", f);
+		for (size_t i = 0; i < t[j].width; i++)
 			fputc('-', f);
 	}
 	fputc('\n', f);
-	for (int r = 0; r < rows; r++) {
-		for (int c = 0; c < cols; c++) {
-			const char *v = PQgetvalue(res, r, c);
-			size_t gap = width[c] - utf8_width(v);
-			enum kind k = column_kind(res, c);
+	for (int i = 0; i < rows; i++) {
+		for (int j = 0; j < n; j++) {
+			const char *v = cell[(size_t)i * n + j];
+			size_t gap = t[j].width - utf8_width(v);
 
-			fputs(c ? "  " : "", f);
-			if (k == KIND_INT || k == KIND_FLOAT) {
+			fputs(j ? "  " : "", f);
+			if (t[j].number)
 				pad(f, gap);
-				fputs(v, f);
-			} else {
-				fputs(v, f);
-				if (c + 1 < cols)
-					pad(f, gap);
-			}
+			fputs(v, f);
+			if (!t[j].number && j + 1 < n)
+				pad(f, gap);
 		}
 		fputc('\n', f);
 	}
 	fprintf(f, "(%d row%s)\n", rows, rows == 1 ? "" : "s");
-	return ferror(f) ? -EIO : 0;
+	r = ferror(f) ? -EIO : 0;
+out:
+	for (size_t i = 0; i < (size_t)rows * n; i++)
+		free(cell[i]);
+	return r;
 }
 
 static void csv_field(FILE *f, const char *v)
@@ -162,20 +234,28 @@ static void csv_field(FILE *f, const char *v)
 	fputc('"', f);
 }
 
-static int print_csv(FILE *f, const PGresult *res)
+static int print_csv(FILE *f, const PGresult *res, const char *const *hide)
 {
 	int rows = PQntuples(res), cols = PQnfields(res);
+	bool first = true;
 
 	for (int c = 0; c < cols; c++) {
-		if (c)
+		if (hidden(PQfname(res, c), hide))
+			continue;
+		if (!first)
 			fputc(',', f);
+		first = false;
 		csv_field(f, PQfname(res, c));
 	}
 	fputc('\n', f);
 	for (int r = 0; r < rows; r++) {
+		first = true;
 		for (int c = 0; c < cols; c++) {
-			if (c)
+			if (hidden(PQfname(res, c), hide))
+				continue;
+			if (!first)
 				fputc(',', f);
+			first = false;
 			if (!PQgetisnull(res, r, c))
 				csv_field(f, PQgetvalue(res, r, c));
 		}
@@ -231,7 +311,7 @@ static int json_value(const PGresult *res, int r, int c,
 	return *ret ? 0 : -ENOMEM;
 }
 
-static int print_json(FILE *f, const PGresult *res)
+static int print_json(FILE *f, const PGresult *res, const char *const *hide)
 {
 	int rows = PQntuples(res), cols = PQnfields(res);
 	struct json_object *all = json_object_new_array_ext(rows);
@@ -250,6 +330,8 @@ static int print_json(FILE *f, const PGresult *res)
 		for (int c = 0; c < cols && r == 0; c++) {
 			struct json_object *v;
 
+			if (hidden(PQfname(res, c), hide))
+				continue;
 			r = json_value(res, i, c, &v);
 			if (r == 0 &&
 			    json_object_object_add(row, PQfname(res, c), v) < 0) {
@@ -271,19 +353,20 @@ static int print_json(FILE *f, const PGresult *res)
 	return r;
 }
 
-int out_print(FILE *f, const PGresult *res, enum out_format fmt)
+int out_print(FILE *f, const PGresult *res, enum out_format fmt,
+	      const char *const *hide)
 {
 	int r;
 
 	switch (fmt) {
 	case OUT_TABLE:
-		r = print_table(f, res);
+		r = print_table(f, res, hide);
 		break;
 	case OUT_CSV:
-		r = print_csv(f, res);
+		r = print_csv(f, res, hide);
 		break;
 	case OUT_JSON:
-		r = print_json(f, res);
+		r = print_json(f, res, hide);
 		break;
 	default:
 		return -EINVAL;

@@ -21,11 +21,15 @@ enum out_format {
 int out_format_parse(const char *name, enum out_format *ret);
 
 /*
- * Prints every row of res (a TUPLES_OK result) to f:
+ * Prints every row of res (a TUPLES_OK result) to f, leaving out the
+ * columns named in hide (a NULL-terminated list, or NULL):
  *
  * - table: the column names, a rule, then one line per row, each column
  *   as wide as its widest value (counted in UTF-8 characters), numbers
- *   right-aligned, NULL empty, and "(N rows)" after the last row;
+ *   right-aligned, NULL empty, and "(N rows)" after the last row. A
+ *   column X directly followed by X_lo and X_hi (an estimate and its
+ *   confidence interval) is one column X of cells "X [X_lo, X_hi]", or
+ *   "X" alone when the interval is NULL;
  * - csv: a header line of column names, then one line per row, LF line
  *   ends; a field holding a comma, a double quote, CR or LF, or starting
  *   or ending with a space, is quoted with its double quotes doubled (RFC
@@ -39,6 +43,7 @@ int out_format_parse(const char *name, enum out_format *ret);
  * Returns 0, -ENOMEM, -EINVAL (a json column the server sent that does
  * not parse) or -EIO when writing to f failed.
  */
-int out_print(FILE *f, const PGresult *res, enum out_format fmt);
+int out_print(FILE *f, const PGresult *res, enum out_format fmt,
+	      const char *const *hide);
 
 #endif

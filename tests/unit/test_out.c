@@ -45,13 +45,14 @@ static PGresult *build(void)
 }
 
 /* Prints res in fmt into a new string. */
-static char *print(const PGresult *res, enum out_format fmt, int *ret)
+static char *print(const PGresult *res, enum out_format fmt,
+		   const char *const *hide, int *ret)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	*ret = out_print(f, res, fmt);
+	*ret = out_print(f, res, fmt, hide);
 	fclose(f);
 	return buf;
 }
@@ -73,7 +74,7 @@ static void test_formats_parse(void)
 static void test_table(const PGresult *res)
 {
 	int r;
-	char *s = print(res, OUT_TABLE, &r);
+	char *s = print(res, OUT_TABLE, NULL, &r);
 
 	CHECK_OK(r);
 	/* widths: runs 4, speedup 7, instance_type 13, few 3, diff 13,
@@ -92,7 +93,7 @@ static void test_table(const PGresult *res)
 static void test_csv(const PGresult *res)
 {
 	int r;
-	char *s = print(res, OUT_CSV, &r);
+	char *s = print(res, OUT_CSV, NULL, &r);
 
 	CHECK_OK(r);
 	CHECK_EQ_STR(s, "runs,speedup,instance_type,few,diff,share\n"
@@ -105,7 +106,7 @@ static void test_csv(const PGresult *res)
 static void test_json(const PGresult *res)
 {
 	int r;
-	char *s = print(res, OUT_JSON, &r);
+	char *s = print(res, OUT_JSON, NULL, &r);
 	struct json_object *all = s ? json_tokener_parse(s) : NULL;
 	struct json_object *row, *v;
 
@@ -153,19 +154,74 @@ static void test_empty_and_bad_json(void)
 	int r;
 
 	PQsetResultAttrs(res, 1, &att);
-	s = print(res, OUT_JSON, &r);
+	s = print(res, OUT_JSON, NULL, &r);
 	CHECK_OK(r);
 	all = s ? json_tokener_parse(s) : NULL;
 	CHECK(all && json_object_is_type(all, json_type_array) &&
 	      json_object_array_length(all) == 0);
 	json_object_put(all);
 	free(s);
-	s = print(res, OUT_TABLE, &r);
+	s = print(res, OUT_TABLE, NULL, &r);
 	CHECK_EQ_STR(s, "diff\n----\n(0 rows)\n");
 	free(s);
 	PQsetvalue(res, 0, 0, "{not json", 9);
-	s = print(res, OUT_JSON, &r);
+	s = print(res, OUT_JSON, NULL, &r);
 	CHECK_EQ_INT(r, -EINVAL);
+	free(s);
+	PQclear(res);
+}
+
+/* An estimate and its interval print as one table column; hidden columns
+ * are left out of every format. */
+static void test_interval_and_hide(void)
+{
+	static const char *const n[] = { "provider", "gain", "gain_lo",
+					 "gain_hi", "lo" };
+	static const char *const v[][5] = {
+		{ "aws", "3.015", "2.9", "3.1", "x" },
+		{ "gcp", "1.1", NULL, NULL, "y" },
+		{ "ovh", NULL, NULL, NULL, "z" },
+	};
+	static const char *const hide[] = { "provider", NULL };
+	PGresAttDesc att[5];
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+	char *s;
+	int r;
+
+	memset(att, 0, sizeof(att));
+	for (int c = 0; c < 5; c++) {
+		att[c].name = (char *)n[c];
+		att[c].typid = c ? 1700 : 25;
+		att[c].typlen = -1;
+	}
+	att[4].typid = 25;
+	PQsetResultAttrs(res, 5, att);
+	for (int i = 0; i < 3; i++)
+		for (int c = 0; c < 5; c++)
+			PQsetvalue(res, i, c, (char *)v[i][c],
+				   v[i][c] ? (int)strlen(v[i][c]) : -1);
+	s = print(res, OUT_TABLE, NULL, &r);
+	CHECK_OK(r);
+	CHECK_EQ_STR(s, "provider  gain              lo\n"
+			"--------  ----------------  --\n"
+			"aws       3.015 [2.9, 3.1]  x\n"
+			"gcp                    1.1  y\n"
+			"ovh                         z\n"
+			"(3 rows)\n");
+	free(s);
+	s = print(res, OUT_TABLE, hide, &r);
+	CHECK_EQ_STR(s, "gain              lo\n"
+			"----------------  --\n"
+			"3.015 [2.9, 3.1]  x\n"
+			"             1.1  y\n"
+			"                  z\n"
+			"(3 rows)\n");
+	free(s);
+	s = print(res, OUT_CSV, hide, &r);
+	CHECK_EQ_STR(s, "gain,gain_lo,gain_hi,lo\n3.015,2.9,3.1,x\n1.1,,,y\n,,,z\n");
+	free(s);
+	s = print(res, OUT_JSON, hide, &r);
+	CHECK(s && !strstr(s, "provider") && strstr(s, "\"gain_lo\": 2.9"));
 	free(s);
 	PQclear(res);
 }
@@ -179,6 +235,7 @@ int main(void)
 	test_csv(res);
 	test_json(res);
 	test_empty_and_bad_json();
+	test_interval_and_hide();
 	PQclear(res);
 	return check_summary();
 }
