@@ -37,30 +37,27 @@ static const char usage[] =
 	"  AND ($2::timestamptz IS NULL OR created_at >= $2::timestamptz) " \
 	"ORDER BY created_at DESC, id DESC"
 
-/* Narrow columns for a terminal; csv and json get everything. */
-static const char fleet_table_sql[] =
-	"SELECT id, kind, provider, instance_type, old_kernels, new_kernel, "
-	"       hosts, summary, created_at, acknowledged_at, delivered_at "
-	"FROM alert_summary " FILTER;
-static const char fleet_full_sql[] =
+static const char fleet_sql[] =
 	"SELECT id, kind, provider, instance_type, "
 	"       to_jsonb(old_kernels) AS old_kernels, new_kernel, "
 	"       hosts, summary, change, created_at, last_host_at, "
 	"       acknowledged_at, delivered_at, delivery_attempts, "
 	"       delivery_error "
 	"FROM alert_summary " FILTER;
-static const char hosts_table_sql[] =
-	"SELECT fleet_alert_id AS alert, kind, provider, instance_type, "
-	"       hostname, old_kernel, new_kernel, "
-	"       fleetbench_alert_text(kind, diff) AS summary, created_at, "
-	"       acknowledged_at "
-	"FROM alerts " FILTER;
-static const char hosts_full_sql[] =
+static const char hosts_sql[] =
 	"SELECT fleet_alert_id AS alert, id AS host_alert, kind, provider, "
 	"       instance_type, machine_id, hostname, old_kernel, new_kernel, "
 	"       fleetbench_alert_text(kind, diff) AS summary, diff, "
 	"       old_run_id, new_run_id, created_at, acknowledged_at "
 	"FROM alerts " FILTER;
+
+/* What a terminal's table leaves out; csv and json get everything. */
+static const char *const fleet_table_hide[] = {
+	"change", "last_host_at", "delivery_attempts", "delivery_error", NULL
+};
+static const char *const hosts_table_hide[] = {
+	"host_alert", "machine_id", "diff", "old_run_id", "new_run_id", NULL
+};
 
 static int ack(struct cmd_ctx *ctx, const char *id)
 {
@@ -150,9 +147,8 @@ int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv)
 		return CMD_USAGE;
 	params[0] = open;
 	params[1] = since;
-	if (ctx->format == OUT_TABLE)
-		return cmd_print(ctx, hosts ? hosts_table_sql : fleet_table_sql,
-				 2, params);
-	return cmd_print(ctx, hosts ? hosts_full_sql : fleet_full_sql, 2,
-			 params);
+	return cmd_print(ctx, hosts ? hosts_sql : fleet_sql, 2, params,
+			 ctx->format != OUT_TABLE ? NULL :
+			 hosts			  ? hosts_table_hide :
+						    fleet_table_hide);
 }

@@ -105,13 +105,6 @@ COMMENT ON TABLE alerts IS
 COMMENT ON TABLE alert_errors IS
 	'runs whose alert check raised an error (the run itself is stored)';
 
--- The median of an array; NULL for an empty one.
-CREATE FUNCTION fleetbench_median(x double precision[])
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM unnest(x) v
-$$;
-
 -- The upper tail of the standard normal distribution, P(Z >= z), from
 -- erfc (Numerical Recipes' erfcc: fractional error below 1.2e-7), as
 -- PostgreSQL 15 has no erf().
@@ -205,70 +198,65 @@ BEGIN
 END
 $$;
 
--- The io_uring gain over pread of each repeat of a run: io_uring's random
--- read IOPS over pread's in the same round (the variants are interleaved,
--- so a round's pair shares its drift). NULL unless both variants have the
--- same number of samples, at least one, and pread's are all positive.
-CREATE FUNCTION fleetbench_randread_gains(run uuid)
-RETURNS double precision[]
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
-	SELECT CASE WHEN cardinality(u.samples) = cardinality(p.samples)
-			 AND cardinality(p.samples) > 0
-			 AND 0 < ALL (p.samples)
-		    THEN ARRAY(SELECT a / b
-			       FROM unnest(u.samples, p.samples) AS s(a, b))
-	       END
-	FROM bench_metrics u, bench_metrics p
-	WHERE u.run_id = run AND u.benchmark = 'randread'
-	      AND u.variant = 'io_uring' AND u.metric = 'iops'
-	      AND p.run_id = run AND p.benchmark = 'randread'
-	      AND p.variant = 'pread' AND p.metric = 'iops'
-$$;
-
--- {"added": [...], "removed": [...]} between two sets (sorted), or NULL
--- when they are equal or either is unknown.
+-- {"added": [...], "removed": [...]} between two sets, sorted.
 CREATE FUNCTION fleetbench_set_diff(before text[], after text[])
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT CASE WHEN added <> '[]' OR removed <> '[]'
-		    THEN jsonb_build_object('added', added, 'removed', removed)
-	       END
-	FROM (SELECT to_jsonb(ARRAY(SELECT unnest(after) EXCEPT
-				    SELECT unnest(before) ORDER BY 1)) AS added,
-		     to_jsonb(ARRAY(SELECT unnest(before) EXCEPT
-				    SELECT unnest(after) ORDER BY 1)) AS removed
-	      WHERE before IS NOT NULL AND after IS NOT NULL) AS d
-$$;
-
--- {"before": a, "after": b} when both are known and differ, else NULL.
-CREATE FUNCTION fleetbench_value_diff(before anyelement, after anyelement)
-RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT CASE WHEN before <> after
-		    THEN jsonb_build_object('before', before, 'after', after)
-	       END
+	SELECT jsonb_build_object(
+		'added', to_jsonb(ARRAY(SELECT unnest(after) EXCEPT
+					SELECT unnest(before) ORDER BY 1)),
+		'removed', to_jsonb(ARRAY(SELECT unnest(before) EXCEPT
+					  SELECT unnest(after) ORDER BY 1)))
 $$;
 
 -- What changed in the io_uring fingerprint from one run to another: an
 -- object with a member per item that differs (empty when none does). An
--- item unknown in either run is not compared.
+-- item unknown in either run is not compared. (PL/pgSQL with a test per
+-- item: this runs at COMMIT for every run of a host that changed kernel.)
 CREATE FUNCTION fleetbench_io_uring_diff(before uuid, after uuid)
 RETURNS jsonb
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
-	SELECT coalesce(jsonb_object_agg(d.item, d.diff), '{}')
-	FROM runs o, runs n,
-	     LATERAL (VALUES
-		('io_uring_disabled',
-		 fleetbench_value_diff(o.io_uring_disabled, n.io_uring_disabled)),
-		('io_uring_setup',
-		 fleetbench_value_diff(o.io_uring_setup, n.io_uring_setup)),
-		('sqpoll', fleetbench_value_diff(o.sqpoll, n.sqpoll)),
-		('opcodes',
-		 fleetbench_set_diff(o.io_uring_opcodes, n.io_uring_opcodes)),
-		('features',
-		 fleetbench_set_diff(o.io_uring_features, n.io_uring_features)))
-		AS d(item, diff)
-	WHERE o.run_id = before AND n.run_id = after AND d.diff IS NOT NULL
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+DECLARE
+	o record;
+	n record;
+	d jsonb := '{}';
+BEGIN
+	SELECT io_uring_disabled, io_uring_setup, sqpoll, io_uring_opcodes,
+	       io_uring_features
+	INTO o FROM runs WHERE run_id = before;
+	SELECT io_uring_disabled, io_uring_setup, sqpoll, io_uring_opcodes,
+	       io_uring_features
+	INTO n FROM runs WHERE run_id = after;
+	IF o.io_uring_disabled <> n.io_uring_disabled THEN
+		d := d || jsonb_build_object('io_uring_disabled',
+			jsonb_build_object('before', o.io_uring_disabled,
+					   'after', n.io_uring_disabled));
+	END IF;
+	IF o.io_uring_setup <> n.io_uring_setup THEN
+		d := d || jsonb_build_object('io_uring_setup',
+			jsonb_build_object('before', o.io_uring_setup,
+					   'after', n.io_uring_setup));
+	END IF;
+	IF o.sqpoll <> n.sqpoll THEN
+		d := d || jsonb_build_object('sqpoll',
+			jsonb_build_object('before', o.sqpoll,
+					   'after', n.sqpoll));
+	END IF;
+	-- as sets: the same names in another order are no change
+	IF NOT (o.io_uring_opcodes @> n.io_uring_opcodes
+		AND o.io_uring_opcodes <@ n.io_uring_opcodes) THEN
+		d := d || jsonb_build_object('opcodes',
+			fleetbench_set_diff(o.io_uring_opcodes,
+					    n.io_uring_opcodes));
+	END IF;
+	IF NOT (o.io_uring_features @> n.io_uring_features
+		AND o.io_uring_features <@ n.io_uring_features) THEN
+		d := d || jsonb_build_object('features',
+			fleetbench_set_diff(o.io_uring_features,
+					    n.io_uring_features));
+	END IF;
+	RETURN d;
+END
 $$;
 
 -- Stores one host's alert, in the fleet alert of its change (created
@@ -331,12 +319,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	n record;
 	o record;
-	s record;
+	raised record;
+	g record;
 	diff jsonb;
-	before double precision[];
-	after double precision[];
-	median_before double precision;
-	median_after double precision;
 	change double precision;
 	t record;
 BEGIN
@@ -370,12 +355,14 @@ BEGIN
 	IF NOT FOUND THEN
 		RETURN;
 	END IF;
+	SELECT coalesce(bool_or(kind = 'fingerprint'), false) AS fingerprint,
+	       coalesce(bool_or(kind = 'gain'), false) AS gain
+	INTO raised
+	FROM alerts
+	WHERE machine_id = n.machine_id AND old_kernel = o.kernel_release
+	      AND new_kernel = n.kernel_release;
 
-	IF NOT EXISTS (SELECT 1 FROM alerts
-		       WHERE machine_id = n.machine_id
-			     AND old_kernel = o.kernel_release
-			     AND new_kernel = n.kernel_release
-			     AND kind = 'fingerprint') THEN
+	IF NOT raised.fingerprint THEN
 		diff := fleetbench_io_uring_diff(o.run_id, n.run_id);
 		IF diff <> '{}' THEN
 			PERFORM fleetbench_alert_raise(o.run_id, n.run_id,
@@ -383,44 +370,61 @@ BEGIN
 						       diff);
 		END IF;
 	END IF;
+	IF raised.gain THEN
+		RETURN;
+	END IF;
 
-	IF EXISTS (SELECT 1 FROM alerts
-		   WHERE machine_id = n.machine_id
-			 AND old_kernel = o.kernel_release
-			 AND new_kernel = n.kernel_release
-			 AND kind = 'gain') THEN
+	-- The gain over pread of each repeat of both runs: io_uring's random
+	-- read IOPS over pread's in the same round (the variants are
+	-- interleaved, so a round's pair shares its drift), when both have
+	-- the same number of samples and pread's are positive; their medians;
+	-- the thresholds. One statement: a SQL function here would be
+	-- planned again at every call.
+	SELECT before, after, median_before, median_after,
+	       coalesce(s.gain_min_change, 0.2) AS min_change,
+	       coalesce(s.gain_alpha, 0.01) AS alpha
+	INTO g
+	FROM (SELECT array_agg(x ORDER BY i) FILTER (WHERE r = o.run_id) AS before,
+		     array_agg(x ORDER BY i) FILTER (WHERE r = n.run_id) AS after,
+		     percentile_cont(0.5) WITHIN GROUP (ORDER BY x)
+			     FILTER (WHERE r = o.run_id) AS median_before,
+		     percentile_cont(0.5) WITHIN GROUP (ORDER BY x)
+			     FILTER (WHERE r = n.run_id) AS median_after
+	      FROM (SELECT u.run_id AS r, s.a / s.b AS x, s.i
+		    FROM bench_metrics u
+		    JOIN bench_metrics p
+			 ON p.run_id = u.run_id AND p.benchmark = 'randread'
+			    AND p.variant = 'pread' AND p.metric = 'iops',
+			 unnest(u.samples, p.samples) WITH ORDINALITY AS s(a, b, i)
+		    WHERE u.run_id IN (o.run_id, n.run_id)
+			  AND u.benchmark = 'randread'
+			  AND u.variant = 'io_uring' AND u.metric = 'iops'
+			  AND cardinality(u.samples) = cardinality(p.samples)
+			  AND 0 < ALL (p.samples)) AS x) AS m
+	LEFT JOIN alert_settings s ON true;
+	IF g.median_before IS NULL OR g.median_before <= 0
+	   OR g.median_after IS NULL THEN
 		RETURN;
 	END IF;
-	before := fleetbench_randread_gains(o.run_id);
-	after := fleetbench_randread_gains(n.run_id);
-	median_before := fleetbench_median(before);
-	median_after := fleetbench_median(after);
-	IF median_before IS NULL OR median_before <= 0
-	   OR median_after IS NULL THEN
+	change := g.median_after / g.median_before - 1;
+	IF abs(change) < g.min_change THEN
 		RETURN;
 	END IF;
-	SELECT coalesce(max(gain_min_change), 0.2) AS min_change,
-	       coalesce(max(gain_alpha), 0.01) AS alpha
-	INTO s FROM alert_settings;
-	change := median_after / median_before - 1;
-	IF abs(change) < s.min_change THEN
-		RETURN;
-	END IF;
-	SELECT * INTO t FROM fleetbench_mann_whitney(before, after);
-	IF t.p IS NULL OR t.p >= s.alpha THEN
+	SELECT * INTO t FROM fleetbench_mann_whitney(g.before, g.after);
+	IF t.p IS NULL OR t.p >= g.alpha THEN
 		RETURN;
 	END IF;
 	PERFORM fleetbench_alert_raise(o.run_id, n.run_id, 'gain',
 		jsonb_build_object('iouring_vs_pread', jsonb_build_object(
-			'before', median_before, 'after', median_after,
+			'before', g.median_before, 'after', g.median_after,
 			'change', change,
-			'before_repeats', before, 'after_repeats', after,
+			'before_repeats', g.before, 'after_repeats', g.after,
 			'test', CASE WHEN t.exact
 				     THEN 'Mann-Whitney U, exact'
 				     ELSE 'Mann-Whitney U, normal approximation'
 				END,
-			'u', t.u, 'p', t.p, 'alpha', s.alpha,
-			'min_change', s.min_change)),
+			'u', t.u, 'p', t.p, 'alpha', g.alpha,
+			'min_change', g.min_change)),
 		jsonb_build_object('iouring_vs_pread',
 				   CASE WHEN change < 0 THEN 'decreased'
 					ELSE 'increased' END));

@@ -139,7 +139,9 @@ pg_start() {
 # fleet_manifest (fleetgen's lines: run_id, provider, instance type, host,
 # kernel, started). The collector is stopped at exit. Any failure fails
 # the test and finishes it. Binaries: COLLECTOR, AGENT, FLEETGEN (default
-# under BUILD_DIR).
+# under BUILD_DIR). The collector also gets the flags in the array
+# fleet_serve_args (if set), and a function fleet_before_send (if the test
+# defines one) runs once the collector listens, before the fleet is sent.
 fleet_load() {
 	local bin tries=100
 
@@ -173,7 +175,8 @@ fleet_load() {
 	"$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
 		--bind 'tcp://127.0.0.1:*' \
 		--server-key "$fleet_keys/collector.key" \
-		--allowlist "$fleet_keys/allow" 2>"$fleet_log" &
+		--allowlist "$fleet_keys/allow" \
+		${fleet_serve_args[@]+"${fleet_serve_args[@]}"} 2>"$fleet_log" &
 	harness_pids+=($!)
 	while ! grep -q 'listening on' "$fleet_log"; do
 		tries=$((tries - 1))
@@ -184,6 +187,9 @@ fleet_load() {
 		sleep 0.1
 	done
 	fleet_endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$fleet_log")
+	if declare -F fleet_before_send >/dev/null; then
+		fleet_before_send
+	fi
 	fleet_manifest=$tmp/fleet.tsv
 	if ! "$FLEETGEN" --spool "$tmp/fleet-spool" >"$fleet_manifest" \
 		2>"$tmp/fleetgen.log"; then
