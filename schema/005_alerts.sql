@@ -500,7 +500,11 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 			round((diff #>> '{iouring_vs_pread,after}')::numeric, 2),
 			to_char(100 * (diff #>> '{iouring_vs_pread,change}')::numeric,
 				'FMSG990'),
-			round((diff #>> '{iouring_vs_pread,p}')::numeric, 4))
+			CASE WHEN (diff #>> '{iouring_vs_pread,p}')::numeric < 0.001
+			     THEN trim(to_char((diff #>> '{iouring_vs_pread,p}')::float8,
+					       '9.9EEEE'))
+			     ELSE round((diff #>> '{iouring_vs_pread,p}')::numeric, 4)::text
+			END)
 		ELSE 'io_uring/pread gain ' || (diff->>'iouring_vs_pread')
 		END
 	ELSE (SELECT string_agg(CASE WHEN v ? 'before'
