@@ -160,13 +160,13 @@ $$;
 
 -- Figures are shown to three decimals, in the views as in the CLI.
 CREATE FUNCTION fleetbench_round(x double precision) RETURNS numeric
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT round(x::numeric, 3)
 $$;
 
 -- The share of n runs that had something, to three decimals.
 CREATE FUNCTION fleetbench_share(count bigint, n bigint) RETURNS numeric
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT round(count::numeric / nullif(n, 0), 3)
 $$;
 
