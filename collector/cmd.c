@@ -121,9 +121,13 @@ int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
 	PGresult *res = NULL;
 	int r = cmd_query(ctx, sql, nparams, values, &res);
 
-	if (r != CMD_OK)
-		return r;
-	r = out_print(stdout, res, ctx->format, hide);
+	return r == CMD_OK ? cmd_output(ctx, res, hide) : r;
+}
+
+int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
+{
+	int r = out_print(stdout, res, ctx->format, hide);
+
 	PQclear(res);
 	if (r < 0) {
 		log_error("cannot print the result: %s", strerror(-r));

@@ -69,4 +69,8 @@ int cmd_query(struct cmd_ctx *ctx, const char *sql, int nparams,
 int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
 	      const char *const *values, const char *const *hide);
 
+/* out_print() of res to standard output in the chosen format, without
+ * the columns in hide, then PQclear(res). Returns the exit status. */
+int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide);
+
 #endif

@@ -22,9 +22,10 @@
 #include "codec.h"
 #include "log.h"
 
-/* JSON bytes one batch may hold: with 4 MiB reports, batch_max of them
- * would not fit in memory; realistic ones are tens of KiB. */
-#define BATCH_MAX_BYTES (32u << 20)
+/* JSON bytes one batch may hold (two batches are in memory, and libpq
+ * buffers a copy of the one in flight): about 100 realistic reports of
+ * 40 KiB, a few hundred small ones, at least one of the largest (4 MiB). */
+#define BATCH_MAX_BYTES (4u << 20)
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 10000
 /* a repeating failure is logged again after 10 s, 20 s, ... up to hourly */
@@ -649,8 +650,12 @@ static bool batch_send(struct ingest *g, struct batch *b)
 	r = pg_batch_send(pg, b->pg, (size_t)b->n, err);
 	if (r == -ENODATA)
 		return false;
-	if (r < 0) {
+	if (r == -EAGAIN)
+		limited(&g->rl_batch, "cannot store a batch of %d reports: %s",
+			b->n, err);
+	else if (r < 0)
 		db_lost(g, err);
+	if (r < 0) {
 		batch_retry_all(b);
 		return false;
 	}

@@ -216,12 +216,11 @@ out:
 	return r;
 }
 
+/* Quoted as psql --csv quotes (and RFC 4180 allows): when the field holds
+ * a comma, a double quote, CR or LF, or is "\." (COPY's end of data). */
 static void csv_field(FILE *f, const char *v)
 {
-	size_t len = strlen(v);
-
-	if (!strpbrk(v, ",\"\r\n") &&
-	    !(len && (v[0] == ' ' || v[len - 1] == ' '))) {
+	if (!strpbrk(v, ",\"\r\n") && strcmp(v, "\\.")) {
 		fputs(v, f);
 		return;
 	}

@@ -31,9 +31,9 @@ int out_format_parse(const char *name, enum out_format *ret);
  *   confidence interval) is one column X of cells "X [X_lo, X_hi]", or
  *   "X" alone when the interval is NULL;
  * - csv: a header line of column names, then one line per row, LF line
- *   ends; a field holding a comma, a double quote, CR or LF, or starting
- *   or ending with a space, is quoted with its double quotes doubled (RFC
- *   4180); NULL is an empty field, as in psql --csv;
+ *   ends; a field holding a comma, a double quote, CR or LF (or that is
+ *   "\.") is quoted with its double quotes doubled (RFC 4180); NULL is an
+ *   empty field: byte for byte what psql --csv prints;
  * - json: an array of one object per row, members in column order;
  *   numbers (integer, float and numeric columns, by PQftype) are JSON
  *   numbers with the server's digits, NaN and infinities null; booleans

@@ -43,6 +43,7 @@ struct pg {
 	bool failed; /* an error came back: nothing will commit */
 	bool batch_unknown; /* lost after the Sync: outcome unknown */
 	int batch_error;
+	bool prepared; /* PG_INGEST_STMT exists on this connection */
 };
 
 static void err_set(char *err, const char *fmt, ...)
@@ -187,6 +188,8 @@ void pg_disconnect(struct pg *p)
 		PQfinish(p->conn);
 		p->conn = NULL;
 	}
+	if (p)
+		p->prepared = false;
 }
 
 void pg_free(struct pg *p)
@@ -266,8 +269,26 @@ int pg_query(struct pg *p, const char *sql, int nparams,
 
 /* ---- pipelined group commit ---- */
 
+#define PG_INGEST_STMT "fleetbench_ingest"
 #define PG_INGEST_SQL \
 	"SELECT fleetbench_ingest(jsonb_set($1::jsonb, '{probe}', $2::jsonb))"
+
+/* Prepares the ingest statement once per connection: parsed and planned
+ * once, not for every report. */
+static int prepare(struct pg *p, char *err)
+{
+	_cleanup_pqclear_ PGresult *res = NULL;
+
+	if (p->prepared)
+		return 0;
+	res = PQprepare(p->conn, PG_INGEST_STMT, PG_INGEST_SQL, 2, NULL);
+	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		err_result(p, res, err, "cannot prepare the ingest statement");
+		return connection_lost(p, res) ? -EIO : -EAGAIN;
+	}
+	p->prepared = true;
+	return 0;
+}
 
 /* Parses fleetbench_ingest()'s one boolean: 1 stored, 0 duplicate. */
 static int ingest_result(const PGresult *res, char *err)
@@ -331,6 +352,9 @@ int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 		err_set(err, "not connected to PostgreSQL");
 		return -EIO;
 	}
+	r = prepare(p, err);
+	if (r < 0)
+		return r;
 	p->batch = items;
 	p->n_batch = n;
 	p->next = 0;
@@ -349,8 +373,8 @@ int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 			continue;
 		params[0] = items[i].json;
 		params[1] = items[i].probe;
-		if (!PQsendQueryParams(p->conn, PG_INGEST_SQL, 2, NULL, params,
-				       NULL, NULL, 0))
+		if (!PQsendQueryPrepared(p->conn, PG_INGEST_STMT, 2, params,
+					 NULL, NULL, 0))
 			return batch_lost(p, err, "cannot send a report");
 		items[i].result = PG_ITEM_SENT;
 		sent++;

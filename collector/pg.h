@@ -51,7 +51,7 @@ int pg_poll(struct pg *p, char err[PG_ERR_LEN]);
 
 /*
  * Runs one statement with text parameters (PQexecParams; values[i] NULL
- * is SQL NULL) outside any transaction of pg_begin(): the query side's
+ * is SQL NULL), not in pipeline mode (no batch in flight): the query side's
  * one entry point (fleetbench compare, rank, ...). Returns 0 with *ret
  * holding the COMMAND_OK or TUPLES_OK result (PQclear it); else -EIO when
  * the connection is lost, -EINVAL when the parameters are at fault
@@ -85,8 +85,10 @@ struct pg_item {
  * fleetbench_ingest() call per item with a json, then a Sync. With no
  * BEGIN, the calls are one implicit transaction that the Sync commits, or
  * that any error rolls back whole. items must stay valid until
- * pg_batch_step() returns nonzero. Returns 0, -ENODATA when no item has a
- * json (nothing was sent), or -EIO (disconnected; nothing committed).
+ * pg_batch_step() returns nonzero. The statement is prepared on first use
+ * on each connection. Returns 0, -ENODATA when no item has a json (nothing
+ * was sent), -EAGAIN when the statement cannot be prepared (a missing
+ * function), or -EIO (disconnected; nothing committed).
  */
 int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 		  char err[PG_ERR_LEN]);

@@ -91,9 +91,10 @@ q <<<"CREATE DATABASE broken" >/dev/null
 broken=${conninfo/dbname=fleetbench/dbname=broken}
 mkdir "$tmp/schema"
 cp "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql "$tmp/schema/"
-# after the last one, whatever gaps the numbering has
+# after the highest version (branches get their numbers ahead of time, so
+# there may be gaps)
 last=$(find "$SOURCE_DIR/schema" -name '[0-9][0-9][0-9]_*.sql' -printf '%f\n' |
-	sort | tail -n 1)
+	sort | tail -1)
 bad=$(printf '%03d_broken.sql' $((10#${last%%_*} + 1)))
 printf 'CREATE TABLE half (a int);\nSELECT 1;\nCREATE TABLE oops (;\n' \
 	>"$tmp/schema/$bad"
