@@ -471,7 +471,10 @@ LANGUAGE plpgsql AS $$
 BEGIN
 	SELECT f.acknowledged_at, f.acknowledged_at IS NOT NULL
 	INTO acknowledged_at, already
-	FROM fleet_alerts f WHERE f.id = alert FOR UPDATE;
+	FROM fleet_alerts f WHERE f.id = alert
+	-- not FOR UPDATE: that would hold up a COMMIT adding a host alert
+	-- (whose foreign key check takes FOR KEY SHARE)
+	FOR NO KEY UPDATE;
 	IF NOT FOUND THEN
 		RETURN;
 	END IF;
