@@ -233,33 +233,30 @@ static void csv_field(FILE *f, const char *v)
 	fputc('"', f);
 }
 
-static int print_csv(FILE *f, const PGresult *res, const char *const *hide)
+/* One CSV line: the column names (r < 0) or row r. */
+static void csv_line(FILE *f, const PGresult *res, int r,
+		     const char *const *hide)
 {
-	int rows = PQntuples(res), cols = PQnfields(res);
 	bool first = true;
 
-	for (int c = 0; c < cols; c++) {
+	for (int c = 0; c < PQnfields(res); c++) {
 		if (hidden(PQfname(res, c), hide))
 			continue;
 		if (!first)
 			fputc(',', f);
 		first = false;
-		csv_field(f, PQfname(res, c));
+		if (r < 0)
+			csv_field(f, PQfname(res, c));
+		else if (!PQgetisnull(res, r, c))
+			csv_field(f, PQgetvalue(res, r, c));
 	}
 	fputc('\n', f);
-	for (int r = 0; r < rows; r++) {
-		first = true;
-		for (int c = 0; c < cols; c++) {
-			if (hidden(PQfname(res, c), hide))
-				continue;
-			if (!first)
-				fputc(',', f);
-			first = false;
-			if (!PQgetisnull(res, r, c))
-				csv_field(f, PQgetvalue(res, r, c));
-		}
-		fputc('\n', f);
-	}
+}
+
+static int print_csv(FILE *f, const PGresult *res, const char *const *hide)
+{
+	for (int r = -1; r < PQntuples(res); r++)
+		csv_line(f, res, r, hide);
 	return ferror(f) ? -EIO : 0;
 }
 

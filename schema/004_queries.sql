@@ -318,25 +318,50 @@ CREATE TABLE fleet_summary (
 CREATE INDEX fleet_summary_key_idx
 	ON fleet_summary (level, provider, instance_type, kernel);
 
--- The instance types and kernels whose runs changed since fleet_summary
--- was last brought up to date: one row per run stored, updated or deleted
--- (duplicates and all: a plain INSERT never waits for a refresh).
+/*
+ * The instance types and kernels whose runs changed since fleet_summary
+ * was last brought up to date. No unique key: a writer never waits for a
+ * refresh. A writer adds a row unless one is there already and no refresh
+ * is under way, which it knows by holding the refresh lock (advisory lock
+ * 112723185853042, "fleetr" in ASCII) shared until it commits: a refresh
+ * holds it exclusively from taking its rows out of fleet_dirty until its
+ * transaction ends, so the row a writer saw stays until a refresh that
+ * sees the writer's run takes it. While a refresh holds it, writers add
+ * their rows anyway (a few duplicates, taken out by the next refresh).
+ */
 CREATE TABLE fleet_dirty (
 	provider text NOT NULL,
 	instance_type text NOT NULL,
 	kernel_release text NOT NULL
 );
 
+CREATE INDEX fleet_dirty_key_idx
+	ON fleet_dirty (provider, instance_type, kernel_release);
+
+-- Marks an instance type and kernel as changed (see fleet_dirty).
+CREATE FUNCTION fleetbench_mark(p text, t text, k text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF pg_try_advisory_xact_lock_shared(112723185853042)
+	   AND EXISTS (SELECT 1 FROM fleet_dirty AS d
+		       WHERE d.provider = p AND d.instance_type = t
+			     AND d.kernel_release = k) THEN
+		RETURN;
+	END IF;
+	INSERT INTO fleet_dirty VALUES (p, t, k);
+END
+$$;
+
 CREATE FUNCTION fleetbench_mark_dirty() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP <> 'INSERT' THEN
-		INSERT INTO fleet_dirty
-		VALUES (OLD.provider, OLD.instance_type, OLD.kernel_release);
+		PERFORM fleetbench_mark(OLD.provider, OLD.instance_type,
+					OLD.kernel_release);
 	END IF;
 	IF TG_OP <> 'DELETE' THEN
-		INSERT INTO fleet_dirty
-		VALUES (NEW.provider, NEW.instance_type, NEW.kernel_release);
+		PERFORM fleetbench_mark(NEW.provider, NEW.instance_type,
+					NEW.kernel_release);
 	END IF;
 	RETURN NULL;
 END
@@ -410,8 +435,9 @@ $$;
  * superset: the product of their providers, instance types and kernels)
  * and takes them out of fleet_dirty. Runs committed meanwhile stay dirty
  * for the next call. Returns false, and changes nothing, when it cannot:
- * in a read-only transaction, or while another transaction holds the
- * refresh (the caller then computes from run_figures directly).
+ * in a read-only transaction, or when the refresh lock stays taken for
+ * 200 ms (another transaction is refreshing, or writers keep committing);
+ * the caller then computes from run_figures directly.
  */
 CREATE FUNCTION fleetbench_refresh() RETURNS boolean
 LANGUAGE plpgsql
@@ -426,11 +452,18 @@ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM fleet_dirty) THEN
 		RETURN true;
 	END IF;
-	-- pg_advisory_xact_lock key of the refresh: "fleetr" in ASCII
-	IF current_setting('transaction_read_only')::boolean
-	   OR NOT pg_try_advisory_xact_lock(112723185853042) THEN
+	IF current_setting('transaction_read_only')::boolean THEN
 		RETURN false;
 	END IF;
+	-- the refresh lock (see fleet_dirty): writers hold it shared for
+	-- the moment of their commit
+	FOR i IN 1 .. 20 LOOP
+		EXIT WHEN pg_try_advisory_xact_lock(112723185853042);
+		IF i = 20 THEN
+			RETURN false;
+		END IF;
+		PERFORM pg_sleep(0.01);
+	END LOOP;
 	WITH gone AS (DELETE FROM fleet_dirty RETURNING *)
 	SELECT jsonb_build_object(
 		       'provider', jsonb_agg(DISTINCT provider),

@@ -68,6 +68,13 @@ check_eq "run_figures holds every run as run_figures_live computes it" \
 EOF
 )" "114|0"
 
+check_eq "fleet_dirty holds each changed instance type and kernel once" \
+	"$(q <<-EOF
+	SELECT count(*), count(DISTINCT (provider, instance_type, kernel_release))
+	FROM fleet_dirty
+EOF
+)" "14|14"
+
 # --- compare ----------------------------------------------------------------
 
 fb compare --format csv >"$tmp/compare.csv" 2>"$tmp/compare.err"
