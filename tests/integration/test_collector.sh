@@ -14,7 +14,7 @@ set -uo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-require_bins "$COLLECTOR" "$AGENT" "$ZSEND"
+require_built "$COLLECTOR" "$AGENT" "$ZSEND"
 tmp_new collector
 # the harness runs PostgreSQL as another user when we are root
 chmod 0755 "$tmp"
@@ -67,7 +67,11 @@ q <<<"CREATE DATABASE broken" >/dev/null
 broken=${conninfo/dbname=fleetbench/dbname=broken}
 mkdir "$tmp/schema"
 cp "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql "$tmp/schema/"
-bad=$(printf '%03d_broken.sql' $((nmig + 1)))
+# after the highest version (branches get their numbers ahead of time, so
+# there may be gaps)
+last=$(find "$SOURCE_DIR/schema" -name '[0-9][0-9][0-9]_*.sql' -printf '%f\n' |
+	sort | tail -1)
+bad=$(printf '%03d_broken.sql' $((10#${last%%_*} + 1)))
 printf 'CREATE TABLE half (a int);\nSELECT 1;\nCREATE TABLE oops (;\n' \
 	>"$tmp/schema/$bad"
 "$COLLECTOR" migrate --schema-dir "$tmp/schema" --dsn "$broken" \
