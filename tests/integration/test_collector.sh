@@ -14,7 +14,7 @@ set -uo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-require_bins "$COLLECTOR" "$AGENT" "$ZSEND"
+require_built "$COLLECTOR" "$AGENT" "$ZSEND"
 tmp_new collector
 # the harness runs PostgreSQL as another user when we are root
 chmod 0755 "$tmp"

@@ -48,7 +48,7 @@ rel_setup() {
 	local name=$1
 
 	shift
-	require_bins "$COLLECTOR" "$AGENT" "$ZSEND" "$SPOOLGEN" "$ZFLOOD"
+	require_built "$COLLECTOR" "$AGENT" "$ZSEND" "$SPOOLGEN" "$ZFLOOD"
 	tmp_new "$name"
 	# the harness runs PostgreSQL as another user when we are root
 	chmod 0755 "$tmp"
