@@ -557,6 +557,9 @@ static int batch_fill(struct ingest *g)
 			return taken ? taken : r;
 		if (r == 0)
 			break;
+		/* a crash here loses received reports: their agents time
+		 * out and send again */
+		fault_point("collector-after-receive");
 		if (it->json)
 			b->bytes += strlen(it->json) + strlen(it->probe);
 		if (!b->n)
@@ -662,6 +665,9 @@ static bool batch_send(struct ingest *g, struct batch *b)
 		batch_retry_all(b);
 		return false;
 	}
+	/* a crash here leaves the server a batch whose Sync may or may not
+	 * have arrived: committed or not, nobody is answered */
+	fault_point("collector-after-sync");
 	return true;
 }
 

@@ -4,14 +4,18 @@
 # times while 50 agents send 1,000 reports in all. After the last restart,
 # exactly 1,000 runs are stored and every spool is empty within 60 s.
 #
-# The kills are spread over the sending. Every other one is a plain
-# SIGKILL from outside, at a random moment once the next fourteenth of the
-# reports is stored; the collector started after it has the fault point
-# collector-after-commit armed for its first, second or third batch, and
-# dies there: after a COMMIT returned, before its Acks left, the worst
-# moment. The agents are real
-# `fleetbench-agent send` processes (send timeout 1.5 s, no retries),
-# started again whenever a pass ends with reports left, as a timer would.
+# Each collector is started with one of its fault points armed and dies
+# there by its own SIGKILL, so that every kill lands in the middle of the
+# sending, however slow or loaded the machine (a kill from outside, timed
+# by watching the database, came too late on a loaded ASan run: the
+# reports were all in before the shell saw the first of them). The points
+# take turns: collector-after-receive (a report received, not stored),
+# collector-after-sync (a batch and its COMMIT sent, no answer yet:
+# committed or not, nobody knows) and collector-after-commit (committed,
+# not acknowledged), each at a random hit within this kill's share of the
+# reports left. The agents are real `fleetbench-agent send` processes (send
+# timeout 1.5 s, no retries), started again whenever a pass ends with
+# reports left, as a timer would.
 set -uo pipefail
 
 # shellcheck source=tests/reliability/lib.sh
@@ -29,8 +33,32 @@ rel_setup collector-kill "${agents[@]}"
 for name in "${agents[@]}"; do
 	spoolgen "$name" "$per_agent" --provider kill
 done
-start_collector
-port=${endpoint##*:}
+
+stored_count() {
+	q <<<"SELECT count(*) FROM runs"
+}
+
+points=(collector-after-receive collector-after-sync collector-after-commit)
+# armed_start K: a collector on the port that dies at kill K's fault point,
+# at a random hit within the share of the reports left that is this kill's
+# (a batch holds up to one report an agent), so the kills spread over the
+# sending and the last still finds reports to send
+armed_start() {
+	local point=${points[$((($1 - 1) % 3))]} nth share
+
+	share=$(((total - $(stored_count)) / (kills - $1 + 2)))
+	if [ "$point" = collector-after-receive ]; then
+		nth=$((RANDOM % (share > 1 ? share : 1) + 1))
+	else
+		share=$((share / n_agents))
+		nth=$((RANDOM % (share > 1 ? share : 1) + 1))
+	fi
+	at_point+=("$point@$nth")
+	FLEETBENCH_FAULT=$point@$nth start_collector "${port:+tcp://127.0.0.1:$port}"
+	port=${endpoint##*:}
+}
+at_point=() port=
+armed_start 1
 
 senders=()
 # shellcheck disable=SC2317 # called at exit by lib.sh
@@ -45,15 +73,6 @@ sender() {
 	while [ "$(spooled "$1")" -gt 0 ] && [ ! -e "$tmp/stop" ]; do
 		ragent "$1" send || sleep 0.2
 	done
-}
-
-stored_count() {
-	q <<<"SELECT count(*) FROM runs"
-}
-
-# stored_over N: more than N runs are stored
-stored_over() {
-	[ "$(stored_count)" -gt "$1" ]
 }
 
 # exited PID: the child PID has ended (a zombie not yet waited for)
@@ -71,37 +90,21 @@ for name in "${agents[@]}"; do
 	senders+=($!)
 done
 
-fault_kills=0 outside_kills=0 at=()
+at=()
 for k in $(seq "$kills"); do
-	if [ $((k % 2)) = 1 ]; then
-		# a SIGKILL from outside, within 0.3 s of the next fourteenth
-		# of the reports being stored (so the last, the 9th, comes at
-		# about two thirds, and the 10th well before the end)
-		wait_for 120 stored_over $((total * k / (kills + 4)))
-		check_eq "kill $k: $((total * k / (kills + 4))) reports were stored first" \
-			"$?" 0
-		sleep "0.$((RANDOM % 300))"
-		kill -KILL "$pid"
-		wait "$pid" 2>/dev/null
-		check_eq "kill $k: SIGKILL" "$?" 137
-		outside_kills=$((outside_kills + 1))
-	else
-		# started with the fault point armed: it dies on its own
-		wait_for 60 exited "$pid" || kill -TERM "$pid"
-		wait "$pid" 2>/dev/null
-		check_eq "kill $k: the fault point after COMMIT" "$?" 137
-		check_has "kill $k: it was the fault point" "$log" \
-			"fault point 'collector-after-commit' reached: SIGKILL"
-		fault_kills=$((fault_kills + 1))
-	fi
+	wait_for 120 exited "$pid" || kill -TERM "$pid"
+	wait "$pid" 2>/dev/null
+	check_eq "kill $k: SIGKILL at ${at_point[$((k - 1))]}" "$?" 137
+	check_has "kill $k: it was the fault point" "$log" \
+		"fault point '${at_point[$((k - 1))]%@*}' reached: SIGKILL"
 	at+=("$(stored_count)")
+	# nothing is delivered while it is down: what is spooled now was
+	# spooled when it died
 	check_eq "kill $k came while reports were still being sent" \
 		"$(all_spools_empty && echo no || echo yes)" yes
 	pid=
-	if [ "$k" -lt "$kills" ] && [ $(((k + 1) % 2)) = 0 ]; then
-		# to die after its first, second or third batch's COMMIT
-		FLEETBENCH_FAULT=collector-after-commit@$((RANDOM % 3 + 1)) \
-			start_collector "tcp://127.0.0.1:$port"
+	if [ "$k" -lt "$kills" ]; then
+		armed_start $((k + 1))
 	else
 		start_collector "tcp://127.0.0.1:$port"
 	fi
@@ -115,7 +118,7 @@ wait "${senders[@]}"
 senders=()
 check_eq "exactly $total runs are stored" "$(stored_count)" "$total"
 dups=$(cat "$tmp"/ledger/*.log | grep -c 'was already stored (duplicate)')
-figures "collector-kill: $n_agents agents, $total reports; $kills kills ($outside_kills SIGKILL at random, $fault_kills at collector-after-commit) with ${at[*]} reports stored; every spool empty $drained_ms ms after the last restart; $dups re-sends answered DUPLICATE; $(stored_count) runs stored"
+figures "collector-kill: $n_agents agents, $total reports; $kills kills at ${at_point[*]} with ${at[*]} reports stored; every spool empty $drained_ms ms after the last restart; $dups re-sends answered DUPLICATE; $(stored_count) runs stored"
 rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0
