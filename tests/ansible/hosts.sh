@@ -46,7 +46,7 @@ base_tarball() {
 	if [ ! -f "$tarball" ]; then
 		echo "debootstrap $SUITE from $mirror into the cache (once)" >&2
 		work=$(mktemp -d "$CACHE_DIR/debootstrap-XXXXXX") &&
-			timeout 900 debootstrap --variant=minbase \
+			timeout 600 debootstrap --variant=minbase \
 				--include="$BASE_PACKAGES" "$SUITE" "$work/root" \
 				"$mirror" >"$work/log" 2>&1 &&
 			base_configure "$work/root" &&
@@ -111,16 +111,17 @@ pids_in() {
 
 # hosts_teardown DIR: stops every process running in the hosts under DIR
 # (TERM, then KILL after 10 s), unmounts their file systems, and removes
-# DIR unless something is still mounted below it
+# DIR unless something is still mounted below it (or KEEP_HOSTS=1: to look
+# at what the roles made)
 hosts_teardown() {
-	local dir=$1 pids tries m
+	local dir=$1 pids m
 
 	[ -d "$dir" ] || return 0
 	pids=$(pids_in "$dir")
 	if [ -n "$pids" ]; then
 		# shellcheck disable=SC2086 # a list of pids
 		kill -TERM $pids 2>/dev/null
-		for tries in $(seq 100); do
+		for _ in $(seq 100); do
 			pids=$(pids_in "$dir")
 			[ -z "$pids" ] && break
 			sleep 0.1
@@ -136,6 +137,10 @@ hosts_teardown() {
 		echo "hosts: still mounted under $dir, not removing it" >&2
 		return 1
 	fi
+	if [ "${KEEP_HOSTS:-0}" = 1 ]; then
+		echo "hosts: kept in $dir" >&2
+		return 0
+	fi
 	rm -rf --one-file-system "$dir"
 }
 
@@ -145,7 +150,7 @@ hosts_reap() {
 	local d
 
 	for d in "$1"*; do
-		[ -d "$d" ] && [ -f "$d/.lock" ] || continue
+		[ -f "$d/.lock" ] || continue
 		flock -n "$d/.lock" true || continue
 		echo "hosts: tearing down $d, left by an earlier run" >&2
 		hosts_teardown "$d"
@@ -172,12 +177,14 @@ unit_exec() {
 	while IFS= read -r line; do
 		env+=("$line")
 	done < <(sed -n 's/^Environment=//p' "$file")
+	# shellcheck disable=SC2016 # $0 and $@ are the inner shell's
 	set -- chroot "$root" setpriv --reuid="${user:-root}" \
 		--regid="${group:-${user:-root}}" --init-groups -- env -i \
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "${env[@]}" \
 		sh -c 'umask "$0" && exec "$@"' "${umask:-0022}" "${cmd[@]}"
 	if [ "$mode" = bg ]; then
 		"$@" &
+		# shellcheck disable=SC2034 # the caller's
 		unit_pid=$!
 	else
 		"$@"

@@ -178,8 +178,9 @@ play() {
 	(cd "$SOURCE_DIR/ansible" &&
 		ANSIBLE_HOME=$tmp/ansible-home ANSIBLE_NOCOLOR=1 \
 			ANSIBLE_LOCAL_TEMP=$tmp/ansible-local \
-			timeout 900 ansible-playbook -i "$tmp/inventory/hosts.yml" \
+			timeout 600 ansible-playbook -i "$tmp/inventory/hosts.yml" \
 			site.yml) >"$1" 2>&1
+	[ "${KEEP_HOSTS:-0}" = 1 ] && cp "$1" "$hosts/"
 }
 
 # recap LOG HOST: the PLAY RECAP line of HOST
