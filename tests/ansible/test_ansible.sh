@@ -62,7 +62,12 @@ trap 'exit 143' TERM
 trap 'exit 130' INT
 
 hosts_reap "$hosts_prefix"
-hosts=$(mktemp -d "${hosts_prefix}XXXXXX")
+if ! made=$(mktemp -d "${hosts_prefix}XXXXXX"); then
+	not_ok "cannot make a directory ${hosts_prefix}*"
+	finish
+fi
+# canonical: processes in the hosts are found by their root directory
+hosts=$(realpath -e "$made")
 # held while this run lives: hosts_reap of a later run leaves it alone
 exec {hosts_lock}>"$hosts/.lock"
 flock "$hosts_lock"
