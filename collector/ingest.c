@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,9 +22,10 @@
 #include "codec.h"
 #include "log.h"
 
-/* JSON bytes one batch may hold: with 4 MiB reports, batch_max of them
- * would not fit in memory; realistic ones are tens of KiB. */
-#define BATCH_MAX_BYTES (32u << 20)
+/* JSON bytes one batch may hold (two batches are in memory, and libpq
+ * buffers a copy of the one in flight): about 100 realistic reports of
+ * 40 KiB, a few hundred small ones, at least one of the largest (4 MiB). */
+#define BATCH_MAX_BYTES (4u << 20)
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 10000
 /* a repeating failure is logged again after 10 s, 20 s, ... up to hourly */
@@ -74,10 +76,25 @@ struct stats {
 		unacked, dropped, ack_lost;
 };
 
+/*
+ * Reports received together. Two take turns: one is stored by
+ * PostgreSQL (in flight) while the other fills up with what arrives
+ * meanwhile, so that the collector's work overlaps the database's.
+ */
+struct batch {
+	struct item *items;
+	struct pg_item *pg; /* the same reports, as pg_batch_send() takes */
+	int n;
+	size_t bytes; /* of JSON */
+	int64_t first_ms; /* when its first report came */
+};
+
 struct ingest {
 	const struct ingest_opts *o;
 	void *sock;
-	struct item *items;
+	struct batch batches[2];
+	struct batch *filling;
+	struct batch *flight; /* in PostgreSQL, or NULL */
 	struct stats stats;
 	bool stop;
 	/* the database: down since, next connection attempt */
@@ -519,41 +536,37 @@ out:
 }
 
 /*
- * Fills a batch: what is waiting, then whatever arrives within
- * batch_wait_ms, up to batch_max reports or BATCH_MAX_BYTES of JSON.
- * Returns the number of items, or -errno.
+ * Takes what is waiting into the filling batch, up to batch_max reports
+ * or BATCH_MAX_BYTES of JSON, without waiting. Returns the number taken,
+ * or -errno when the socket failed.
  */
-static int batch_receive(struct ingest *g)
+static int batch_fill(struct ingest *g)
 {
 	const struct ingest_opts *o = g->o;
-	int64_t deadline = now_ms() + o->batch_wait_ms;
-	size_t bytes = 0;
-	int n = 0;
+	struct batch *b = g->filling;
+	int taken = 0;
 
-	for (;;) {
-		zmq_pollitem_t pi = { g->sock, 0, ZMQ_POLLIN, 0 };
-		int64_t left;
+	while (b->n < o->batch_max && b->bytes < BATCH_MAX_BYTES) {
+		struct item *it = &b->items[b->n];
+		int r = item_receive(g, it);
 
-		while (n < o->batch_max && bytes < BATCH_MAX_BYTES) {
-			int r = item_receive(g, &g->items[n]);
-
-			if (r < 0)
-				return n ? n : r;
-			if (r == 0)
-				break;
-			if (g->items[n].json)
-				bytes += strlen(g->items[n].json);
-			n++;
-		}
-		if (n >= o->batch_max || bytes >= BATCH_MAX_BYTES)
+		if (r < 0)
+			return taken ? taken : r;
+		if (r == 0)
 			break;
-		left = deadline - now_ms();
-		if (left <= 0)
-			break;
-		if (zmq_poll(&pi, 1, left) <= 0)
-			break; /* the time is up, or a signal came */
+		if (it->json)
+			b->bytes += strlen(it->json) + strlen(it->probe);
+		if (!b->n)
+			b->first_ms = now_ms();
+		b->n++;
+		taken++;
 	}
-	return n;
+	return taken;
+}
+
+static bool batch_full(const struct ingest *g, const struct batch *b)
+{
+	return b->n >= g->o->batch_max || b->bytes >= BATCH_MAX_BYTES;
 }
 
 /* ---- the database ---- */
@@ -601,124 +614,122 @@ static bool db_connect(struct ingest *g)
 	return false;
 }
 
-/* The transaction is gone: what it would have stored is not. */
-static void batch_retry_all(struct ingest *g, int n)
+/* Nothing of the batch was stored: send again later. */
+static void batch_retry_all(struct batch *b)
 {
-	for (int i = 0; i < n; i++) {
-		struct item *it = &g->items[i];
+	for (int i = 0; i < b->n; i++) {
+		struct item *it = &b->items[i];
 
-		if (it->db && (it->status == 0 ||
-			       it->status == FLEETBENCH__ACK__STATUS__COMMITTED ||
-			       it->status == FLEETBENCH__ACK__STATUS__DUPLICATE))
+		if (it->db && !it->status)
 			item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
 				    RETRY_REASON);
 	}
 }
 
-/* BEGIN, reconnecting once if the connection broke while idle. */
-static int batch_begin(struct ingest *g)
+/* Hands the batch's undecided reports to PostgreSQL; those it cannot
+ * take are decided at once. Returns whether the batch is in flight. */
+static bool batch_send(struct ingest *g, struct batch *b)
 {
 	struct pg *pg = g->o->pg;
 	char err[PG_ERR_LEN];
+	int r;
 
-	if (!pg_connected(pg) &&
-	    (now_ms() < g->reconnect_ms || !db_connect(g)))
-		return -EIO;
-	if (pg_begin(pg, err) == 0)
-		return 0;
-	if (pg_connected(pg)) {
-		db_lost(g, err);
-		return -EIO;
+	for (int i = 0; i < b->n; i++) {
+		struct item *it = &b->items[i];
+
+		b->pg[i] = (struct pg_item){
+			.json = it->status ? NULL : it->json,
+			.probe = it->probe,
+		};
 	}
-	/* a server restart since the last batch: one fresh connection */
-	if (!db_connect(g))
-		return -EIO;
-	if (pg_begin(pg, err) == 0)
-		return 0;
-	db_lost(g, err);
-	return -EIO;
+	if (!pg_connected(pg) &&
+	    (now_ms() < g->reconnect_ms || !db_connect(g))) {
+		batch_retry_all(b);
+		return false;
+	}
+	r = pg_batch_send(pg, b->pg, (size_t)b->n, err);
+	if (r == -ENODATA)
+		return false;
+	if (r == -EAGAIN)
+		limited(&g->rl_batch, "cannot store a batch of %d reports: %s",
+			b->n, err);
+	else if (r < 0)
+		db_lost(g, err);
+	if (r < 0) {
+		batch_retry_all(b);
+		return false;
+	}
+	return true;
 }
 
 /*
- * One transaction for the batch: each report under its own savepoint,
- * then COMMIT. Only a COMMIT that returned makes COMMITTED and DUPLICATE
+ * The batch in flight has ended with r (pg_batch_step()). Decides its
+ * reports: only a commit that returned makes COMMITTED and DUPLICATE
  * answers true; one whose outcome is unknown leaves them unanswered (the
- * agents send again and get DUPLICATE).
+ * agents send again and get DUPLICATE). A report at fault is rejected and
+ * the rest sent again. Returns whether the batch is in flight again.
  */
-static void batch_store(struct ingest *g, int n)
+static bool batch_done(struct ingest *g, struct batch *b, int r,
+		       const char *err)
 {
-	struct pg *pg = g->o->pg;
-	char err[PG_ERR_LEN];
-	int pending = 0, r;
+	int pending = 0;
 
-	for (int i = 0; i < n; i++)
-		pending += g->items[i].json != NULL;
-	if (!pending)
-		return;
-	if (batch_begin(g) < 0) {
-		batch_retry_all(g, n);
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		struct item *it = &g->items[i];
-		bool stored;
+	for (int i = 0; i < b->n; i++)
+		pending += b->pg[i].json != NULL;
+	if (r == 1) {
+		for (int i = 0; i < b->n; i++) {
+			struct item *it = &b->items[i];
 
-		if (!it->json)
-			continue;
-		r = pg_ingest(pg, it->json, it->probe, &stored, err);
-		if (r == -EIO) {
-			pg_rollback(pg);
-			if (!pg_connected(pg))
-				db_lost(g, err);
-			else
-				limited(&g->rl_batch,
-					"a batch of %d reports was rolled back: %s",
-					pending, err);
-			batch_retry_all(g, n);
-			return;
+			if (!b->pg[i].json)
+				continue;
+			it->status = b->pg[i].result == PG_ITEM_STORED ?
+					     FLEETBENCH__ACK__STATUS__COMMITTED :
+					     FLEETBENCH__ACK__STATUS__DUPLICATE;
 		}
-		free(it->json);
-		free(it->probe);
-		it->json = it->probe = NULL;
-		if (r == 0) {
-			/* true only once COMMIT returns */
-			it->status = stored ? FLEETBENCH__ACK__STATUS__COMMITTED :
-					      FLEETBENCH__ACK__STATUS__DUPLICATE;
-		} else if (r == -EINVAL) {
-			item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
-		} else {
-			limited(&g->rl_retry,
-				"report %s from %s not stored, answering RETRY_LATER: %s",
-				it->run_id, it->who, err);
-			item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
-				    "the database could not store it now: send again later");
-		}
+		return false;
 	}
-
-	r = pg_commit(pg, err);
-	if (r == 0)
-		return;
-	if (r != -EIO) {
+	if (r == -EINVAL) {
+		/* nothing committed: reject the culprit, send the rest again */
+		for (int i = 0; i < b->n; i++)
+			if (b->pg[i].json && b->pg[i].result == PG_ITEM_INVALID)
+				item_decide(&b->items[i],
+					    FLEETBENCH__ACK__STATUS__REJECTED,
+					    b->pg[i].err);
+		return batch_send(g, b);
+	}
+	if (r == -EAGAIN) {
+		for (int i = 0; i < b->n; i++)
+			if (b->pg[i].json && b->pg[i].result == PG_ITEM_FAILED)
+				limited(&g->rl_retry,
+					"report %s from %s not stored, answering RETRY_LATER: %s",
+					b->items[i].run_id, b->items[i].who,
+					b->pg[i].err);
 		limited(&g->rl_batch, "a batch of %d reports was rolled back: %s",
 			pending, err);
-		batch_retry_all(g, n);
-		return;
+		batch_retry_all(b);
+		return false;
+	}
+	if (!pg_batch_unknown(g->o->pg)) {
+		db_lost(g, err);
+		batch_retry_all(b);
+		return false;
 	}
 	/* no Ack for what it may have stored */
-	pending = 0;
-	for (int i = 0; i < n; i++) {
-		struct item *it = &g->items[i];
+	for (int i = 0; i < b->n; i++) {
+		struct item *it = &b->items[i];
 
-		if (it->status == FLEETBENCH__ACK__STATUS__COMMITTED ||
-		    it->status == FLEETBENCH__ACK__STATUS__DUPLICATE) {
+		if (b->pg[i].json) {
+			free(it->json);
+			free(it->probe);
+			it->json = it->probe = NULL;
 			it->ack = false;
-			pending++;
 		}
 	}
 	g->stats.unacked += (unsigned long)pending;
 	log_error("%s: %d reports left unacknowledged (their agents will send them again)",
 		  err, pending);
 	db_lost(g, err);
+	return false;
 }
 
 /* ---- answering ---- */
@@ -763,10 +774,12 @@ static void item_answer(struct ingest *g, struct item *it)
 	}
 }
 
-static void batch_answer(struct ingest *g, int n)
+static void batch_answer(struct ingest *g, struct batch *b)
 {
+	int n = b->n;
+
 	for (int i = 0; i < n; i++) {
-		struct item *it = &g->items[i];
+		struct item *it = &b->items[i];
 
 		if (it->ack)
 			item_answer(g, it);
@@ -776,6 +789,8 @@ static void batch_answer(struct ingest *g, int n)
 	}
 	/* A burst of large reports leaves freed heap that glibc keeps; give
 	 * it back so an idle collector's RSS returns to its baseline. */
+	b->n = 0;
+	b->bytes = 0;
 	if (n >= TRIM_AFTER)
 		malloc_trim(0);
 }
@@ -830,6 +845,86 @@ static void signals_read(struct ingest *g)
 
 /* ---- the loop ---- */
 
+/* Sends the filling batch if it is time: the database is free and the
+ * batch is full, has waited batch_wait_ms, or now is true. */
+static void batch_start(struct ingest *g, bool now)
+{
+	struct batch *b = g->filling;
+
+	if (g->flight || !b->n)
+		return;
+	if (!now && !batch_full(g, b) &&
+	    now_ms() - b->first_ms < g->o->batch_wait_ms)
+		return;
+	g->filling = b == &g->batches[0] ? &g->batches[1] : &g->batches[0];
+	if (batch_send(g, b))
+		g->flight = b;
+	else
+		batch_answer(g, b);
+}
+
+/* Moves the batch in flight on; answers it once it has ended. */
+static void batch_step(struct ingest *g)
+{
+	struct batch *b = g->flight;
+	char err[PG_ERR_LEN];
+	int r = pg_batch_step(g->o->pg, err);
+
+	if (r == 0)
+		return;
+	if (batch_done(g, b, r, err))
+		return; /* sent again */
+	g->flight = NULL;
+	batch_answer(g, b);
+}
+
+static int batches_init(struct ingest *g)
+{
+	for (int i = 0; i < 2; i++) {
+		struct batch *b = &g->batches[i];
+
+		b->items = calloc((size_t)g->o->batch_max, sizeof(*b->items));
+		b->pg = calloc((size_t)g->o->batch_max, sizeof(*b->pg));
+		if (!b->items || !b->pg)
+			return -ENOMEM;
+	}
+	g->filling = &g->batches[0];
+	return 0;
+}
+
+static void batches_release(struct ingest *g)
+{
+	for (int i = 0; i < 2; i++) {
+		free(g->batches[i].items);
+		free(g->batches[i].pg);
+	}
+}
+
+/* The poll timeout in ms (-1: none): the filling batch's wait for more
+ * while the database is free, or the next reconnection attempt. */
+static long poll_timeout(const struct ingest *g)
+{
+	const struct ingest_opts *o = g->o;
+	int64_t now = now_ms(), t = -1;
+
+	if (g->stop)
+		return g->flight ? 100 : 0;
+	if (!g->flight && g->filling->n) {
+		t = g->filling->first_ms + o->batch_wait_ms - now;
+		if (t < 0)
+			t = 0;
+	}
+	if (!pg_connected(o->pg)) {
+		int64_t left = g->reconnect_ms - now;
+
+		if (left < 0)
+			left = 0;
+		if (t < 0 || left < t)
+			t = left;
+	}
+	return (long)t;
+}
+
 int ingest_run(const struct ingest_opts *o)
 {
 	struct ingest g = {
@@ -844,37 +939,36 @@ int ingest_run(const struct ingest_opts *o)
 	};
 	int ret = 0;
 
-	g.items = calloc((size_t)o->batch_max, sizeof(*g.items));
-	if (!g.items)
+	if (batches_init(&g) < 0) {
+		batches_release(&g);
 		return -ENOMEM;
-	while (!g.stop) {
+	}
+	/* After SIGTERM: receive nothing more, store and answer what is in
+	 * hand, then stop. */
+	while (!g.stop || g.flight || g.filling->n) {
 		int dbfd = pg_socket(o->pg);
+		bool room = !g.stop && !batch_full(&g, g.filling);
 		zmq_pollitem_t pi[] = {
 			{ NULL, o->sigfd, ZMQ_POLLIN, 0 },
-			{ g.sock, 0, ZMQ_POLLIN, 0 },
+			{ g.sock, 0, room ? ZMQ_POLLIN : 0, 0 },
 			{ NULL, dbfd, ZMQ_POLLIN, 0 },
 		};
-		long timeout = -1;
-		int n;
 
-		if (!pg_connected(o->pg)) {
-			int64_t left = g.reconnect_ms - now_ms();
-
-			timeout = left > 0 ? (long)left : 0;
-		}
-		if (zmq_poll(pi, dbfd >= 0 ? 3 : 2, timeout) < 0) {
+		if (g.flight && (pg_batch_events(o->pg) & POLLOUT))
+			pi[2].events |= ZMQ_POLLOUT;
+		if (zmq_poll(pi, dbfd >= 0 ? 3 : 2, poll_timeout(&g)) < 0) {
 			if (errno == EINTR)
 				continue;
 			ret = -errno;
 			log_error("cannot poll the socket: %s", zmq_strerror(errno));
 			break;
 		}
-		if (pi[0].revents & ZMQ_POLLIN) {
+		if (pi[0].revents & ZMQ_POLLIN)
 			signals_read(&g);
-			if (g.stop)
-				break;
-		}
-		if (dbfd >= 0 && (pi[2].revents & ZMQ_POLLIN)) {
+		if (g.flight) {
+			if (dbfd < 0 || pi[2].revents || g.stop)
+				batch_step(&g);
+		} else if (dbfd >= 0 && pi[2].revents) {
 			char err[PG_ERR_LEN];
 
 			if (pg_poll(o->pg, err) < 0)
@@ -882,20 +976,18 @@ int ingest_run(const struct ingest_opts *o)
 		}
 		if (!pg_connected(o->pg) && now_ms() >= g.reconnect_ms)
 			db_connect(&g);
-		if (!(pi[1].revents & ZMQ_POLLIN))
-			continue;
-		n = batch_receive(&g);
-		if (n < 0) {
-			if (n == -EINTR || n == -EAGAIN)
-				continue;
-			ret = n;
-			log_error("cannot receive: %s", zmq_strerror(-n));
-			break;
+		if (pi[1].revents & ZMQ_POLLIN) {
+			int n = batch_fill(&g);
+
+			if (n < 0 && n != -EINTR && n != -EAGAIN) {
+				ret = n;
+				log_error("cannot receive: %s", zmq_strerror(-n));
+				break;
+			}
 		}
-		batch_store(&g, n);
-		batch_answer(&g, n);
+		batch_start(&g, g.stop);
 	}
 	log_stats(&g);
-	free(g.items);
+	batches_release(&g);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +20,6 @@
 
 #define PG_CONNECT_TIMEOUT "5" /* seconds, unless the dsn says otherwise */
 #define PG_APP_NAME "fleetbench-collector"
-#define PG_SAVEPOINT "fleetbench_report"
 #define PG_MIGRATION_MAX (16u << 20) /* bytes of one migration script */
 /* pg_advisory_xact_lock key of migrate: "fleetb" in ASCII */
 #define PG_MIGRATE_LOCK "112723185853026"
@@ -35,6 +35,15 @@ static inline void pqclearp(PGresult **r)
 struct pg {
 	PGconn *conn;
 	char *dsn;
+	/* the batch in flight (pg_batch_send) */
+	struct pg_item *batch;
+	size_t n_batch;
+	size_t next; /* the item whose result comes next */
+	bool synced; /* the Sync has left: the server may commit */
+	bool failed; /* an error came back: nothing will commit */
+	bool batch_unknown; /* lost after the Sync: outcome unknown */
+	int batch_error;
+	bool prepared; /* PG_INGEST_STMT exists on this connection */
 };
 
 static void err_set(char *err, const char *fmt, ...)
@@ -179,6 +188,8 @@ void pg_disconnect(struct pg *p)
 		PQfinish(p->conn);
 		p->conn = NULL;
 	}
+	if (p)
+		p->prepared = false;
 }
 
 void pg_free(struct pg *p)
@@ -250,15 +261,31 @@ int pg_poll(struct pg *p, char err[PG_ERR_LEN])
 	return 0;
 }
 
-/* ---- group commit ---- */
+/* ---- pipelined group commit ---- */
 
-int pg_begin(struct pg *p, char err[PG_ERR_LEN])
+#define PG_INGEST_STMT "fleetbench_ingest"
+#define PG_INGEST_SQL \
+	"SELECT fleetbench_ingest(jsonb_set($1::jsonb, '{probe}', $2::jsonb))"
+
+/* Prepares the ingest statement once per connection: parsed and planned
+ * once, not for every report. */
+static int prepare(struct pg *p, char *err)
 {
-	return exec_must(p, "BEGIN", err);
+	_cleanup_pqclear_ PGresult *res = NULL;
+
+	if (p->prepared)
+		return 0;
+	res = PQprepare(p->conn, PG_INGEST_STMT, PG_INGEST_SQL, 2, NULL);
+	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		err_result(p, res, err, "cannot prepare the ingest statement");
+		return connection_lost(p, res) ? -EIO : -EAGAIN;
+	}
+	p->prepared = true;
+	return 0;
 }
 
-/* Parses fleetbench_ingest()'s one boolean. */
-static int ingest_result(const PGresult *res, bool *ret_stored, char *err)
+/* Parses fleetbench_ingest()'s one boolean: 1 stored, 0 duplicate. */
+static int ingest_result(const PGresult *res, char *err)
 {
 	const char *v;
 
@@ -274,74 +301,229 @@ static int ingest_result(const PGresult *res, bool *ret_stored, char *err)
 			v);
 		return -EAGAIN;
 	}
-	*ret_stored = !strcmp(v, "t");
-	return 0;
+	return !strcmp(v, "t");
 }
 
-int pg_ingest(struct pg *p, const char *report_json, const char *probe_json,
-	      bool *ret_stored, char err[PG_ERR_LEN])
+/* Leaves pipeline mode, whatever state the batch ended in. */
+static void batch_end(struct pg *p)
 {
-	const char *params[] = { report_json, probe_json };
-	_cleanup_pqclear_ PGresult *res = NULL;
-	char why[PG_ERR_LEN];
-	bool stored = false;
+	p->batch = NULL;
+	p->n_batch = 0;
+	if (!p->conn)
+		return;
+	if (PQpipelineStatus(p->conn) != PQ_PIPELINE_OFF &&
+	    !PQexitPipelineMode(p->conn)) {
+		/* not idle: only a fresh connection is certain */
+		pg_disconnect(p);
+		return;
+	}
+	PQsetnonblocking(p->conn, 0);
+}
+
+/* The batch failed on the connection: -EIO, with err set. */
+static int batch_lost(struct pg *p, char *err, const char *what)
+{
+	err_conn(p, err, what);
+	/* A Sync that never fully left cannot have committed anything. */
+	p->batch_unknown = p->synced && !p->failed;
+	batch_end(p);
+	pg_disconnect(p);
+	return -EIO;
+}
+
+int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
+		  char err[PG_ERR_LEN])
+{
+	size_t sent = 0;
 	int r;
 
-	if (exec_must(p, "SAVEPOINT " PG_SAVEPOINT, err) < 0)
-		return -EIO;
-	r = exec(p,
-		 "SELECT fleetbench_ingest(jsonb_set($1::jsonb, '{probe}', $2::jsonb))",
-		 2, params, &res, err);
-	if (r == -EIO)
-		return r;
-	if (r == 0)
-		r = ingest_result(res, &stored, err);
-	if (r < 0) {
-		/* keep the batch: undo this report only */
-		if (exec_must(p, "ROLLBACK TO SAVEPOINT " PG_SAVEPOINT, why) <
-		    0) {
-			err_set(err, "cannot roll back to the savepoint: %s",
-				why);
-			return -EIO;
-		}
-	}
-	/* one savepoint level at a time, whatever happened */
-	if (exec_must(p, "RELEASE SAVEPOINT " PG_SAVEPOINT, why) < 0) {
-		err_set(err, "cannot release the savepoint: %s", why);
-		return -EIO;
-	}
-	if (r == 0)
-		*ret_stored = stored;
-	return r;
-}
-
-int pg_commit(struct pg *p, char err[PG_ERR_LEN])
-{
-	_cleanup_pqclear_ PGresult *res = NULL;
-
-	if (!p->conn) {
+	for (size_t i = 0; i < n; i++)
+		sent += items[i].json != NULL;
+	if (!sent)
+		return -ENODATA;
+	sent = 0;
+	if (!pg_connected(p)) {
 		err_set(err, "not connected to PostgreSQL");
 		return -EIO;
 	}
-	res = PQexecParams(p->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
+	r = prepare(p, err);
+	if (r < 0)
+		return r;
+	p->batch = items;
+	p->n_batch = n;
+	p->next = 0;
+	p->failed = false;
+	p->synced = false;
+	p->batch_unknown = false;
+	p->batch_error = 0;
+	if (PQsetnonblocking(p->conn, 1) < 0 || !PQenterPipelineMode(p->conn))
+		return batch_lost(p, err, "cannot start a pipeline");
+	for (size_t i = 0; i < n; i++) {
+		const char *params[2];
+
+		items[i].result = PG_ITEM_NOT_RUN;
+		items[i].err[0] = '\0';
+		if (!items[i].json)
+			continue;
+		params[0] = items[i].json;
+		params[1] = items[i].probe;
+		if (!PQsendQueryPrepared(p->conn, PG_INGEST_STMT, 2, params,
+					 NULL, NULL, 0))
+			return batch_lost(p, err, "cannot send a report");
+		items[i].result = PG_ITEM_SENT;
+		sent++;
+	}
+	/* Without BEGIN, the statements up to the Sync are one implicit
+	 * transaction: the Sync commits it, or an error rolls it all back. */
+	if (!PQpipelineSync(p->conn))
+		return batch_lost(p, err, "cannot send the batch");
+	r = PQflush(p->conn);
+	if (r < 0)
+		return batch_lost(p, err, "cannot send the batch");
+	p->synced = r == 0;
+	return 0;
+}
+
+short pg_batch_events(const struct pg *p)
+{
+	return p->synced ? POLLIN : (POLLIN | POLLOUT);
+}
+
+/* One result of the batch: the next sent item's, or the Sync's. */
+static int batch_result(struct pg *p, PGresult *res, char *err)
+{
+	ExecStatusType st = PQresultStatus(res);
+	struct pg_item *it = NULL;
+
+	while (p->next < p->n_batch &&
+	       p->batch[p->next].result != PG_ITEM_SENT)
+		p->next++;
+	if (p->next < p->n_batch)
+		it = &p->batch[p->next];
+
+	if (st == PGRES_PIPELINE_SYNC)
+		return 1;
+	if (st == PGRES_PIPELINE_ABORTED) {
+		/* skipped after an earlier error */
+		if (it)
+			it->result = PG_ITEM_NOT_RUN;
+		return 0;
+	}
+	if (st == PGRES_TUPLES_OK && it) {
+		int r = ingest_result(res, it->err);
+
+		if (r < 0) {
+			it->result = PG_ITEM_FAILED;
+			p->failed = true;
+			p->batch_error = -EAGAIN;
+		} else {
+			it->result = r ? PG_ITEM_STORED : PG_ITEM_DUPLICATE;
+		}
+		return 0;
+	}
+	/* an error: a report's, or the commit's at the Sync (no item) */
 	if (connection_lost(p, res)) {
-		err_result(p, res, err, "COMMIT outcome unknown");
+		/* during a statement, nothing commits; during the commit,
+		 * nobody knows */
+		if (it)
+			p->failed = true;
+		err_result(p, res, err,
+			   it ? "lost the connection to PostgreSQL" :
+				"COMMIT outcome unknown");
 		return -EIO;
 	}
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+	p->failed = true;
+	if (it) {
+		err_result(p, res, it->err, NULL);
+		if (report_at_fault(res)) {
+			it->result = PG_ITEM_INVALID;
+			if (!p->batch_error)
+				p->batch_error = -EINVAL;
+		} else {
+			it->result = PG_ITEM_FAILED;
+			p->batch_error = -EAGAIN;
+		}
+	} else {
 		err_result(p, res, err, "COMMIT failed");
-		return -EAGAIN;
+		p->batch_error = -EAGAIN;
+	}
+	return 0;
+}
+
+int pg_batch_step(struct pg *p, char err[PG_ERR_LEN])
+{
+	int nulls = 0;
+
+	if (!p->conn || !p->batch)
+		return batch_lost(p, err, "no batch in flight");
+	if (!p->synced) {
+		int r = PQflush(p->conn);
+
+		if (r < 0)
+			return batch_lost(p, err, "cannot send the batch");
+		p->synced = r == 0;
+	}
+	if (!PQconsumeInput(p->conn))
+		return batch_lost(p, err, "lost the connection to PostgreSQL");
+	while (!PQisBusy(p->conn)) {
+		_cleanup_pqclear_ PGresult *res = PQgetResult(p->conn);
+		int r;
+
+		if (!res) {
+			/* the end of one statement's results; a second NULL
+			 * in a row: nothing more has arrived yet */
+			if (nulls++)
+				break;
+			continue;
+		}
+		nulls = 0;
+		r = batch_result(p, res, err);
+		if (r < 0) {
+			p->batch_unknown = p->synced && !p->failed;
+			batch_end(p);
+			pg_disconnect(p);
+			return -EIO;
+		}
+		if (r > 0) {
+			r = p->batch_error;
+			if (r == -EAGAIN || r == -EINVAL)
+				err_set(err, "the batch was rolled back");
+			batch_end(p);
+			return r ? r : 1;
+		}
+	}
+	if (PQstatus(p->conn) != CONNECTION_OK)
+		return batch_lost(p, err, "lost the connection to PostgreSQL");
+	return 0;
+}
+
+bool pg_batch_unknown(const struct pg *p)
+{
+	return p->batch_unknown;
+}
+
+/* COMMIT of a migration's transaction: 0 or -EIO (not committed, or
+ * not known to be). */
+static int commit(struct pg *p, char *err)
+{
+	_cleanup_pqclear_ PGresult *res = NULL;
+
+	res = PQexecParams(p->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
+	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		err_result(p, res, err, "COMMIT failed");
+		return -EIO;
 	}
 	/* COMMIT of a transaction that had failed answers ROLLBACK */
 	if (strcmp(PQcmdStatus(res), "COMMIT")) {
 		err_set(err, "COMMIT failed: the server answered '%s'",
 			PQcmdStatus(res));
-		return -EAGAIN;
+		return -EIO;
 	}
 	return 0;
 }
 
-void pg_rollback(struct pg *p)
+/* ROLLBACK, best effort (a broken connection has rolled back anyway). */
+static void rollback(struct pg *p)
 {
 	char err[PG_ERR_LEN];
 
@@ -661,7 +843,7 @@ int pg_migration_apply(struct pg *p, const struct pg_migration *m,
 		 params, &res, err) < 0)
 		goto fail;
 	if (PQntuples(res) > 0) {
-		pg_rollback(p);
+		rollback(p);
 		*ret_applied = false;
 		return 0;
 	}
@@ -670,12 +852,12 @@ int pg_migration_apply(struct pg *p, const struct pg_migration *m,
 	if (exec(p, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
 		 2, params, NULL, err) < 0)
 		goto fail;
-	r = pg_commit(p, err);
+	r = commit(p, err);
 	if (r < 0)
 		return -EIO;
 	*ret_applied = true;
 	return 0;
 fail:
-	pg_rollback(p);
+	rollback(p);
 	return -EIO;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * All of the collector's libpq: the connection, the group-commit
- * transaction around fleetbench_ingest() (schema/001_init.sql), and the
+ * All of the collector's libpq: the connection, the pipelined group
+ * commit of fleetbench_ingest() calls (schema/001_init.sql), and the
  * migrations recorded in schema_migrations. Nothing here logs; failures
  * come back as -errno with PQerrorMessage (or the server's message)
  * copied into the caller's err buffer.
@@ -48,38 +48,56 @@ int pg_socket(const struct pg *p);
  */
 int pg_poll(struct pg *p, char err[PG_ERR_LEN]);
 
-/* ---- group commit ---- */
+/* ---- pipelined group commit ---- */
 
-/* BEGIN. Returns 0 or -EIO (the connection is unusable). */
-int pg_begin(struct pg *p, char err[PG_ERR_LEN]);
+enum pg_item_result {
+	PG_ITEM_NOT_RUN, /* not stored: the batch ended before or without it */
+	PG_ITEM_SENT, /* in flight */
+	PG_ITEM_STORED,
+	PG_ITEM_DUPLICATE, /* its run_id already was stored */
+	PG_ITEM_INVALID, /* the report is at fault (SQLSTATE class 22, 23) */
+	PG_ITEM_FAILED, /* not stored for another reason: worth a retry */
+};
 
-/*
- * Stores one report inside the transaction, under its own savepoint:
- * fleetbench_ingest() of report_json with probe_json set as its "probe"
- * member (jsonb_set on the server, so the probe text is parsed once, by
- * PostgreSQL). Returns 0 with *ret_stored true
- * (stored) or false (its run_id already was: duplicate). On an SQL error
- * the savepoint is rolled back, the rest of the transaction stands, and it
- * returns -EINVAL when the report itself is at fault (SQLSTATE classes 22
- * and 23: data exceptions, constraint violations) or -EAGAIN for anything
- * else (out of disk space, serialization failure, a missing function):
- * sending the report again later may succeed. -EIO means the transaction
- * is lost (the connection broke, or the savepoint could not be rolled
- * back): nothing of it will commit.
- */
-int pg_ingest(struct pg *p, const char *report_json, const char *probe_json,
-	      bool *ret_stored, char err[PG_ERR_LEN]);
+/* One report of a batch. */
+struct pg_item {
+	const char *json; /* fleetbench_ingest()'s jsonb; NULL: not sent */
+	const char *probe; /* probe_json, set as its "probe" member */
+	enum pg_item_result result;
+	char err[PG_ERR_LEN]; /* why, for INVALID and FAILED */
+};
 
 /*
- * COMMIT. Returns 0 when it committed; -EAGAIN when the server answered
- * that it did not (the transaction was rolled back); -EIO when the outcome
- * is unknown (the connection broke before the answer came): the caller
- * must then neither acknowledge nor deny anything of the transaction.
+ * Sends a batch in pipeline mode, without waiting: one
+ * fleetbench_ingest() call per item with a json, then a Sync. With no
+ * BEGIN, the calls are one implicit transaction that the Sync commits, or
+ * that any error rolls back whole. items must stay valid until
+ * pg_batch_step() returns nonzero. The statement is prepared on first use
+ * on each connection. Returns 0, -ENODATA when no item has a json (nothing
+ * was sent), -EAGAIN when the statement cannot be prepared (a missing
+ * function), or -EIO (disconnected; nothing committed).
  */
-int pg_commit(struct pg *p, char err[PG_ERR_LEN]);
+int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
+		  char err[PG_ERR_LEN]);
 
-/* ROLLBACK, best effort (a broken connection has rolled back anyway). */
-void pg_rollback(struct pg *p);
+/* What to poll the socket for while the batch is in flight. */
+short pg_batch_events(const struct pg *p);
+
+/*
+ * Sends what is left to send and reads the results that have arrived.
+ * Returns 0 while the batch is in flight; 1 when it committed (every sent
+ * item STORED or DUPLICATE); -EINVAL when it was rolled back because a
+ * report was at fault (that item INVALID, the others NOT_RUN or with the
+ * result they would have had: none is stored; send them again without
+ * it); -EAGAIN when it was rolled back for another reason (an item FAILED,
+ * or the commit failed); -EIO when the connection is lost: nothing
+ * committed, unless pg_batch_unknown() says the outcome is unknown (the
+ * Sync had left and no error had come back). Any nonzero return ends the
+ * batch.
+ */
+int pg_batch_step(struct pg *p, char err[PG_ERR_LEN]);
+
+bool pg_batch_unknown(const struct pg *p);
 
 /* ---- migrations ---- */
 

@@ -137,6 +137,9 @@ struct phase {
 	long connected_kb; /* the collector's RSS once all were connected */
 	long hwm_kb, rss_kb; /* the collector's, after the phase */
 	char (*committed_ids)[37]; /* run_ids stored, for the COPY */
+	/* CPU ms per committed report: the collector, its backend, this
+	 * program's agents; -1 unknown */
+	double cpu_collector, cpu_backend, cpu_agents;
 };
 
 struct bench {
@@ -607,6 +610,55 @@ static int proc_reset_hwm(pid_t pid)
 	return write_file(path, "5", 1, 0);
 }
 
+/* CPU time (user + system) pid has used, in ms, or -1. */
+static double proc_cpu_ms(pid_t pid)
+{
+	char path[64], line[1024];
+	unsigned long long ut, st;
+	_cleanup_fclose_ FILE *f = NULL;
+	char *p;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(line, sizeof(line), f))
+		return -1;
+	/* after "(comm)", which may hold spaces: fields 14 and 15 */
+	p = strrchr(line, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The pid of the collector's PostgreSQL backend, or -1. */
+static pid_t collector_backend(const struct bench *b)
+{
+	PGconn *pg = PQconnectdb(b->conninfo);
+	PGresult *res = NULL;
+	pid_t pid = -1;
+
+	if (PQstatus(pg) == CONNECTION_OK)
+		res = PQexec(pg, "SELECT pid FROM pg_stat_activity "
+				 "WHERE application_name = 'fleetbench-collector' "
+				 "ORDER BY backend_start DESC LIMIT 1");
+	if (res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		pid = (pid_t)atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(pg);
+	return pid;
+}
+
+static double self_cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
+}
+
 /* ---- the simulated agents ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -830,6 +882,10 @@ static int phase_run(struct bench *b, size_t n, size_t per_agent,
 	if (proc_mem(b->collector, &ph->hwm_kb, &ph->connected_kb) < 0)
 		ph->connected_kb = -1;
 
+	pid_t backend = collector_backend(b);
+	double cpu_c = proc_cpu_ms(b->collector), cpu_b = proc_cpu_ms(backend);
+	double cpu_a = self_cpu_ms();
+
 	start = mono_ns();
 	/* with --pause, the first sends spread over one pause, so that the
 	 * agents do not stay in step */
@@ -875,6 +931,17 @@ static int phase_run(struct bench *b, size_t n, size_t per_agent,
 			log_error("agent socket: %s", strerror(-r));
 	}
 	phase_figures(ph, &t, start);
+	ph->cpu_collector = ph->cpu_backend = ph->cpu_agents = -1;
+	if (ph->committed) {
+		double c = proc_cpu_ms(b->collector), k = proc_cpu_ms(backend);
+		double per = (double)ph->committed;
+
+		if (cpu_c >= 0 && c >= 0)
+			ph->cpu_collector = (c - cpu_c) / per;
+		if (cpu_b >= 0 && k >= 0)
+			ph->cpu_backend = (k - cpu_b) / per;
+		ph->cpu_agents = (self_cpu_ms() - cpu_a) / per;
+	}
 	if (r == 0 && idle_s)
 		sleep((unsigned int)idle_s);
 	if (proc_mem(b->collector, &ph->hwm_kb, &ph->rss_kb) < 0)
@@ -1047,8 +1114,9 @@ static int copy_load(PGconn *pg, const struct copy_table *t,
  * is preparation. Returns the COPY's reports per second, or -1.
  */
 static double copy_rate(const struct bench *b, const struct phase *ph,
-			size_t *ret_rows)
+			size_t *ret_rows, double *ret_cpu)
 {
+	double cpu0;
 	struct buf rows[ARRAY_SIZE(copy_tables)] = { 0 };
 	struct idmap *map = calloc(ph->committed, sizeof(*map));
 	PGconn *pg = PQconnectdb(b->conninfo);
@@ -1083,6 +1151,7 @@ static double copy_rate(const struct bench *b, const struct phase *ph,
 		goto out;
 	}
 
+	cpu0 = proc_cpu_ms(PQbackendPID(pg));
 	start = mono_ns();
 	if (pg_command(pg, "BEGIN") < 0)
 		goto out;
@@ -1092,6 +1161,9 @@ static double copy_rate(const struct bench *b, const struct phase *ph,
 	if (pg_command(pg, "COMMIT") < 0)
 		goto out;
 	rate = (double)ph->committed / ((double)(mono_ns() - start) / 1e9);
+	*ret_cpu = cpu0 >= 0 ? (proc_cpu_ms(PQbackendPID(pg)) - cpu0) /
+				      (double)ph->committed :
+			       -1;
 	*ret_rows = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(copy_tables); i++)
 		*ret_rows += rows[i].rows;
@@ -1267,7 +1339,7 @@ static void print_mib(const char *what, long kb, const char *target,
 }
 
 static void print_results(const struct bench *b, const struct phase *p1,
-			  double copy, size_t copy_rows,
+			  double copy, size_t copy_rows, double copy_cpu,
 			  const struct phase *p3, size_t msg_len,
 			  const char *counters)
 {
@@ -1309,6 +1381,12 @@ static void print_results(const struct bench *b, const struct phase *p1,
 	printf("  %-44s %10.1f  %-10s %s\n", "Ack latency p99, ms", p1->p99_ms,
 	       target, verdict(p1->p99_ms < TARGET_P99_MS));
 	printf("  %-44s %10.1f\n", "Ack latency max, ms", p1->max_ms);
+	printf("  %-44s %10.2f\n", "CPU ms per report: collector", p1->cpu_collector);
+	printf("  %-44s %10.2f\n", "CPU ms per report: its PostgreSQL backend",
+	       p1->cpu_backend);
+	printf("  %-44s %10.2f\n", "CPU ms per report: the simulated agents",
+	       p1->cpu_agents);
+	printf("  %-44s %10.2f\n", "CPU ms per report: COPY's backend", copy_cpu);
 	print_mib("collector peak RSS while sending, MiB", p1->hwm_kb, "", "");
 	if (arg_connections) {
 		char what[64];
@@ -1351,7 +1429,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	char counters[512] = "", conf[96];
 	size_t msg_len = 0, copy_rows = 0, n_sockets;
-	double copy = -1;
+	double copy = -1, copy_cpu = -1;
 	int ret = 1, r;
 
 	log_init("ingest");
@@ -1406,7 +1484,7 @@ int main(int argc, char **argv)
 		goto out;
 
 	fprintf(stderr, "ingest: COPY of the same rows\n");
-	copy = copy_rate(&b, &p1, &copy_rows);
+	copy = copy_rate(&b, &p1, &copy_rows, &copy_cpu);
 	if (copy < 0)
 		goto out;
 
@@ -1429,7 +1507,7 @@ int main(int argc, char **argv)
 	}
 	collector_log_find(&b, "messages received ", counters,
 			   sizeof(counters));
-	print_results(&b, &p1, copy, copy_rows, &p3, msg_len, counters);
+	print_results(&b, &p1, copy, copy_rows, copy_cpu, &p3, msg_len, counters);
 	ret = 0;
 out:
 	if (ret != 0 && b.collector > 0)
