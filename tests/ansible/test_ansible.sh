@@ -178,14 +178,20 @@ all:
             fleetbench_agent_region: eu-central-1
 EOF
 
-# play LOG: runs site.yml against the hosts
+# play LOG: runs site.yml against the hosts, returns its exit status
 play() {
+	local rc
+
 	(cd "$SOURCE_DIR/ansible" &&
 		ANSIBLE_HOME=$tmp/ansible-home ANSIBLE_NOCOLOR=1 \
 			ANSIBLE_LOCAL_TEMP=$tmp/ansible-local \
 			timeout 600 ansible-playbook -i "$tmp/inventory/hosts.yml" \
 			site.yml) >"$1" 2>&1
-	[ "${KEEP_HOSTS:-0}" = 1 ] && cp "$1" "$hosts/"
+	rc=$?
+	if [ "${KEEP_HOSTS:-0}" = 1 ]; then
+		cp "$1" "$hosts/"
+	fi
+	return "$rc"
 }
 
 # recap LOG HOST: the PLAY RECAP line of HOST
@@ -200,7 +206,8 @@ play "$tmp/play1.log"
 rc=$?
 check_eq "the first run of site.yml succeeds" "$rc" 0
 if [ "$rc" -ne 0 ]; then
-	grep -E -B 2 -A 12 'fatal:|FAILED|ERROR' "$tmp/play1.log" | head -n 80 >&2
+	{ grep -E -B 2 -A 12 'fatal:|FAILED!|ERROR!' "$tmp/play1.log" ||
+		tail -n 40 "$tmp/play1.log"; } | head -n 100
 	finish
 fi
 for h in collector agent-a agent-b; do
