@@ -97,16 +97,10 @@ host_save_debs() {
 	fi
 }
 
-# pids_in DIR: the processes whose root directory is DIR or below it
+# pids_in DIR: the processes whose root directory is below DIR
 pids_in() {
-	local p r
-
-	for p in /proc/[0-9]*; do
-		r=$(readlink "$p/root" 2>/dev/null) || continue
-		case $r in
-		"$1" | "$1"/*) echo "${p#/proc/}" ;;
-		esac
-	done
+	find /proc -mindepth 2 -maxdepth 2 -name root -lname "$1/*" \
+		2>/dev/null | cut -d / -f 3
 }
 
 # hosts_teardown DIR: stops every process running in the hosts under DIR

@@ -69,6 +69,8 @@ fi
 # canonical: processes in the hosts are found by their root directory
 hosts=$(realpath -e "$made")
 # held while this run lives: hosts_reap of a later run leaves it alone
+# (what the run starts gets the descriptor closed, so that a daemon left
+# behind by a killed run does not keep holding the lock)
 exec {hosts_lock}>"$hosts/.lock"
 flock "$hosts_lock"
 
@@ -202,7 +204,7 @@ recap() {
 # --- first run ------------------------------------------------------------
 
 step "site.yml, first run"
-play "$tmp/play1.log"
+play "$tmp/play1.log" {hosts_lock}>&-
 rc=$?
 check_eq "the first run of site.yml succeeds" "$rc" 0
 if [ "$rc" -ne 0 ]; then
@@ -248,7 +250,7 @@ check_eq "the migrations are applied" \
 
 step "the collector's ExecStart"
 unit_exec "$collector" fleetbench-collector.service bg \
-	2>"$tmp/collector.log"
+	2>"$tmp/collector.log" {hosts_lock}>&-
 collector_pid=$unit_pid
 for _ in $(seq 100); do
 	grep -q '^fleetbench-collector: listening on' "$tmp/collector.log" && break
@@ -276,7 +278,7 @@ for root in "$agent_a" "$agent_b"; do
 	name=${root##*/}
 	step "$name's ExecStart (the immediate run)"
 	unit_exec "$root" fleetbench-agent.service >"$tmp/$name.out" \
-		2>"$tmp/$name.err"
+		2>"$tmp/$name.err" {hosts_lock}>&-
 	check_eq "$name's run delivers its report (exit status)" "$?" 0
 	check_grep "$name's report is committed" "$tmp/$name.err" \
 		'committed 1,.* remaining 0'
@@ -328,7 +330,7 @@ check_eq "agents pin the collector's public key" \
 # --- second run -----------------------------------------------------------
 
 step "site.yml, second run"
-play "$tmp/play2.log"
+play "$tmp/play2.log" {hosts_lock}>&-
 check_eq "the second run of site.yml succeeds" "$?" 0
 for h in collector agent-a agent-b; do
 	check_match "the second run changes nothing on $h" \
