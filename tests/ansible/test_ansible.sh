@@ -53,8 +53,14 @@ step() {
 
 hosts_prefix=/var/tmp/fleetbench-ansible-
 hosts=
+play_pid=
 # shellcheck disable=SC2317 # called at exit by lib.sh
 on_cleanup() {
+	if [ -n "$play_pid" ]; then
+		# timeout passes the signal on to ansible-playbook
+		kill -TERM "$play_pid" 2>/dev/null
+		wait "$play_pid" 2>/dev/null
+	fi
 	[ -n "$hosts" ] && hosts_teardown "$hosts"
 }
 tmp_new ansible
@@ -180,16 +186,21 @@ all:
             fleetbench_agent_region: eu-central-1
 EOF
 
-# play LOG: runs site.yml against the hosts, returns its exit status
+# play LOG: runs site.yml against the hosts, returns its exit status. In
+# the background, so that a signal to the test stops it at once (the wait
+# returns, and on_cleanup stops the play).
 play() {
 	local rc
 
 	(cd "$SOURCE_DIR/ansible" &&
 		ANSIBLE_HOME=$tmp/ansible-home ANSIBLE_NOCOLOR=1 \
 			ANSIBLE_LOCAL_TEMP=$tmp/ansible-local \
-			timeout 600 ansible-playbook -i "$tmp/inventory/hosts.yml" \
-			site.yml) >"$1" 2>&1
+			exec timeout 600 ansible-playbook \
+			-i "$tmp/inventory/hosts.yml" site.yml) >"$1" 2>&1 &
+	play_pid=$!
+	wait "$play_pid"
 	rc=$?
+	play_pid=
 	if [ "${KEEP_HOSTS:-0}" = 1 ]; then
 		cp "$1" "$hosts/"
 	fi
