@@ -82,7 +82,12 @@ static void err_conn(const struct pg *p, char *err, const char *what)
 {
 	const char *msg = p->conn ? PQerrorMessage(p->conn) : "";
 
-	err_set(err, "%s: %s", what, *msg ? msg : "not connected");
+	if (!*msg)
+		msg = "not connected";
+	if (what)
+		err_set(err, "%s: %s", what, msg);
+	else
+		err_set(err, "%s", msg);
 	fold(err);
 }
 
@@ -259,6 +264,12 @@ int pg_poll(struct pg *p, char err[PG_ERR_LEN])
 	while ((n = PQnotifies(p->conn)))
 		PQfreemem(n);
 	return 0;
+}
+
+int pg_query(struct pg *p, const char *sql, int nparams,
+	     const char *const *values, PGresult **ret, char err[PG_ERR_LEN])
+{
+	return exec(p, sql, nparams, values, ret, err);
 }
 
 /* ---- pipelined group commit ---- */

@@ -9,6 +9,7 @@
 #ifndef FLEETBENCH_PG_H
 #define FLEETBENCH_PG_H
 
+#include <libpq-fe.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -47,6 +48,18 @@ int pg_socket(const struct pg *p);
  * connection is gone.
  */
 int pg_poll(struct pg *p, char err[PG_ERR_LEN]);
+
+/*
+ * Runs one statement with text parameters (PQexecParams; values[i] NULL
+ * is SQL NULL), not in pipeline mode (no batch in flight): the query side's
+ * one entry point (fleetbench compare, rank, ...). Returns 0 with *ret
+ * holding the COMMAND_OK or TUPLES_OK result (PQclear it); else -EIO when
+ * the connection is lost, -EINVAL when the parameters are at fault
+ * (SQLSTATE classes 22 and 23, e.g. a date that is no date), -EAGAIN for
+ * any other error, with the server's message in err.
+ */
+int pg_query(struct pg *p, const char *sql, int nparams,
+	     const char *const *values, PGresult **ret, char err[PG_ERR_LEN]);
 
 /* ---- pipelined group commit ---- */
 

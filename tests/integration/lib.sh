@@ -61,6 +61,32 @@ check_has() {
 	fi
 }
 
+# require_built BIN...: fails the test and finishes it unless every BIN is
+# an executable
+require_built() {
+	local bin
+
+	for bin in "$@"; do
+		if [ ! -x "$bin" ]; then
+			not_ok "'$bin' is not built"
+			finish
+		fi
+	done
+}
+
+# wait_for SECONDS COMMAND...: runs the command every 0.1 s until it
+# succeeds; returns 1 when SECONDS (times $slow, default 1) pass first
+wait_for() {
+	local tries=$(($1 * 10 * ${slow:-1}))
+
+	shift
+	while ! "$@" 2>/dev/null; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
 # finish: prints the summary and exits, 0 when nothing failed
 finish() {
 	echo "$pass passed, $fail failed"
@@ -69,12 +95,18 @@ finish() {
 }
 
 pg_dir=
+# processes the harness started (fleet_load's collector), killed at exit
+harness_pids=()
 # shellcheck disable=SC2317 # called by the trap
 harness_cleanup() {
 	# a test's own cleanup first: what it started may use the server
 	if declare -F on_cleanup >/dev/null; then
 		on_cleanup
 	fi
+	local p
+	for p in "${harness_pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
 	[ -n "$pg_dir" ] && "$harness" stop "$pg_dir" >/dev/null 2>&1
 	rm -rf "$tmp"
 }
@@ -96,4 +128,86 @@ pg_start() {
 		not_ok "tests/harness/pg start: $(cat "$tmp/harness.log")"
 		finish
 	fi
+}
+
+# fleet_load: the fleet fixture (tests/fixtures/README.md) in a new
+# PostgreSQL, through the real programs: pg_start "$tmp/pg", migrate, the
+# collector serving CURVE with an allowlist of one agent key, fleetgen
+# spooling the fleet's reports, and `fleetbench-agent send` delivering
+# them. Sets conninfo, fleet_endpoint, fleet_keys (collector.pub,
+# agent.key), fleet_log (the collector's standard error) and
+# fleet_manifest (fleetgen's lines: run_id, provider, instance type, host,
+# kernel, started). The collector is stopped at exit. Any failure fails
+# the test and finishes it. Binaries: COLLECTOR, AGENT, FLEETGEN (default
+# under BUILD_DIR). The collector also gets the flags in the array
+# fleet_serve_args (if set), and a function fleet_before_send (if the test
+# defines one) runs once the collector listens, before the fleet is sent.
+fleet_load() {
+	local bin tries=100
+
+	BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+	COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
+	AGENT=${AGENT:-$BUILD_DIR/agent/fleetbench-agent}
+	FLEETGEN=${FLEETGEN:-$BUILD_DIR/tests/fleetgen}
+	for bin in "$COLLECTOR" "$AGENT" "$FLEETGEN"; do
+		if [ ! -x "$bin" ]; then
+			not_ok "fleet_load: '$bin' is not built"
+			finish
+		fi
+	done
+	# the harness runs PostgreSQL as another user when we are root
+	chmod 0755 "$tmp"
+	pg_start "$tmp/pg"
+	if ! "$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" \
+		--dsn "$conninfo" >"$tmp/migrate.log" 2>&1; then
+		not_ok "fleet_load: migrate: $(cat "$tmp/migrate.log")"
+		finish
+	fi
+	fleet_keys=$tmp/keys
+	mkdir -p "$fleet_keys/allow"
+	if ! "$COLLECTOR" keygen --dir "$fleet_keys" >/dev/null ||
+		! "$COLLECTOR" keygen --dir "$fleet_keys" --name agent >/dev/null; then
+		not_ok "fleet_load: keygen failed"
+		finish
+	fi
+	cp "$fleet_keys/agent.pub" "$fleet_keys/allow/"
+	fleet_log=$tmp/collector.log
+	"$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
+		--bind 'tcp://127.0.0.1:*' \
+		--server-key "$fleet_keys/collector.key" \
+		--allowlist "$fleet_keys/allow" \
+		${fleet_serve_args[@]+"${fleet_serve_args[@]}"} 2>"$fleet_log" &
+	harness_pids+=($!)
+	while ! grep -q 'listening on' "$fleet_log"; do
+		tries=$((tries - 1))
+		if [ "$tries" -le 0 ] || ! kill -0 "$!" 2>/dev/null; then
+			not_ok "fleet_load: the collector did not start: $(cat "$fleet_log")"
+			finish
+		fi
+		sleep 0.1
+	done
+	fleet_endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$fleet_log")
+	if declare -F fleet_before_send >/dev/null; then
+		fleet_before_send
+	fi
+	fleet_manifest=$tmp/fleet.tsv
+	if ! "$FLEETGEN" --spool "$tmp/fleet-spool" >"$fleet_manifest" \
+		2>"$tmp/fleetgen.log"; then
+		not_ok "fleet_load: fleetgen: $(cat "$tmp/fleetgen.log")"
+		finish
+	fi
+	if ! fleet_send "$tmp/fleet-spool"; then
+		not_ok "fleet_load: send: $(tail -n 5 "$tmp/send.log")"
+		finish
+	fi
+}
+
+# fleet_send SPOOL: delivers the reports spooled in SPOOL (by fleetgen) to
+# fleet_load's collector with `fleetbench-agent send`; its output goes to
+# $tmp/send.log. Returns send's exit status (0: all delivered).
+fleet_send() {
+	"$AGENT" send --spool-dir "$1" --endpoint "$fleet_endpoint" \
+		--server-key "$fleet_keys/collector.pub" \
+		--agent-key "$fleet_keys/agent.key" --send-timeout 10000 \
+		>"$tmp/send.log" 2>&1
 }

@@ -23,12 +23,7 @@ read -r -a wrapper <<<"${COLLECTOR_WRAPPER:-}"
 slow=1
 [ ${#wrapper[@]} -gt 0 ] && slow=10
 
-for bin in "$COLLECTOR" "$AGENT" "$ZSEND"; do
-	if [ ! -x "$bin" ]; then
-		not_ok "'$bin' is not built"
-		finish
-	fi
-done
+require_built "$COLLECTOR" "$AGENT" "$ZSEND"
 
 pid=
 # shellcheck disable=SC2317 # called at exit by lib.sh
@@ -47,18 +42,6 @@ q() {
 
 uuid() {
 	cat /proc/sys/kernel/random/uuid
-}
-
-# wait_for SECONDS COMMAND...: until the command succeeds
-wait_for() {
-	local tries=$(($1 * 10 * slow))
-
-	shift
-	while ! "$@" 2>/dev/null; do
-		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || return 1
-		sleep 0.1
-	done
 }
 
 # --- migrate --------------------------------------------------------------
@@ -108,7 +91,11 @@ q <<<"CREATE DATABASE broken" >/dev/null
 broken=${conninfo/dbname=fleetbench/dbname=broken}
 mkdir "$tmp/schema"
 cp "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql "$tmp/schema/"
-bad=$(printf '%03d_broken.sql' $((nmig + 1)))
+# after the highest version (branches get their numbers ahead of time, so
+# there may be gaps)
+last=$(find "$SOURCE_DIR/schema" -name '[0-9][0-9][0-9]_*.sql' -printf '%f\n' |
+	sort | tail -1)
+bad=$(printf '%03d_broken.sql' $((10#${last%%_*} + 1)))
 printf 'CREATE TABLE half (a int);\nSELECT 1;\nCREATE TABLE oops (;\n' \
 	>"$tmp/schema/$bad"
 "$COLLECTOR" migrate --schema-dir "$tmp/schema" --dsn "$broken" \

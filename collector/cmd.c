@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* The query commands' shared options, connection and printing. */
+#include "cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "log.h"
+
+enum {
+	OPT_DSN = 0x7001,
+	OPT_FORMAT,
+};
+
+#define CMD_MAX_OPTIONS 32
+
+static const struct option common_options[] = {
+	{ "dsn", required_argument, NULL, OPT_DSN },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+};
+
+static const char common_usage[] =
+	"common options:\n"
+	"      --dsn CONNINFO       PostgreSQL conninfo or URI (default:\n"
+	"                           $FLEETBENCH_DSN, else the PG* environment)\n"
+	"      --format FORMAT      table (default), csv or json\n"
+	"  -h, --help               show this help\n";
+
+int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
+	       const char *shortopts, const struct option *own,
+	       const char *usage)
+{
+	struct option all[CMD_MAX_OPTIONS + ARRAY_SIZE(common_options) + 1];
+	char shorts[64];
+	size_t n = 0;
+	int c;
+
+	while (own && own[n].name && n < CMD_MAX_OPTIONS) {
+		all[n] = own[n];
+		n++;
+	}
+	memcpy(all + n, common_options, sizeof(common_options));
+	memset(all + n + ARRAY_SIZE(common_options), 0, sizeof(all[0]));
+	/* ':' first: getopt reports a missing value as ':' and is quiet */
+	snprintf(shorts, sizeof(shorts), ":h%s", shortopts ? shortopts : "");
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, shorts, all, NULL);
+		switch (c) {
+		case OPT_DSN:
+			ctx->dsn = optarg;
+			continue;
+		case OPT_FORMAT:
+			if (out_format_parse(optarg, &ctx->format) < 0) {
+				log_error("unknown --format '%s': table, csv or json",
+					  optarg);
+				return CMD_OPT_ERROR;
+			}
+			continue;
+		case 'h':
+			fputs(usage, stdout);
+			fputs(common_usage, stdout);
+			return CMD_OPT_HELP;
+		case ':':
+			log_error("option '%s' needs a value", argv[optind - 1]);
+			return CMD_OPT_ERROR;
+		case '?':
+			log_error("unknown option '%s' (see --help)",
+				  argv[optind - 1]);
+			return CMD_OPT_ERROR;
+		default:
+			return c;
+		}
+	}
+}
+
+int cmd_no_operands(int argc, char **argv)
+{
+	if (optind < argc) {
+		log_error("unexpected argument '%s' (see --help)", argv[optind]);
+		return CMD_USAGE;
+	}
+	return CMD_OK;
+}
+
+int cmd_query(struct cmd_ctx *ctx, const char *sql, int nparams,
+	      const char *const *values, PGresult **ret)
+{
+	char err[PG_ERR_LEN];
+	int r;
+
+	if (!ctx->pg) {
+		ctx->pg = pg_new(ctx->dsn);
+		if (!ctx->pg) {
+			log_error("out of memory");
+			return CMD_FAILED;
+		}
+	}
+	if (!pg_connected(ctx->pg) && pg_connect(ctx->pg, err) < 0) {
+		log_error("%s", err);
+		return CMD_FAILED;
+	}
+	r = pg_query(ctx->pg, sql, nparams, values, ret, err);
+	if (r == -EINVAL) {
+		log_error("%s", err);
+		return CMD_USAGE;
+	}
+	if (r < 0) {
+		log_error("%s", err);
+		return CMD_FAILED;
+	}
+	return CMD_OK;
+}
+
+int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
+	      const char *const *values, const char *const *hide)
+{
+	PGresult *res = NULL;
+	int r = cmd_query(ctx, sql, nparams, values, &res);
+
+	return r == CMD_OK ? cmd_output(ctx, res, hide) : r;
+}
+
+int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
+{
+	int r = out_print(stdout, res, ctx->format, hide);
+
+	PQclear(res);
+	if (r < 0) {
+		log_error("cannot print the result: %s", strerror(-r));
+		return CMD_FAILED;
+	}
+	return CMD_OK;
+}

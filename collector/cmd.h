@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the `fleetbench` query commands share: the options every command
+ * takes (--dsn, --format, --help), the connection, and "run one
+ * parameterised query, print the result". Like the main loops, this logs.
+ *
+ * A command is a function run with its own argv (argv[0] is its name)
+ * that returns the program's exit status: 0 done, 1 failed (the database
+ * or the output), 2 bad usage. collector/fleetbench.c lists them.
+ */
+#ifndef FLEETBENCH_CMD_H
+#define FLEETBENCH_CMD_H
+
+#include <getopt.h>
+#include <libpq-fe.h>
+
+#include "out.h"
+#include "pg.h"
+
+#define CMD_OK 0
+#define CMD_FAILED 1
+#define CMD_USAGE 2
+
+struct cmd_ctx {
+	const char *dsn; /* --dsn, else $FLEETBENCH_DSN, else NULL: PG* */
+	enum out_format format; /* --format, default table */
+	struct pg *pg; /* connected by the first cmd_query() */
+};
+
+/* The commands (query.c, report.c). */
+int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv); /* alert_cli.c */
+
+/* What cmd_getopt() returns besides an option and -1. */
+#define CMD_OPT_HELP (-2) /* --help: the usage is printed, exit 0 */
+#define CMD_OPT_ERROR (-3) /* logged: exit CMD_USAGE */
+
+/*
+ * getopt_long over the command's own options (own, terminated by a zeroed
+ * entry; their values must not be 'h' nor at or above 0x7000) and the
+ * common ones, which it handles itself: --dsn, --format and -h/--help
+ * (which prints usage, then the common options, to standard output).
+ * Returns the next own option's value, -1 when the options are done
+ * (optind is then the first operand), CMD_OPT_HELP or CMD_OPT_ERROR.
+ */
+int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
+	       const char *shortopts, const struct option *own,
+	       const char *usage);
+
+/* Logs "unexpected argument" and returns CMD_USAGE when operands remain
+ * after the options, else CMD_OK. */
+int cmd_no_operands(int argc, char **argv);
+
+/*
+ * Connects on first use, then runs sql with its text parameters (NULL is
+ * SQL NULL). Returns 0 with *ret (PQclear it), or logs the server's error
+ * and returns CMD_FAILED (CMD_USAGE when the parameters were at fault:
+ * SQLSTATE classes 22 and 23).
+ */
+int cmd_query(struct cmd_ctx *ctx, const char *sql, int nparams,
+	      const char *const *values, PGresult **ret);
+
+/* cmd_query(), then out_print() of the result to standard output in the
+ * chosen format, without the columns in hide (NULL-terminated, or NULL).
+ * Returns the exit status. */
+int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
+	      const char *const *values, const char *const *hide);
+
+/* out_print() of res to standard output in the chosen format, without
+ * the columns in hide, then PQclear(res). Returns the exit status. */
+int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide);
+
+#endif

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prints a query result as the `fleetbench` commands' --format asks: an
+ * aligned table, CSV or JSON. Every command is "run one parameterised
+ * query against a view, print the result", so this is the one printer.
+ * Nothing here logs: errors come back as -errno.
+ */
+#ifndef FLEETBENCH_OUT_H
+#define FLEETBENCH_OUT_H
+
+#include <libpq-fe.h>
+#include <stdio.h>
+
+enum out_format {
+	OUT_TABLE,
+	OUT_CSV,
+	OUT_JSON,
+};
+
+/* "table", "csv" or "json" into *ret; -EINVAL for anything else. */
+int out_format_parse(const char *name, enum out_format *ret);
+
+/*
+ * Prints every row of res (a TUPLES_OK result) to f, leaving out the
+ * columns named in hide (a NULL-terminated list, or NULL):
+ *
+ * - table: the column names, a rule, then one line per row, each column
+ *   as wide as its widest value (counted in UTF-8 characters), numbers
+ *   right-aligned, NULL empty, and "(N rows)" after the last row. A
+ *   column X directly followed by X_lo and X_hi (an estimate and its
+ *   confidence interval) is one column X of cells "X [X_lo, X_hi]", or
+ *   "X" alone when the interval is NULL;
+ * - csv: a header line of column names, then one line per row, LF line
+ *   ends; a field holding a comma, a double quote, CR or LF (or that is
+ *   "\.") is quoted with its double quotes doubled (RFC 4180); NULL is an
+ *   empty field: byte for byte what psql --csv prints;
+ * - json: an array of one object per row, members in column order;
+ *   numbers (integer, float and numeric columns, by PQftype) are JSON
+ *   numbers with the server's digits, NaN and infinities null; booleans
+ *   are true/false; json and jsonb columns are embedded as JSON; NULL is
+ *   null; anything else is a string.
+ *
+ * Returns 0, -ENOMEM, -EINVAL (a json column the server sent that does
+ * not parse) or -EIO when writing to f failed.
+ */
+int out_print(FILE *f, const PGresult *res, enum out_format fmt,
+	      const char *const *hide);
+
+#endif

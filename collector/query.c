@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fleetbench compare, rank and kernels: each one query of a function of
+ * schema/004_queries.sql, whose defaults are the views fleet_compare,
+ * fleet_rank and fleet_kernels. The options become the query's parameters;
+ * the database checks them and names what is wrong.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "cmd.h"
+#include "log.h"
+
+enum {
+	OPT_BY = 0x100,
+	OPT_WHERE,
+	OPT_SINCE,
+	OPT_METRIC,
+	OPT_PER,
+	OPT_REQUIRE,
+	OPT_MIN_RUNS,
+	OPT_PROVIDER,
+	OPT_INSTANCE_TYPE,
+};
+
+#define WHERE_OPTION { "where", required_argument, NULL, OPT_WHERE }
+#define SINCE_OPTION { "since", required_argument, NULL, OPT_SINCE }
+
+#define FILTER_USAGE                                                             \
+	"      --where KEY=VALUE    only runs whose KEY is VALUE; repeat it: every\n" \
+	"                           key must match, any of a key's values may\n"    \
+	"      --since DATE         only runs started at or after DATE (ISO 8601,\n" \
+	"                           e.g. 2025-03-31 or 2025-03-31T12:00:00Z)\n"
+
+#define KEYS_USAGE                                                       \
+	"KEY: provider, instance_type, kernel, region, vm, thp (the THP\n"  \
+	"mode), vcpus, host (the hostname).\n"
+
+static void json_release(struct json_object **o)
+{
+	json_object_put(*o);
+}
+
+#define _cleanup_json_ _cleanup_(json_release)
+
+/*
+ * Adds --where KEY=VALUE to the filter object: {"KEY": "VALUE"}, or an
+ * array of the values when KEY is given again. The database checks the
+ * key. Returns 0, or logs and returns -EINVAL or -ENOMEM.
+ */
+static int where_add(struct json_object *filter, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	_cleanup_free_ char *key = NULL;
+	struct json_object *old, *v;
+
+	if (!eq || eq == arg) {
+		log_error("--where '%s': expected KEY=VALUE", arg);
+		return -EINVAL;
+	}
+	key = strndup(arg, (size_t)(eq - arg));
+	v = json_object_new_string(eq + 1);
+	if (!key || !v)
+		goto nomem;
+	if (!json_object_object_get_ex(filter, key, &old)) {
+		if (json_object_object_add(filter, key, v) < 0)
+			goto nomem;
+		return 0;
+	}
+	if (!json_object_is_type(old, json_type_array)) {
+		struct json_object *a = json_object_new_array();
+
+		if (!a || json_object_array_add(a, json_object_get(old)) < 0 ||
+		    json_object_object_add(filter, key, a) < 0) {
+			json_object_put(a);
+			goto nomem;
+		}
+		old = a;
+	}
+	if (json_object_array_add(old, v) < 0)
+		goto nomem;
+	return 0;
+nomem:
+	json_object_put(v);
+	log_error("out of memory");
+	return -ENOMEM;
+}
+
+/* The filter as a query parameter: NULL when no --where was given. */
+static const char *filter_param(struct json_object *filter)
+{
+	if (!filter || !json_object_object_length(filter))
+		return NULL;
+	return json_object_to_json_string_ext(filter, JSON_C_TO_STRING_PLAIN);
+}
+
+/*
+ * The options compare, rank and kernels share (--where, --since): handles
+ * c when it is one of them. Returns 1 handled, 0 not one of them, or -1
+ * (logged).
+ */
+static int filter_option(int c, struct json_object **filter,
+			 const char **since)
+{
+	switch (c) {
+	case OPT_WHERE:
+		if (!*filter)
+			*filter = json_object_new_object();
+		if (!*filter) {
+			log_error("out of memory");
+			return -1;
+		}
+		return where_add(*filter, optarg) < 0 ? -1 : 1;
+	case OPT_SINCE:
+		*since = optarg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The exit status for what cmd_getopt() returned other than an option. */
+static int getopt_status(int c)
+{
+	return c == CMD_OPT_HELP ? CMD_OK : CMD_USAGE;
+}
+
+/* ---- compare ---- */
+
+static const char compare_usage[] =
+	"usage: fleetbench compare [--by KEY[,KEY...]] [--where KEY=VALUE]...\n"
+	"                          [--since DATE] [common options]\n"
+	"\n"
+	"One row per group of runs: hosts, runs (few_runs when there are too few,\n"
+	"below 6, for a 95% interval) and for each headline figure the median\n"
+	"over the group's runs with its 95% confidence interval (thp_speedup,\n"
+	"thp_huge_fraction, hugetlb_2m_speedup, hugetlb_1g_speedup,\n"
+	"thp_fault_p99_us, iouring_vs_pread, iouring_vs_libaio), the shares of\n"
+	"runs where io_uring was usable, SQPOLL permitted, 1 GiB pages present\n"
+	"and CPU steal flagged, and the most common THP mode. psql: the view\n"
+	"fleet_compare, or fleet_compare_by(by, filter, since).\n"
+	"\n"
+	"options:\n"
+	"      --by KEYS            group by these keys, comma-separated (default\n"
+	"                           provider,instance_type,kernel)\n" FILTER_USAGE
+	"\n" KEYS_USAGE "\n";
+
+/* Whether name is one of the comma-separated items of list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	for (;;) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (!p)
+			return false;
+		p++;
+	}
+}
+
+int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "by", required_argument, NULL, OPT_BY },
+		WHERE_OPTION,
+		SINCE_OPTION,
+		{ 0 },
+	};
+	_cleanup_json_ struct json_object *filter = NULL;
+	const char *by = NULL, *since = NULL;
+	const char *hide[16] = { NULL };
+	PGresult *res = NULL;
+	int c, r, n = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
+			       compare_usage)) != -1) {
+		if (c == OPT_BY) {
+			by = optarg;
+			continue;
+		}
+		r = filter_option(c, &filter, &since);
+		if (r < 0 || c < 0)
+			return r < 0 ? CMD_USAGE : getopt_status(c);
+	}
+	r = cmd_no_operands(argc, argv);
+	if (r != CMD_OK)
+		return r;
+	{
+		const char *params[] = { by, filter_param(filter), since };
+
+		r = cmd_query(ctx,
+			      "SELECT * FROM fleet_compare_by("
+			      "string_to_array($1, ','), $2::jsonb, $3::timestamptz)",
+			      3, params, &res);
+	}
+	if (r != CMD_OK)
+		return r;
+	/* the key columns come first, up to hosts: show those grouped by */
+	for (int i = 0; i < PQnfields(res) && strcmp(PQfname(res, i), "hosts") &&
+			n + 1 < (int)ARRAY_SIZE(hide);
+	     i++)
+		if (!in_list(by ? by : "provider,instance_type,kernel",
+			     PQfname(res, i)))
+			hide[n++] = PQfname(res, i);
+	return cmd_output(ctx, res, hide);
+}
+
+/* ---- rank ---- */
+
+static const char rank_usage[] =
+	"usage: fleetbench rank --metric NAME [--per vcpu]\n"
+	"                       [--require CAP[,CAP...]] [--min-runs N]\n"
+	"                       [--where KEY=VALUE]... [--since DATE] [common options]\n"
+	"\n"
+	"Instance types ordered by one figure, best first: the median over their\n"
+	"runs with its 95% interval. rank is 1 + the number of instance types\n"
+	"better beyond noise (their interval wholly on the better side), so types\n"
+	"whose intervals overlap share a rank, and tie says so. psql: the view\n"
+	"fleet_rank, or fleet_rank_by(metric, per, require, min_runs, filter,\n"
+	"since).\n"
+	"\n"
+	"options:\n"
+	"      --metric NAME        thp_speedup, thp_huge_fraction, hugetlb_2m_speedup,\n"
+	"                           hugetlb_1g_speedup, iouring_vs_pread,\n"
+	"                           iouring_vs_libaio, iouring_iops, pread_iops\n"
+	"                           (higher is better), thp_fault_p99_us (lower is)\n"
+	"      --per vcpu           divide each run's figure by its vCPUs (the\n"
+	"                           IOPS metrics only)\n"
+	"      --require CAPS       only instance types that had these in every run:\n"
+	"                           sqpoll, io_uring, hugepages-1g (comma-separated)\n"
+	"      --min-runs N         only instance types with N runs that measured\n"
+	"                           the figure (default 6, the fewest with a 95%\n"
+	"                           interval)\n" FILTER_USAGE "\n" KEYS_USAGE "\n";
+
+int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "metric", required_argument, NULL, OPT_METRIC },
+		{ "per", required_argument, NULL, OPT_PER },
+		{ "require", required_argument, NULL, OPT_REQUIRE },
+		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
+		WHERE_OPTION,
+		SINCE_OPTION,
+		{ 0 },
+	};
+	_cleanup_json_ struct json_object *filter = NULL;
+	const char *metric = NULL, *per = NULL, *require = NULL;
+	const char *min_runs = NULL, *since = NULL;
+	int c, r;
+
+	while ((c = cmd_getopt(ctx, argc, argv, NULL, options, rank_usage)) !=
+	       -1) {
+		switch (c) {
+		case OPT_METRIC:
+			metric = optarg;
+			continue;
+		case OPT_PER:
+			per = optarg;
+			continue;
+		case OPT_REQUIRE:
+			require = optarg;
+			continue;
+		case OPT_MIN_RUNS: {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 ||
+			    n > INT_MAX) {
+				log_error("--min-runs '%s': not a whole number from 1 to %d",
+					  optarg, INT_MAX);
+				return CMD_USAGE;
+			}
+			min_runs = optarg;
+			continue;
+		}
+		}
+		r = filter_option(c, &filter, &since);
+		if (r < 0 || c < 0)
+			return r < 0 ? CMD_USAGE : getopt_status(c);
+	}
+	r = cmd_no_operands(argc, argv);
+	if (r != CMD_OK)
+		return r;
+	if (!metric) {
+		log_error("rank needs --metric NAME (see --help)");
+		return CMD_USAGE;
+	}
+	{
+		const char *params[] = { metric, per, require, min_runs,
+					 filter_param(filter), since };
+
+		return cmd_print(ctx,
+				 "SELECT * FROM fleet_rank_by($1, $2, "
+				 "string_to_array($3, ','), $4::integer, $5::jsonb, "
+				 "$6::timestamptz)",
+				 6, params, NULL);
+	}
+}
+
+/* ---- kernels ---- */
+
+static const char kernels_usage[] =
+	"usage: fleetbench kernels --provider P --instance-type T [--since DATE]\n"
+	"                          [common options]\n"
+	"\n"
+	"The figures of fleetbench compare for one instance type, one row per\n"
+	"kernel release from oldest to newest (by first run), and in changes what\n"
+	"changed from the kernel before: figures whose 95% intervals moved apart\n"
+	"(or, with too few runs for intervals, medians that moved 20% or more),\n"
+	"capability shares and the THP mode. psql: the view fleet_kernels, or\n"
+	"fleet_kernels_by(filter, since).\n"
+	"\n"
+	"options:\n"
+	"      --provider P         the provider, as the agents label it\n"
+	"      --instance-type T    the instance type\n"
+	"      --since DATE         only runs started at or after DATE\n"
+	"\n";
+
+int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "provider", required_argument, NULL, OPT_PROVIDER },
+		{ "instance-type", required_argument, NULL, OPT_INSTANCE_TYPE },
+		SINCE_OPTION,
+		{ 0 },
+	};
+	const char *provider = NULL, *type = NULL, *since = NULL;
+	PGresult *res = NULL;
+	int c, r;
+
+	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
+			       kernels_usage)) != -1) {
+		switch (c) {
+		case OPT_PROVIDER:
+			provider = optarg;
+			break;
+		case OPT_INSTANCE_TYPE:
+			type = optarg;
+			break;
+		case OPT_SINCE:
+			since = optarg;
+			break;
+		default:
+			return getopt_status(c);
+		}
+	}
+	r = cmd_no_operands(argc, argv);
+	if (r != CMD_OK)
+		return r;
+	if (!provider || !type) {
+		log_error("kernels needs --provider and --instance-type (see --help)");
+		return CMD_USAGE;
+	}
+	{
+		const char *params[] = { provider, type, since };
+
+		r = cmd_query(ctx,
+			      "SELECT * FROM fleet_kernels_by("
+			      "jsonb_build_object('provider', $1::text, "
+			      "'instance_type', $2::text), $3::timestamptz)",
+			      3, params, &res);
+	}
+	if (r != CMD_OK)
+		return r;
+	if (PQntuples(res) == 0) {
+		log_error("no runs of instance type '%s' of provider '%s'%s%s (fleetbench compare --by provider,instance_type lists them)",
+			  type, provider, since ? " since " : "",
+			  since ? since : "");
+		PQclear(res);
+		return CMD_FAILED;
+	}
+	return cmd_output(ctx, res, NULL);
+}

@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# fleetbench compare, rank and kernels on the fleet fixture (fleet_load:
+# tests/fixtures/README.md), delivered through the real collector: what
+# they answer about the fixture's known distributions, that the CLI and
+# the views give the same bytes, that the summary kept for speed gives what
+# run_figures gives, and that bad options are refused with their reason.
+#
+# Environment: SOURCE_DIR, BUILD_DIR (the build tree, default
+# SOURCE_DIR/build), FLEETBENCH (the CLI, default under BUILD_DIR),
+# PG_BINDIR; fleet_load's COLLECTOR, AGENT and FLEETGEN.
+set -uo pipefail
+
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+if [ ! -x "$FLEETBENCH" ]; then
+	not_ok "'$FLEETBENCH' is not built"
+	finish
+fi
+
+tmp_new queries
+trap 'exit 1' INT TERM HUP
+fleet_load
+
+# q: runs SQL from stdin, prints unaligned rows
+q() {
+	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+}
+
+# qcsv SQL: the query as psql --csv prints it
+qcsv() {
+	"$PG_BINDIR/psql" "$conninfo" -X -q --csv -v ON_ERROR_STOP=1 -c "$1"
+}
+
+fb() {
+	"$FLEETBENCH" --dsn "$conninfo" "$@"
+}
+
+# field CSV_FILE KEY_COLUMNS... COLUMN: prints COLUMN of each row, after
+# its key columns, as "key|key|value" lines
+field() {
+	local file=$1
+	shift
+	awk -F, -v want="$*" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; n = split(want, w, " "); next }
+		{ line = ""; for (i = 1; i <= n; i++) line = line (i > 1 ? "|" : "") $col[w[i]]; print line }
+	' "$file"
+}
+
+# in_range NAME VALUE LO HI
+in_range() {
+	if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }'; then
+		ok
+	else
+		not_ok "$1: $2 is not in [$3, $4]"
+	fi
+}
+
+check_eq "the fleet is delivered" "$(q <<<"SELECT count(*) FROM runs")" 114
+check_eq "run_figures holds every run as run_figures_live computes it" \
+	"$(q <<-EOF
+	SELECT (SELECT count(*) FROM run_figures),
+	       (SELECT count(*) FROM (SELECT * FROM run_figures_live
+				      EXCEPT SELECT * FROM run_figures) AS x)
+EOF
+)" "114|0"
+
+check_eq "fleet_dirty holds each changed instance type and kernel once" \
+	"$(q <<-EOF
+	SELECT count(*), count(DISTINCT (provider, instance_type, kernel_release))
+	FROM fleet_dirty
+EOF
+)" "14|14"
+
+# --- compare ----------------------------------------------------------------
+
+fb compare --format csv >"$tmp/compare.csv" 2>"$tmp/compare.err"
+check_eq "compare exits 0" "$?" 0
+qcsv "SELECT * FROM fleet_compare" >"$tmp/view.csv"
+if cmp -s "$tmp/compare.csv" "$tmp/view.csv"; then
+	ok
+else
+	not_ok "compare --format csv differs from the view fleet_compare: $(diff "$tmp/compare.csv" "$tmp/view.csv" | head -5)"
+fi
+check_eq "one row per provider, instance type and kernel" \
+	"$(($(wc -l <"$tmp/compare.csv") - 1))" 14
+check_eq "three hosts in every group" \
+	"$(field "$tmp/compare.csv" hosts | sort -u)" 3
+check_eq "only ovh b2-7's groups (3 runs each) are marked few_runs" \
+	"$(field "$tmp/compare.csv" instance_type runs few_runs | grep '|t$' | sort -u)" \
+	"b2-7|3|t"
+check_eq "few-run groups have medians but no intervals" \
+	"$(field "$tmp/compare.csv" instance_type iouring_vs_pread_lo thp_speedup_hi | grep '^b2-7')" \
+	"b2-7||
+b2-7||"
+check_eq "c6i.xlarge: SQPOLL permitted on the old kernel, denied on the new" \
+	"$(field "$tmp/compare.csv" instance_type kernel sqpoll_share | grep '^c6i')" \
+	"c6i.xlarge|6.1.0-18-cloud-amd64|1.000
+c6i.xlarge|6.5.0-0.deb12.4-cloud-amd64|0.000"
+check_eq "every other group permits SQPOLL" \
+	"$(field "$tmp/compare.csv" instance_type sqpoll_share | grep -v '^c6i' | cut -d'|' -f2 | sort -u)" \
+	"1.000"
+
+# the io_uring gains around their known means (3.0 -> 1.1, 3.0 -> 2.9)
+n2=$(field "$tmp/compare.csv" instance_type kernel iouring_vs_pread iouring_vs_pread_lo iouring_vs_pread_hi | grep '^n2-standard-2')
+in_range "n2-standard-2 old kernel io_uring/pread" "$(sed -n 1p <<<"$n2" | cut -d'|' -f3)" 2.9 3.1
+in_range "n2-standard-2 new kernel io_uring/pread" "$(sed -n 2p <<<"$n2" | cut -d'|' -f3)" 1.0 1.2
+in_range "n2-standard-2 new kernel interval's top below the old's bottom" \
+	"$(awk -F'|' 'NR == 2 { hi = $5 } NR == 1 { lo = $4 } END { print lo - hi }' <<<"$n2")" 1 3
+e2=$(field "$tmp/compare.csv" instance_type iouring_vs_pread iouring_vs_pread_lo iouring_vs_pread_hi | grep '^e2-standard-4')
+in_range "e2-standard-4 old kernel io_uring/pread" "$(sed -n 1p <<<"$e2" | cut -d'|' -f2)" 2.6 3.4
+in_range "e2-standard-4 new kernel io_uring/pread" "$(sed -n 2p <<<"$e2" | cut -d'|' -f2)" 2.5 3.3
+check_eq "e2-standard-4's two intervals overlap (noise only)" \
+	"$(awk -F'|' 'NR == 1 { lo1 = $3; hi1 = $4 } NR == 2 { lo2 = $3; hi2 = $4 }
+		END { print (lo1 <= hi2 && lo2 <= hi1) }' <<<"$e2")" 1
+
+# THP never granted against THP that gains
+check_eq "cx22: THP never, no huge pages in the buffer" \
+	"$(field "$tmp/compare.csv" instance_type thp_mode thp_huge_fraction | grep '^cx22' | sort -u)" \
+	"cx22|never|0.000"
+cx22=$(field "$tmp/compare.csv" instance_type thp_speedup_lo thp_speedup_hi thp_fault_p99_us | grep '^cx22' | head -1)
+check_eq "cx22: THP speedup's interval holds 1.0" \
+	"$(awk -F'|' '{ print ($2 <= 1 && $3 >= 1) }' <<<"$cx22")" 1
+in_range "cx22: the thp variant's fault p99 is a 4 KiB fault's" "$(cut -d'|' -f4 <<<"$cx22")" 3.0 4.0
+in_range "m6i.large: THP speedup" \
+	"$(field "$tmp/compare.csv" instance_type thp_speedup | grep '^m6i' | head -1 | cut -d'|' -f2)" 1.30 1.40
+in_range "b2-7: THP backs about half the buffer" \
+	"$(field "$tmp/compare.csv" instance_type thp_huge_fraction | grep '^b2-7' | head -1 | cut -d'|' -f2)" 0.45 0.65
+check_eq "hugetlb speedups only where the pools were there (ccx23)" \
+	"$(field "$tmp/compare.csv" instance_type hugetlb_2m_speedup hugetlb_1g_speedup | grep -v '||$' | cut -d'|' -f1 | sort -u)" \
+	"ccx23"
+in_range "ccx23: hugetlb 1 GiB speedup" \
+	"$(field "$tmp/compare.csv" instance_type hugetlb_1g_speedup | grep '^ccx23' | head -1 | cut -d'|' -f2)" 1.45 1.55
+check_eq "no 1 GiB pages on cx22 and b2-7 only" \
+	"$(field "$tmp/compare.csv" instance_type hugepage_1g_share | grep '|0.000$' | cut -d'|' -f1 | sort -u | tr '\n' ' ')" \
+	"b2-7 cx22 "
+check_eq "steal flagged on the noisy types only" \
+	"$(field "$tmp/compare.csv" instance_type steal_share | grep -v '|0.000$' | cut -d'|' -f1 | sort -u | tr '\n' ' ')" \
+	"b2-7 e2-standard-4 "
+
+# the same numbers in the other formats
+fb compare --format json >"$tmp/compare.json"
+check_eq "compare --format json is valid JSON with 14 objects" \
+	"$(q -v j="$(cat "$tmp/compare.json")" <<<"SELECT jsonb_array_length(:'j'::jsonb)")" 14
+check_eq "JSON numbers are numbers, nulls null, booleans booleans" \
+	"$(q -v j="$(cat "$tmp/compare.json")" <<-'EOF'
+	SELECT jsonb_typeof(e->'runs'), jsonb_typeof(e->'thp_speedup'),
+	       jsonb_typeof(e->'hugetlb_2m_speedup'), jsonb_typeof(e->'few_runs'),
+	       jsonb_typeof(e->'provider')
+	FROM jsonb_array_elements(:'j'::jsonb) AS e LIMIT 1
+EOF
+)" "number|number|null|boolean|string"
+check_eq "JSON and the view agree on every value" \
+	"$(q -v j="$(cat "$tmp/compare.json")" <<-'EOF'
+	SELECT count(*) FROM (
+		SELECT provider, instance_type, kernel, runs, thp_speedup,
+		       iouring_vs_pread_lo, sqpoll_share, few_runs
+		FROM jsonb_to_recordset(:'j'::jsonb) AS x(provider text,
+			instance_type text, kernel text, runs bigint,
+			thp_speedup numeric, iouring_vs_pread_lo numeric,
+			sqpoll_share numeric, few_runs boolean)
+		EXCEPT
+		SELECT provider, instance_type, kernel, runs, thp_speedup,
+		       iouring_vs_pread_lo, sqpoll_share, few_runs
+		FROM fleet_compare) AS d
+EOF
+)" 0
+fb compare >"$tmp/compare.txt"
+check_grep "the table prints an estimate with its interval" "$tmp/compare.txt" \
+	'^aws +c6i\.xlarge +6\.1\.0-18-cloud-amd64 +3 +9 +f +[0-9.]+ \[[0-9.]+, [0-9.]+\]'
+check_grep "the table ends with its row count" "$tmp/compare.txt" '^\(14 rows\)$'
+
+# the summary kept for speed gives what run_figures gives: a filter that
+# keeps every run forces the computation from run_figures
+check_eq "fleet_summary and run_figures agree" "$(q <<-'EOF'
+	SELECT count(*) FROM (
+		(SELECT * FROM fleet_compare_by() EXCEPT
+		 SELECT * FROM fleet_compare_by(NULL, '{"vcpus": [2, 4]}'))
+		UNION ALL
+		(SELECT * FROM fleet_compare_by(NULL, '{"vcpus": [2, 4]}') EXCEPT
+		 SELECT * FROM fleet_compare_by())) AS d
+EOF
+)" 0
+
+fb compare --by provider --format csv >"$tmp/by-provider.csv"
+check_eq "--by provider: one row per provider, the runs add up" \
+	"$(field "$tmp/by-provider.csv" provider runs | tr '\n' ' ')" \
+	"aws|36 gcp|36 hetzner|36 ovh|6 "
+check_eq "--by provider shows only the provider key" \
+	"$(head -1 "$tmp/by-provider.csv" | cut -d, -f1-3)" "provider,hosts,runs"
+fb compare --by vcpus,thp --format csv >"$tmp/by-vcpus.csv"
+check_eq "--by vcpus,thp" \
+	"$(field "$tmp/by-vcpus.csv" vcpus thp hosts runs | tr '\n' ' ')" \
+	"4|always|3|18 2|madvise|9|42 4|madvise|6|36 2|never|3|18 "
+fb compare --by host --where instance_type=n2-standard-2 --format csv >"$tmp/by-host.csv"
+check_eq "--by host --where instance_type: each n2 host, both kernels" \
+	"$(field "$tmp/by-host.csv" host runs | tr '\n' ' ')" \
+	"gcp-n2-1|6 gcp-n2-2|6 gcp-n2-3|6 "
+fb compare --where provider=aws --where provider=ovh --format csv >"$tmp/where.csv"
+check_eq "--where a key twice: either value" \
+	"$(field "$tmp/where.csv" provider | sort -u | tr '\n' ' ')" "aws ovh "
+fb compare --since 2025-03-31 --format csv >"$tmp/since.csv"
+check_eq "--since: the new kernels' runs only" \
+	"$(field "$tmp/since.csv" instance_type kernel | grep -c -e '6.1.0-18' -e '5.15.0' -e '6.8.0-45')|$(($(wc -l <"$tmp/since.csv") - 1))" \
+	"0|7"
+FLEETBENCH_DSN=$conninfo "$FLEETBENCH" --format csv compare --where kernel=6.2.0-1014-gcp \
+	>"$tmp/env.csv" 2>&1
+check_eq "FLEETBENCH_DSN and --format before the command" \
+	"$(field "$tmp/env.csv" instance_type | tr '\n' ' ')" "e2-standard-4 n2-standard-2 "
+
+# --- kernels ----------------------------------------------------------------
+
+fb kernels --provider gcp --instance-type n2-standard-2 --format csv >"$tmp/kernels.csv"
+check_eq "kernels exits 0" "$?" 0
+qcsv "SELECT * FROM fleet_kernels WHERE provider = 'gcp' AND instance_type = 'n2-standard-2'" \
+	>"$tmp/kernels-view.csv"
+if cmp -s "$tmp/kernels.csv" "$tmp/kernels-view.csv"; then
+	ok
+else
+	not_ok "kernels differs from the view fleet_kernels: $(diff "$tmp/kernels.csv" "$tmp/kernels-view.csv" | head -5)"
+fi
+check_eq "n2-standard-2's kernels oldest first" \
+	"$(field "$tmp/kernels.csv" kernel | tr '\n' ' ')" "5.15.0-1042-gcp 6.2.0-1014-gcp "
+check_match "the gain's collapse is what changed" \
+	"$(tail -1 "$tmp/kernels.csv")" '*iouring_vs_pread 2.9* -> 1.[01]* (-6?%)*'
+fb kernels --provider aws --instance-type c6i.xlarge --format csv >"$tmp/k-c6i.csv"
+check_match "c6i.xlarge: SQPOLL denied is what changed" \
+	"$(tail -1 "$tmp/k-c6i.csv")" '*,SQPOLL permitted 100% -> 0% of runs'
+for t in "gcp e2-standard-4" "aws m6i.large" "hetzner ccx23" "hetzner cx22" "ovh b2-7"; do
+	read -r p i <<<"$t"
+	fb kernels --provider "$p" --instance-type "$i" --format csv >"$tmp/k.csv"
+	check_match "$i: nothing beyond noise" "$(tail -1 "$tmp/k.csv")" '*,nothing beyond noise'
+done
+fb kernels --provider gcp --instance-type n2-standard-2 --since 2025-03-31 --format csv \
+	>"$tmp/k-since.csv"
+check_eq "kernels --since: the new kernel alone, nothing to compare" \
+	"$(field "$tmp/k-since.csv" kernel changes)" "6.2.0-1014-gcp|"
+
+# --- rank -------------------------------------------------------------------
+
+fb rank --metric iouring_vs_pread --format csv >"$tmp/rank.csv"
+check_eq "rank exits 0" "$?" 0
+qcsv "SELECT * FROM fleet_rank WHERE metric = 'iouring_vs_pread'" >"$tmp/rank-view.csv"
+if cmp -s "$tmp/rank.csv" "$tmp/rank-view.csv"; then
+	ok
+else
+	not_ok "rank differs from the view fleet_rank: $(diff "$tmp/rank.csv" "$tmp/rank-view.csv" | head -5)"
+fi
+check_eq "c6i.xlarge (3.2) ranks first, alone" \
+	"$(field "$tmp/rank.csv" rank tie instance_type | head -1)" "1|f|c6i.xlarge"
+check_eq "ovh b2-7 (6 runs) is ranked: the default min-runs is 6" \
+	"$(field "$tmp/rank.csv" instance_type runs | grep b2-7)" "b2-7|6"
+# rank is 1 + the types whose interval is wholly above this one's; tie
+# when another type shares the rank
+check_eq "ranks and ties follow from the intervals" "$(awk -F, '
+	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{ n++; lo[n] = $c["median_lo"]; hi[n] = $c["median_hi"]; rk[n] = $c["rank"]; tie[n] = $c["tie"] }
+	END {
+		bad = 0
+		for (i = 1; i <= n; i++) {
+			better = 0; same = 0
+			for (j = 1; j <= n; j++) {
+				if (lo[j] > hi[i]) better++
+				if (j != i && rk[j] == rk[i]) same++
+			}
+			if (rk[i] != better + 1 || (tie[i] == "t") != (same > 0)) bad++
+			if (i > 1 && rk[i] < rk[i - 1]) bad++
+		}
+		print n, bad
+	}' "$tmp/rank.csv")" "7 0"
+fb rank --metric iouring_vs_pread --require sqpoll --format csv >"$tmp/rank-sq.csv"
+check_eq "--require sqpoll leaves c6i.xlarge out (denied on its new kernel)" \
+	"$(grep -c c6i "$tmp/rank-sq.csv")|$(($(wc -l <"$tmp/rank-sq.csv") - 1))" "0|6"
+fb rank --metric thp_speedup --require hugepages-1g,io_uring --format csv >"$tmp/rank-1g.csv"
+check_eq "--require hugepages-1g leaves cx22 and b2-7 out" \
+	"$(field "$tmp/rank-1g.csv" instance_type | grep -c -e cx22 -e b2-7)|$(($(wc -l <"$tmp/rank-1g.csv") - 1))" "0|5"
+check_eq "thp_speedup: ccx23 (1.42) ranks first" \
+	"$(field "$tmp/rank-1g.csv" rank instance_type | head -1)" "1|ccx23"
+fb rank --metric thp_fault_p99_us --min-runs 7 --format csv >"$tmp/rank-p99.csv"
+check_eq "thp_fault_p99_us: lower is better, cx22 (4 KiB faults) last" \
+	"$(field "$tmp/rank-p99.csv" instance_type | tail -1)" "cx22"
+check_eq "--min-runs 7 leaves b2-7 out" "$(grep -c b2-7 "$tmp/rank-p99.csv")" 0
+fb rank --metric iouring_iops --per vcpu --format csv >"$tmp/rank-vcpu.csv"
+check_eq "--per vcpu: cx22 (30k pread IOPS x 2.5 over 2 vCPUs) first" \
+	"$(field "$tmp/rank-vcpu.csv" rank instance_type vcpus | head -1)" "1|cx22|2"
+in_range "--per vcpu: cx22's io_uring IOPS per vCPU" \
+	"$(field "$tmp/rank-vcpu.csv" instance_type median | head -1 | cut -d'|' -f2)" 35000 40000
+fb rank --metric iouring_vs_pread --where kernel=6.2.0-1014-gcp --where kernel=6.1.0-21-amd64 \
+	--format csv >"$tmp/rank-where.csv"
+check_eq "--where: only those kernels' runs (n2 after its collapse last)" \
+	"$(field "$tmp/rank-where.csv" instance_type | tr '\n' ' ')" \
+	"e2-standard-4 ccx23 cx22 n2-standard-2 "
+fb rank --metric thp_speedup >"$tmp/rank.txt"
+check_grep "rank's table: the median with its interval" "$tmp/rank.txt" \
+	'^thp_speedup +1 +[tf] +hetzner +ccx23 +1\.[0-9]+ \[1\.[0-9]+, 1\.[0-9]+\]'
+
+# --- the summary follows new runs -------------------------------------------
+
+"$FLEETGEN" --spool "$tmp/more" --seed 7 --host gcp-n2-1 --kernel new \
+	>/dev/null 2>&1 && fleet_send "$tmp/more"
+check_eq "three more runs of gcp-n2-1 are delivered" \
+	"$(q <<<"SELECT count(*) FROM runs")" 117
+fb compare --where instance_type=n2-standard-2 --format csv >"$tmp/more.csv"
+check_eq "compare counts them at once" \
+	"$(field "$tmp/more.csv" kernel runs | tr '\n' ' ')" \
+	"5.15.0-1042-gcp|9 6.2.0-1014-gcp|12 "
+check_eq "and still agrees with run_figures" "$(q <<-'EOF'
+	SELECT (SELECT count(*) FROM (
+			SELECT * FROM fleet_compare_by() EXCEPT
+			SELECT * FROM fleet_compare_by(NULL, '{"vcpus": [2, 4]}')) AS c),
+	       (SELECT count(*) FROM (
+			SELECT * FROM fleet_rank_by('iouring_vs_pread') EXCEPT
+			SELECT * FROM fleet_rank_by('iouring_vs_pread', NULL, NULL,
+						    NULL, '{"vcpus": [2, 4]}')) AS r),
+	       (SELECT count(*) FROM fleet_rank_by('iouring_vs_pread'))
+EOF
+)" "0|0|7"
+check_eq "nothing is left to refresh" "$(q <<<"SELECT count(*) FROM fleet_dirty")" 0
+# a read-only transaction cannot refresh: it computes from run_figures
+"$FLEETGEN" --spool "$tmp/more2" --seed 8 --host gcp-n2-2 --kernel new \
+	>/dev/null 2>&1 && fleet_send "$tmp/more2"
+check_eq "a read-only transaction gets the new runs too" "$(q <<-'EOF'
+	BEGIN READ ONLY;
+	SELECT runs FROM fleet_compare WHERE instance_type = 'n2-standard-2'
+	       AND kernel = '6.2.0-1014-gcp';
+	COMMIT;
+EOF
+)" 15
+check_eq "and leaves the refresh for later" \
+	"$(q <<<"SELECT count(*) > 0 FROM fleet_dirty")" t
+
+# --- migration 004 over stored runs ---------------------------------------
+
+q <<<"CREATE DATABASE backfill" >/dev/null
+backfill=${conninfo/dbname=fleetbench/dbname=backfill}
+for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
+	name=${f##*/}
+	[ "${name%%_*}" -lt 4 ] || continue
+	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
+		--single-transaction -f "$f" >/dev/null || not_ok "apply $name"
+done
+for r in aws-m5.large-a aws-m5.large-b; do
+	"$PG_BINDIR/psql" "$backfill" -X -q -A -t -v ON_ERROR_STOP=1 \
+		-v r="$(cat "$SOURCE_DIR/tests/fixtures/reports/$r.json")" \
+		<<<"SELECT fleetbench_ingest(:'r'::jsonb)" >/dev/null ||
+		not_ok "ingest $r"
+done
+for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
+	name=${f##*/}
+	[ "${name%%_*}" -ge 4 ] || continue
+	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
+		--single-transaction -f "$f" >/dev/null || not_ok "apply $name"
+done
+check_eq "004 fills run_figures with the runs stored before it" \
+	"$("$PG_BINDIR/psql" "$backfill" -X -A -t <<-'EOF'
+	SELECT count(*), (SELECT count(*) FROM (SELECT * FROM run_figures_live
+		EXCEPT SELECT * FROM run_figures) AS d),
+	       (SELECT string_agg(provider || ' ' || instance_type || ' ' || runs, ',')
+		FROM fleet_compare)
+	FROM run_figures
+EOF
+)" "2|0|aws m5.large 2"
+
+# --- bad input ----------------------------------------------------------------
+
+# bad NAME STATUS REGEX COMMAND...: exits STATUS, saying what is wrong
+bad() {
+	local name=$1 status=$2 regex=$3
+	shift 3
+	"$@" >"$tmp/bad.out" 2>&1
+	check_eq "$name: exit status" "$?" "$status"
+	check_grep "$name: message" "$tmp/bad.out" "$regex"
+}
+bad "unknown --by key" 2 "by: unknown key 'zone', one of provider, instance_type, kernel" \
+	fb compare --by provider,zone
+bad "unknown --where key" 2 "where: unknown key 'colour'" fb compare --where colour=red
+bad "--where without =" 2 "--where 'provider': expected KEY=VALUE" fb compare --where provider
+bad "--since not a date" 2 'invalid input syntax for type timestamp with time zone: "last tuesday"' \
+	fb compare --since "last tuesday"
+bad "unknown --format" 2 "unknown --format 'xml': table, csv or json" fb compare --format xml
+bad "rank without --metric" 2 "rank needs --metric NAME" fb rank
+bad "unknown metric" 2 "metric: unknown metric 'speed', one of thp_speedup" fb rank --metric speed
+bad "--per vcpu on a ratio" 2 "per: iouring_vs_pread is a ratio" \
+	fb rank --metric iouring_vs_pread --per vcpu
+bad "unknown --per" 2 "per: unknown 'socket', only vcpu" fb rank --metric iouring_iops --per socket
+bad "unknown --require" 2 "require: unknown capability 'avx512'" \
+	fb rank --metric thp_speedup --require sqpoll,avx512
+bad "--min-runs not a number" 2 "--min-runs 'many': not a whole number" \
+	fb rank --metric thp_speedup --min-runs many
+bad "kernels without --instance-type" 2 "kernels needs --provider and --instance-type" \
+	fb kernels --provider aws
+bad "kernels of an instance type with no runs" 1 "no runs of instance type 'm7.huge' of provider 'aws'" \
+	fb kernels --provider aws --instance-type m7.huge
+bad "unknown command" 2 "unknown command 'list'" fb list
+bad "an operand left over" 2 "unexpected argument 'extra'" fb compare extra
+bad "no database" 1 "cannot connect to PostgreSQL" \
+	"$FLEETBENCH" --dsn "host=$tmp/nowhere dbname=x" compare
+"$FLEETBENCH" --version >"$tmp/version.out"
+check_grep "--version" "$tmp/version.out" '^fleetbench [0-9]+\.[0-9]+\.[0-9]+$'
+for c in compare rank kernels report; do
+	"$FLEETBENCH" "$c" --help >"$tmp/help.out"
+	check_eq "$c --help exits 0" "$?" 0
+	check_grep "$c --help lists --format" "$tmp/help.out" '^ +--format FORMAT'
+done
+
+finish

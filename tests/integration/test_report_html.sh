@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# fleetbench report on the fleet fixture (fleet_load), opened in headless
+# Chromium (Debian's chromium, installed here when missing) through the
+# DevTools protocol (report_check.py): no console errors, nothing fetched
+# but the file itself, the charts and the capability matrix in the DOM
+# with every instance type of the fixture, the open alerts when the
+# database has an alerts table. The screenshot and the report are kept in
+# BUILD_DIR/tests/integration/artifacts/.
+#
+# Environment: SOURCE_DIR, BUILD_DIR, FLEETBENCH (the CLI), CHROMIUM
+# (default chromium), PYTHON (default /usr/bin/python3: Debian's, with
+# python3-websocket), PG_BINDIR; fleet_load's COLLECTOR, AGENT, FLEETGEN.
+set -uo pipefail
+
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+CHROMIUM=${CHROMIUM:-chromium}
+PYTHON=${PYTHON:-/usr/bin/python3}
+artifacts=$BUILD_DIR/tests/integration/artifacts
+
+# Chromium and the DevTools client come from Debian, installed on demand
+# (CI runs as root with the apt registry).
+if ! command -v "$CHROMIUM" >/dev/null ||
+	! "$PYTHON" -c 'import websocket' 2>/dev/null; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "skipped: chromium and python3-websocket are not installed and installing them needs root (apt-get install chromium python3-websocket)"
+		exit 77
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y -qq --no-install-recommends chromium \
+		python3-websocket >/dev/null 2>&1; then
+		apt-get update -qq >/dev/null 2>&1
+		apt-get install -y -qq --no-install-recommends chromium \
+			python3-websocket >/dev/null 2>&1 ||
+			{ echo "FAIL apt-get install chromium python3-websocket" >&2; exit 1; }
+	fi
+fi
+if [ ! -x "$FLEETBENCH" ]; then
+	echo "FAIL '$FLEETBENCH' is not built" >&2
+	exit 1
+fi
+
+tmp_new report
+trap 'exit 1' INT TERM HUP
+fleet_load
+
+q() {
+	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+}
+
+types=$(cut -f3 "$fleet_manifest" | sort -u)
+check_eq "the fixture has seven instance types" "$(wc -l <<<"$types")" 7
+
+report=$tmp/report.html
+"$FLEETBENCH" --dsn "$conninfo" report --out "$report" --title 'Fleet <test>' \
+	2>"$tmp/report.err"
+check_eq "report exits 0" "$?" 0
+check_eq "the report is readable by all" "$(stat -c %a "$report")" 644
+check_eq "no temporary file is left" "$(find "$tmp" -maxdepth 1 -name 'report.html.*' | wc -l)" 0
+
+# self-contained: nothing to fetch (the SVG namespace is a name, not a link)
+check_eq "no src, href, @import or url() in the report" \
+	"$(grep -Eoc '(src|href)=|@import|url\(' "$report")" 0
+check_eq "the title is escaped" "$(grep -c '<title>Fleet &lt;test&gt;</title>' "$report")" 1
+
+# check FILE SHOT: report_check.py with the selectors below; JSON in $tmp/check.json
+selectors=('svg.chart' '#thp-chart svg.chart' '#iouring-chart svg.chart'
+	'#capabilities table.matrix' '#alerts' '#alerts table.alerts tbody tr')
+for t in $types; do
+	selectors+=("#thp-chart g.kernel[data-instance-type=\"$t\"]"
+		"#iouring-chart g.kernel[data-instance-type=\"$t\"] circle.median"
+		"#iouring-chart g.kernel[data-instance-type=\"$t\"] line.ci"
+		"#capabilities tr[data-instance-type=\"$t\"] td[data-kernel]")
+done
+check() {
+	if ! "$PYTHON" "$SOURCE_DIR/tests/integration/report_check.py" \
+		"$CHROMIUM" "$1" "$2" "${selectors[@]}" >"$tmp/check.json" \
+		2>"$tmp/check.err"; then
+		not_ok "report_check.py: $(cat "$tmp/check.err")"
+		finish
+	fi
+}
+# count SELECTOR: its count in $tmp/check.json
+count() {
+	q -v j="$(cat "$tmp/check.json")" -v s="$1" <<<"SELECT :'j'::jsonb -> 'counts' ->> :'s'"
+}
+
+mkdir -p "$artifacts"
+check "$report" "$artifacts/report.png"
+cp "$report" "$artifacts/report.html"
+echo "screenshot: $artifacts/report.png"
+check_eq "no console errors" \
+	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
+check_eq "the page fetched nothing but itself" \
+	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT jsonb_array_length(:'j'::jsonb -> 'requests')")" 1
+check_eq "two charts" "$(count 'svg.chart')" 2
+check_eq "the THP chart" "$(count '#thp-chart svg.chart')" 1
+check_eq "the io_uring chart" "$(count '#iouring-chart svg.chart')" 1
+check_eq "the capability matrix" "$(count '#capabilities table.matrix')" 1
+for t in $types; do
+	check_eq "THP chart: $t on its two kernels" \
+		"$(count "#thp-chart g.kernel[data-instance-type=\"$t\"]")" 2
+	check_eq "io_uring chart: $t's two medians" \
+		"$(count "#iouring-chart g.kernel[data-instance-type=\"$t\"] circle.median")" 2
+	# an interval is three lines: the bar and its two ends; b2-7 has none
+	if [ "$t" = b2-7 ]; then want=0; else want=6; fi
+	check_eq "io_uring chart: $t's intervals" \
+		"$(count "#iouring-chart g.kernel[data-instance-type=\"$t\"] line.ci")" "$want"
+	check_eq "capability matrix: $t on its two kernels" \
+		"$(count "#capabilities tr[data-instance-type=\"$t\"] td[data-kernel]")" 2
+done
+check_grep "the matrix shows SQPOLL denied on c6i.xlarge's new kernel" "$report" \
+	'data-kernel="6.5.0-0.deb12.4-cloud-amd64"><span class="cap yes" data-cap="io_uring">io_uring &#10003;</span><span class="cap no" data-cap="SQPOLL">'
+check_grep "what changed: the io_uring gain's collapse" "$report" \
+	'<td>gcp n2-standard-2</td><td>6.2.0-1014-gcp</td><td>iouring_vs_pread 2.9'
+
+# open alerts: the database's own when it has an alerts table, else a
+# table made here as the issue describes it
+if [ "$(q <<<"SELECT to_regclass('alerts') IS NOT NULL")" = t ]; then
+	open=$(q <<-'EOF'
+		SELECT count(*) FROM (SELECT DISTINCT provider, instance_type,
+				      new_kernel, kind
+				      FROM alerts WHERE acknowledged_at IS NULL) AS a
+	EOF
+	)
+	check_eq "the database's open alerts are listed" \
+		"$(count '#alerts table.alerts tbody tr')" "$open"
+else
+	check_grep "no alerts table: the report says so" "$report" \
+		'This database has no alerts table'
+	q <<-'EOF'
+		CREATE TABLE alerts (id bigint, hostname text, provider text,
+			instance_type text, old_kernel text, new_kernel text,
+			kind text, diff jsonb, created_at timestamptz,
+			acknowledged_at timestamptz);
+		INSERT INTO alerts VALUES
+		(1, 'gcp-n2-1', 'gcp', 'n2-standard-2', '5.15.0-1042-gcp',
+		 '6.2.0-1014-gcp', 'gain', '{"iouring_vs_pread": {"before": 3.0, "after": 1.1}}',
+		 now(), NULL),
+		(2, 'gcp-n2-2', 'gcp', 'n2-standard-2', '5.15.0-1042-gcp',
+		 '6.2.0-1014-gcp', 'gain', '{"iouring_vs_pread": {"before": 3.0, "after": 1.1}}',
+		 now(), NULL),
+		(3, 'aws-c6i-1', 'aws', 'c6i.xlarge', '6.1.0-18-cloud-amd64',
+		 '6.5.0-0.deb12.4-cloud-amd64', 'fingerprint',
+		 '{"sqpoll": {"before": "ok", "after": "<EPERM>"}}', now(), now());
+	EOF
+	"$FLEETBENCH" --dsn "$conninfo" report --out "$report" 2>"$tmp/report.err"
+	check_eq "report with an alerts table exits 0" "$?" 0
+	check "$report" "$tmp/alerts.png"
+	check_eq "with alerts: no console errors" \
+		"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
+	check_eq "the open alert is listed once for its two hosts, the acknowledged one not" \
+		"$(count '#alerts table.alerts tbody tr')" 1
+	check_grep "the alert row" "$report" \
+		'<td>gcp</td><td>n2-standard-2</td><td>gain</td><td>5.15.0-1042-gcp</td><td>6.2.0-1014-gcp</td><td>2</td><td>gcp-n2-1, gcp-n2-2</td>'
+fi
+
+# an empty database still gives a page
+q <<<"CREATE DATABASE empty" >/dev/null
+empty=${conninfo/dbname=fleetbench/dbname=empty}
+"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$empty" >/dev/null 2>&1
+"$FLEETBENCH" --dsn "$empty" report --out "$tmp/empty.html" 2>"$tmp/empty.err"
+check_eq "report of an empty fleet exits 0" "$?" 0
+check_grep "and says there are no runs" "$tmp/empty.html" '<p>No runs yet.</p>'
+
+"$FLEETBENCH" --dsn "$conninfo" report >"$tmp/noout.err" 2>&1
+check_eq "report without --out exits 2" "$?" 2
+check_grep "and says why" "$tmp/noout.err" "report needs --out FILE"
+"$FLEETBENCH" --dsn "$conninfo" report --out "$tmp/no/such/dir/r.html" >"$tmp/nodir.err" 2>&1
+check_eq "an unwritable --out exits 1" "$?" 1
+check_grep "and names the file" "$tmp/nodir.err" "cannot write the report '$tmp/no/such/dir/r.html'"
+
+finish

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collector/out.c: a result built with libpq's own PGresult constructors
+ * (no server needed) printed as table, CSV and JSON, and each output read
+ * back: alignment, RFC 4180 quoting, JSON types by column type.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "out.h"
+
+/* int8, numeric, text, bool, jsonb, float8 */
+static const Oid types[] = { 20, 1700, 25, 16, 3802, 701 };
+static const char *const names[] = { "runs", "speedup", "instance_type",
+				     "few", "diff", "share" };
+
+/* rows of text values; NULL is SQL NULL */
+static const char *const rows[][6] = {
+	{ "12", "1.405", "cx22", "f", "{\"a\": [1, 2]}", "0.5" },
+	{ "3", NULL, "m6i, \"large\"", "t", NULL, "NaN" },
+	{ "-7", "10", "é日本", "f", "null", "1e-05" },
+};
+
+static PGresult *build(void)
+{
+	PGresAttDesc att[6];
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+
+	memset(att, 0, sizeof(att));
+	for (int c = 0; c < 6; c++) {
+		att[c].name = (char *)names[c];
+		att[c].typid = types[c];
+		att[c].typlen = -1;
+	}
+	PQsetResultAttrs(res, 6, att);
+	for (int r = 0; r < 3; r++)
+		for (int c = 0; c < 6; c++)
+			PQsetvalue(res, r, c, (char *)rows[r][c],
+				   rows[r][c] ? (int)strlen(rows[r][c]) : -1);
+	return res;
+}
+
+/* Prints res in fmt into a new string. */
+static char *print(const PGresult *res, enum out_format fmt,
+		   const char *const *hide, int *ret)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*ret = out_print(f, res, fmt, hide);
+	fclose(f);
+	return buf;
+}
+
+static void test_formats_parse(void)
+{
+	enum out_format f;
+
+	CHECK_OK(out_format_parse("table", &f));
+	CHECK_EQ_INT(f, OUT_TABLE);
+	CHECK_OK(out_format_parse("csv", &f));
+	CHECK_EQ_INT(f, OUT_CSV);
+	CHECK_OK(out_format_parse("json", &f));
+	CHECK_EQ_INT(f, OUT_JSON);
+	CHECK_EQ_INT(out_format_parse("xml", &f), -EINVAL);
+	CHECK_EQ_INT(out_format_parse("", &f), -EINVAL);
+}
+
+static void test_table(const PGresult *res)
+{
+	int r;
+	char *s = print(res, OUT_TABLE, NULL, &r);
+
+	CHECK_OK(r);
+	/* widths: runs 4, speedup 7, instance_type 13, few 3, diff 13,
+	 * share 5, in characters (é日本 is 3); numbers right-aligned, the
+	 * last column without trailing blanks */
+	CHECK_EQ_STR(s,
+		     "runs  speedup  instance_type  few  diff           share\n"
+		     "----  -------  -------------  ---  -------------  -----\n"
+		     "  12    1.405  cx22           f    {\"a\": [1, 2]}    0.5\n"
+		     "   3           m6i, \"large\"   t                     NaN\n"
+		     "  -7       10  é日本            f    null           1e-05\n"
+		     "(3 rows)\n");
+	free(s);
+}
+
+static void test_csv(const PGresult *res)
+{
+	int r;
+	char *s = print(res, OUT_CSV, NULL, &r);
+
+	CHECK_OK(r);
+	CHECK_EQ_STR(s, "runs,speedup,instance_type,few,diff,share\n"
+			"12,1.405,cx22,f,\"{\"\"a\"\": [1, 2]}\",0.5\n"
+			"3,,\"m6i, \"\"large\"\"\",t,,NaN\n"
+			"-7,10,é日本,f,null,1e-05\n");
+	free(s);
+}
+
+static void test_json(const PGresult *res)
+{
+	int r;
+	char *s = print(res, OUT_JSON, NULL, &r);
+	struct json_object *all = s ? json_tokener_parse(s) : NULL;
+	struct json_object *row, *v;
+
+	CHECK_OK(r);
+	CHECK(all && json_object_is_type(all, json_type_array));
+	if (!all || json_object_array_length(all) != 3) {
+		CHECK(!"three rows");
+		free(s);
+		return;
+	}
+	row = json_object_array_get_idx(all, 0);
+	/* members in column order */
+	CHECK_EQ_STR(json_object_to_json_string_ext(row, JSON_C_TO_STRING_PLAIN),
+		     "{\"runs\":12,\"speedup\":1.405,\"instance_type\":\"cx22\",\"few\":false,\"diff\":{\"a\":[1,2]},\"share\":0.5}");
+	CHECK(json_object_object_get_ex(row, "runs", &v) &&
+	      json_object_is_type(v, json_type_int));
+	CHECK(json_object_object_get_ex(row, "speedup", &v) &&
+	      json_object_is_type(v, json_type_double));
+	row = json_object_array_get_idx(all, 1);
+	CHECK(json_object_object_get_ex(row, "speedup", &v) && !v);
+	CHECK(json_object_object_get_ex(row, "few", &v) &&
+	      json_object_get_boolean(v));
+	CHECK(json_object_object_get_ex(row, "diff", &v) && !v);
+	CHECK(json_object_object_get_ex(row, "share", &v) && !v); /* NaN */
+	CHECK(json_object_object_get_ex(row, "instance_type", &v) &&
+	      !strcmp(json_object_get_string(v), "m6i, \"large\""));
+	row = json_object_array_get_idx(all, 2);
+	CHECK(json_object_object_get_ex(row, "runs", &v) &&
+	      json_object_get_int64(v) == -7);
+	CHECK(json_object_object_get_ex(row, "diff", &v) && !v); /* null */
+	CHECK(json_object_object_get_ex(row, "share", &v) &&
+	      json_object_get_double(v) == 1e-05);
+	/* the server's digits are kept */
+	CHECK(strstr(s, "\"share\": 1e-05") != NULL);
+	json_object_put(all);
+	free(s);
+}
+
+static void test_empty_and_bad_json(void)
+{
+	PGresAttDesc att = { .name = "diff", .typid = 3802, .typlen = -1 };
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+	struct json_object *all;
+	char *s;
+	int r;
+
+	PQsetResultAttrs(res, 1, &att);
+	s = print(res, OUT_JSON, NULL, &r);
+	CHECK_OK(r);
+	all = s ? json_tokener_parse(s) : NULL;
+	CHECK(all && json_object_is_type(all, json_type_array) &&
+	      json_object_array_length(all) == 0);
+	json_object_put(all);
+	free(s);
+	s = print(res, OUT_TABLE, NULL, &r);
+	CHECK_EQ_STR(s, "diff\n----\n(0 rows)\n");
+	free(s);
+	PQsetvalue(res, 0, 0, "{not json", 9);
+	s = print(res, OUT_JSON, NULL, &r);
+	CHECK_EQ_INT(r, -EINVAL);
+	free(s);
+	PQclear(res);
+}
+
+/* An estimate and its interval print as one table column; hidden columns
+ * are left out of every format. */
+static void test_interval_and_hide(void)
+{
+	static const char *const n[] = { "provider", "gain", "gain_lo",
+					 "gain_hi", "lo" };
+	static const char *const v[][5] = {
+		{ "aws", "3.015", "2.9", "3.1", "x" },
+		{ "gcp", "1.1", NULL, NULL, "y" },
+		{ "ovh", NULL, NULL, NULL, "z" },
+	};
+	static const char *const hide[] = { "provider", NULL };
+	PGresAttDesc att[5];
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+	char *s;
+	int r;
+
+	memset(att, 0, sizeof(att));
+	for (int c = 0; c < 5; c++) {
+		att[c].name = (char *)n[c];
+		att[c].typid = c ? 1700 : 25;
+		att[c].typlen = -1;
+	}
+	att[4].typid = 25;
+	PQsetResultAttrs(res, 5, att);
+	for (int i = 0; i < 3; i++)
+		for (int c = 0; c < 5; c++)
+			PQsetvalue(res, i, c, (char *)v[i][c],
+				   v[i][c] ? (int)strlen(v[i][c]) : -1);
+	s = print(res, OUT_TABLE, NULL, &r);
+	CHECK_OK(r);
+	CHECK_EQ_STR(s, "provider  gain              lo\n"
+			"--------  ----------------  --\n"
+			"aws       3.015 [2.9, 3.1]  x\n"
+			"gcp                    1.1  y\n"
+			"ovh                         z\n"
+			"(3 rows)\n");
+	free(s);
+	s = print(res, OUT_TABLE, hide, &r);
+	CHECK_EQ_STR(s, "gain              lo\n"
+			"----------------  --\n"
+			"3.015 [2.9, 3.1]  x\n"
+			"             1.1  y\n"
+			"                  z\n"
+			"(3 rows)\n");
+	free(s);
+	s = print(res, OUT_CSV, hide, &r);
+	CHECK_EQ_STR(s, "gain,gain_lo,gain_hi,lo\n3.015,2.9,3.1,x\n1.1,,,y\n,,,z\n");
+	free(s);
+	s = print(res, OUT_JSON, hide, &r);
+	CHECK(s && !strstr(s, "provider") && strstr(s, "\"gain_lo\": 2.9"));
+	free(s);
+	PQclear(res);
+}
+
+int main(void)
+{
+	PGresult *res = build();
+
+	test_formats_parse();
+	test_table(res);
+	test_csv(res);
+	test_json(res);
+	test_empty_and_bad_json();
+	test_interval_and_hide();
+	PQclear(res);
+	return check_summary();
+}
