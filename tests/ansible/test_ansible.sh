@@ -302,6 +302,16 @@ check_eq "both agents' reports are stored under their inventory labels" \
 	"$(psql_q "SELECT provider, instance_type, region, machine_id FROM runs ORDER BY provider")" \
 	"aws|m6i.large|eu-central-1|$(cat "$agent_b/etc/machine-id")
 hetzner|cx22|fsn1|$(cat "$agent_a/etc/machine-id")"
+# the query CLI of the package, on the collector host, as the collector's
+# (least-privileged) database role
+chroot "$collector" setpriv --reuid=fleetbench --regid=fleetbench \
+	--init-groups -- fleetbench --dsn 'host=/run/postgresql dbname=fleetbench' \
+	--format csv compare >"$tmp/compare.csv" 2>&1
+check_eq "fleetbench compare runs on the collector host" "$?" 0
+check_grep "fleetbench compare shows agent-a's group" "$tmp/compare.csv" \
+	'hetzner,cx22'
+check_grep "fleetbench compare shows agent-b's group" "$tmp/compare.csv" \
+	'aws,m6i\.large'
 check_eq "the labels come from the config" \
 	"$(psql_q "SELECT DISTINCT provider_source || ',' || instance_type_source || ',' || region_source FROM runs")" \
 	"config,config,config"
