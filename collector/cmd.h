@@ -32,6 +32,7 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv); /* alert_cli.c */
 
 /* What cmd_getopt() returns besides an option and -1. */
 #define CMD_OPT_HELP (-2) /* --help: the usage is printed, exit 0 */

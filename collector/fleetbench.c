@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	  "one instance type's figures per kernel release, and what changed" },
 	{ "report", cmd_report,
 	  "write a self-contained HTML report with charts" },
+	{ "alerts", cmd_alerts, "list kernel upgrade alerts; 'alerts ack ID' acknowledges" },
 };
 
 static void usage(FILE *f)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "alert.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "codec.h"
@@ -40,6 +41,9 @@ struct collector_config {
 	long long batch_wait_ms;
 	bool insecure;
 	char *schema_dir;
+	char *alert_hook;
+	long long alert_hook_timeout_ms;
+	long long alert_hook_retry_ms;
 };
 
 #define C(field) offsetof(struct collector_config, field)
@@ -65,6 +69,14 @@ static const struct config_key collector_keys[] = {
 	  "plaintext without CURVE: no encryption, every client accepted" },
 	{ "collector", "schema_dir", CONFIG_STR, C(schema_dir), NULL, 0, 0,
 	  "directory of the NNN_*.sql migrations" },
+	{ "collector", "alert_hook", CONFIG_STR, C(alert_hook), NULL, 0, 0,
+	  "command run with each new fleet alert as JSON on standard input" },
+	{ "collector", "alert_hook_timeout_ms", CONFIG_INT,
+	  C(alert_hook_timeout_ms), "10000", 100, 600000,
+	  "how long one run of the alert hook may take" },
+	{ "collector", "alert_hook_retry_ms", CONFIG_INT,
+	  C(alert_hook_retry_ms), "60000", 100, 3600000,
+	  "delay before retrying a failed alert hook, doubled per failure" },
 };
 
 /* Flags that set config keys, applied after the file so they win. */
@@ -79,6 +91,9 @@ static const struct cli_flag flag_keys[] = {
 	{ "batch-wait", "collector", "batch_wait_ms", false },
 	{ "insecure", "collector", "insecure", false }, /* a switch: sets true */
 	{ "schema-dir", "collector", "schema_dir", false },
+	{ "alert-hook", "collector", "alert_hook", false },
+	{ "alert-hook-timeout", "collector", "alert_hook_timeout_ms", false },
+	{ "alert-hook-retry", "collector", "alert_hook_retry_ms", false },
 };
 
 enum {
@@ -129,6 +144,11 @@ static void usage(FILE *f)
 		"      --insecure           plaintext, no CURVE: no encryption and every\n"
 		"                           client accepted (tests and trusted networks only)\n"
 		"      --schema-dir DIR     the NNN_*.sql migrations (default %s)\n"
+		"      --alert-hook CMD     run CMD (with /bin/sh -c) for each new fleet\n"
+		"                           alert, the alert as JSON on its standard input\n"
+		"      --alert-hook-timeout MS  stop a hook run after MS (default 10000)\n"
+		"      --alert-hook-retry MS    retry a failed hook after MS, doubled per\n"
+		"                           failure up to an hour (default 60000)\n"
 		"  keygen:\n"
 		"      --dir DIR            write the keys here (default .)\n"
 		"      --name NAME          key file names (default collector)\n"
@@ -138,9 +158,10 @@ static void usage(FILE *f)
 		"SIZE takes K, M suffixes (powers of 1024). Every option but --config,\n"
 		"--dir and --name is also a key of the config file's [collector] section:\n"
 		"bind, dsn, server_key, allowlist, max_msg_size, heartbeat_ms, batch_max,\n"
-		"batch_wait_ms, insecure (true/false), schema_dir. Signals: SIGHUP reloads\n"
+		"batch_wait_ms, insecure (true/false), schema_dir, alert_hook,\n"
+		"alert_hook_timeout_ms, alert_hook_retry_ms. Signals: SIGHUP reloads\n"
 		"the allowlist, SIGTERM and SIGINT stop after the batch in hand.\n"
-		"See docs/operations.md.\n",
+		"See docs/operations.md and docs/alerts.md.\n",
 		default_schema_dir());
 }
 
@@ -371,6 +392,7 @@ static int cmd_serve(const struct collector_config *cfg)
 {
 	struct link_allowlist *allow = NULL;
 	struct link_server *server = NULL;
+	struct alert_hook *hook = NULL;
 	struct link_keypair keys;
 	struct db d = { 0 };
 	char err[LINK_ERR_LEN];
@@ -409,6 +431,21 @@ static int cmd_serve(const struct collector_config *cfg)
 		goto out;
 	}
 	allow = NULL; /* the server's now */
+	if (cfg->alert_hook) {
+		hook = alert_hook_start(&(struct alert_hook_opts){
+			.dsn = cfg->dsn,
+			.command = cfg->alert_hook,
+			.timeout_ms = (int)cfg->alert_hook_timeout_ms,
+			.retry_ms = (int)cfg->alert_hook_retry_ms,
+		});
+		if (!hook) {
+			log_error("cannot start the alert hook: %s",
+				  strerror(errno));
+			goto out;
+		}
+		log_info("alert hook: '%s' (timeout %lld ms)", cfg->alert_hook,
+			 cfg->alert_hook_timeout_ms);
+	}
 	log_info("listening on %s (%s), %d migrations current", link_server_endpoint(server),
 		 cfg->insecure ? "plaintext" : "CURVE", (int)d.n);
 	r = ingest_run(&(struct ingest_opts){
@@ -423,6 +460,7 @@ static int cmd_serve(const struct collector_config *cfg)
 	});
 	ret = r < 0 ? 1 : 0;
 out:
+	alert_hook_stop(hook);
 	explicit_bzero(&keys, sizeof(keys));
 	link_server_free(server);
 	link_allowlist_free(allow);

@@ -82,7 +82,12 @@ static void err_conn(const struct pg *p, char *err, const char *what)
 {
 	const char *msg = p->conn ? PQerrorMessage(p->conn) : "";
 
-	err_set(err, "%s: %s", what, *msg ? msg : "not connected");
+	if (!*msg)
+		msg = "not connected";
+	if (what)
+		err_set(err, "%s: %s", what, msg);
+	else
+		err_set(err, "%s", msg);
 	fold(err);
 }
 

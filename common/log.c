@@ -12,11 +12,14 @@ void log_init(const char *progname)
 	log_prog = progname;
 }
 
+/* One line under the stdio lock: the collector logs from two threads. */
 static void log_emit(const char *level, const char *fmt, va_list ap)
 {
+	flockfile(stderr);
 	fprintf(stderr, "%s: %s", log_prog, level);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 int log_error(const char *fmt, ...)

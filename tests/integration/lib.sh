@@ -61,6 +61,32 @@ check_has() {
 	fi
 }
 
+# require_built BIN...: fails the test and finishes it unless every BIN is
+# an executable
+require_built() {
+	local bin
+
+	for bin in "$@"; do
+		if [ ! -x "$bin" ]; then
+			not_ok "'$bin' is not built"
+			finish
+		fi
+	done
+}
+
+# wait_for SECONDS COMMAND...: runs the command every 0.1 s until it
+# succeeds; returns 1 when SECONDS (times $slow, default 1) pass first
+wait_for() {
+	local tries=$(($1 * 10 * ${slow:-1}))
+
+	shift
+	while ! "$@" 2>/dev/null; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
 # finish: prints the summary and exits, 0 when nothing failed
 finish() {
 	echo "$pass passed, $fail failed"
@@ -113,7 +139,9 @@ pg_start() {
 # fleet_manifest (fleetgen's lines: run_id, provider, instance type, host,
 # kernel, started). The collector is stopped at exit. Any failure fails
 # the test and finishes it. Binaries: COLLECTOR, AGENT, FLEETGEN (default
-# under BUILD_DIR).
+# under BUILD_DIR). The collector also gets the flags in the array
+# fleet_serve_args (if set), and a function fleet_before_send (if the test
+# defines one) runs once the collector listens, before the fleet is sent.
 fleet_load() {
 	local bin tries=100
 
@@ -147,7 +175,8 @@ fleet_load() {
 	"$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
 		--bind 'tcp://127.0.0.1:*' \
 		--server-key "$fleet_keys/collector.key" \
-		--allowlist "$fleet_keys/allow" 2>"$fleet_log" &
+		--allowlist "$fleet_keys/allow" \
+		${fleet_serve_args[@]+"${fleet_serve_args[@]}"} 2>"$fleet_log" &
 	harness_pids+=($!)
 	while ! grep -q 'listening on' "$fleet_log"; do
 		tries=$((tries - 1))
@@ -158,6 +187,9 @@ fleet_load() {
 		sleep 0.1
 	done
 	fleet_endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$fleet_log")
+	if declare -F fleet_before_send >/dev/null; then
+		fleet_before_send
+	fi
 	fleet_manifest=$tmp/fleet.tsv
 	if ! "$FLEETGEN" --spool "$tmp/fleet-spool" >"$fleet_manifest" \
 		2>"$tmp/fleetgen.log"; then

@@ -23,12 +23,7 @@ read -r -a wrapper <<<"${COLLECTOR_WRAPPER:-}"
 slow=1
 [ ${#wrapper[@]} -gt 0 ] && slow=10
 
-for bin in "$COLLECTOR" "$AGENT" "$ZSEND"; do
-	if [ ! -x "$bin" ]; then
-		not_ok "'$bin' is not built"
-		finish
-	fi
-done
+require_built "$COLLECTOR" "$AGENT" "$ZSEND"
 
 pid=
 # shellcheck disable=SC2317 # called at exit by lib.sh
@@ -47,18 +42,6 @@ q() {
 
 uuid() {
 	cat /proc/sys/kernel/random/uuid
-}
-
-# wait_for SECONDS COMMAND...: until the command succeeds
-wait_for() {
-	local tries=$(($1 * 10 * slow))
-
-	shift
-	while ! "$@" 2>/dev/null; do
-		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || return 1
-		sleep 0.1
-	done
 }
 
 # --- migrate --------------------------------------------------------------

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Issue 5's alert acceptance on the fleet fixture (tests/fixtures/README.md)
+# loaded through the real collector and agent: exactly the two real changes
+# alert (aws c6i.xlarge's new kernel denies SQPOLL, gcp n2-standard-2's
+# io_uring gain collapses), the noise-only change (gcp e2-standard-4) does
+# not, re-sending the fleet raises no second alert, NOTIFY
+# fleetbench_alerts arrives, and the collector's hook receives each fleet
+# alert as valid JSON.
+#
+# Environment: SOURCE_DIR, BUILD_DIR, COLLECTOR, AGENT, FLEETGEN and
+# FLEETBENCH (the binaries, default under BUILD_DIR), PG_BINDIR.
+set -uo pipefail
+
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+require_built "$FLEETBENCH"
+
+tmp_new fleet-alerts
+
+# q: runs SQL from stdin, prints unaligned rows
+q() {
+	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+}
+
+# The hook saves each input as hook.N.json
+cat >"$tmp/hook" <<EOF
+#!/bin/sh
+n=\$(( \$(cat $tmp/hook.count 2>/dev/null || echo 0) + 1 ))
+echo \$n >$tmp/hook.count
+exec cat >$tmp/hook.\$n.json
+EOF
+chmod 0755 "$tmp/hook"
+fleet_serve_args=(--alert-hook "$tmp/hook")
+
+listen_pid=
+# shellcheck disable=SC2317 # called at exit by lib.sh
+on_cleanup() {
+	[ -n "$listen_pid" ] && kill "$listen_pid" 2>/dev/null
+}
+
+# A psql session that LISTENs while the fleet is sent: it reads its
+# commands from a FIFO, and prints the notifications after the next one.
+# shellcheck disable=SC2317 # called by fleet_load
+fleet_before_send() {
+	mkfifo "$tmp/listen.fifo"
+	"$PG_BINDIR/psql" "$conninfo" -X -q <"$tmp/listen.fifo" \
+		>"$tmp/listen.out" 2>&1 &
+	listen_pid=$!
+	exec 3>"$tmp/listen.fifo"
+	echo "LISTEN fleetbench_alerts;" >&3
+	wait_for 10 listening
+}
+listening() {
+	[ "$(q <<<"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psql' AND query = 'LISTEN fleetbench_alerts;' AND state = 'idle'")" = 1 ]
+}
+
+fleet_load
+check_eq "the fleet is stored" "$(q <<<"SELECT count(*) FROM runs")" \
+	"$(wc -l <"$fleet_manifest")"
+
+# --- exactly the two real changes ------------------------------------------
+
+check_eq "exactly the two real changes alert, each once for its three hosts" \
+	"$(q <<-'EOF'
+	SELECT kind, provider, instance_type, old_kernels, new_kernel, hosts
+	FROM alert_summary ORDER BY provider
+EOF
+)" "fingerprint|aws|c6i.xlarge|{6.1.0-18-cloud-amd64}|6.5.0-0.deb12.4-cloud-amd64|3
+gain|gcp|n2-standard-2|{5.15.0-1042-gcp}|6.2.0-1014-gcp|3"
+check_eq "SQPOLL denied: the diff of c6i.xlarge's hosts" "$(q <<-'EOF'
+	SELECT string_agg(DISTINCT hostname, ' '), count(*),
+	       string_agg(DISTINCT diff::text, ' ')
+	FROM alerts WHERE instance_type = 'c6i.xlarge'
+EOF
+)" 'aws-c6i-1 aws-c6i-2 aws-c6i-3|3|{"sqpoll": {"after": "EPERM", "before": "ok"}}'
+check_eq "the collapse: n2-standard-2's hosts, each significant and large" \
+	"$(q <<-'EOF'
+	SELECT string_agg(hostname, ' ' ORDER BY hostname), count(*),
+	       bool_and((diff #>> '{iouring_vs_pread,p}')::float8 < 0.01),
+	       bool_and((diff #>> '{iouring_vs_pread,change}')::float8 < -0.5),
+	       bool_and((diff #>> '{iouring_vs_pread,before}')::float8
+			BETWEEN 2.7 AND 3.3),
+	       bool_and((diff #>> '{iouring_vs_pread,after}')::float8
+			BETWEEN 0.9 AND 1.3)
+	FROM alerts WHERE instance_type = 'n2-standard-2'
+EOF
+)" "gcp-n2-1 gcp-n2-2 gcp-n2-3|3|t|t|t|t"
+# gcp-e2-2 moves by +23%, large, but within noise
+check_eq "the noise-only change on e2-standard-4 does not alert" \
+	"$(q <<<"SELECT count(*) FROM alerts WHERE instance_type = 'e2-standard-4'")" 0
+check_eq "no check failed" "$(q <<<"SELECT count(*) FROM alert_errors")" 0
+"$FLEETBENCH" --dsn "$conninfo" alerts --format csv >"$tmp/alerts.csv"
+check_eq "fleetbench alerts lists the two" \
+	"$(tail -n +2 "$tmp/alerts.csv" | cut -d, -f2,3,4,7 | sort)" \
+	"fingerprint,aws,c6i.xlarge,3
+gain,gcp,n2-standard-2,3"
+
+# --- re-sending raises nothing ----------------------------------------------
+
+"$FLEETGEN" --spool "$tmp/again" >/dev/null 2>"$tmp/fleetgen2.log"
+fleet_send "$tmp/again"
+check_eq "the whole fleet sent again exits 0" "$?" 0
+check_grep "every report is a duplicate" "$tmp/send.log" \
+	"committed 0, duplicate $(wc -l <"$fleet_manifest")"
+check_eq "re-sending raises no second alert" \
+	"$(q <<<"SELECT count(*), (SELECT count(*) FROM fleet_alerts) FROM alerts")" "6|2"
+
+# --- NOTIFY -------------------------------------------------------------------
+
+echo "SELECT 1;" >&3
+exec 3>&-
+wait "$listen_pid"
+listen_pid=
+check_eq "NOTIFY fleetbench_alerts arrives with each fleet alert's id" \
+	"$(sed -n 's/^Asynchronous notification "fleetbench_alerts" with payload "\([0-9]*\)" received.*/\1/p' \
+		"$tmp/listen.out" | sort -u | paste -sd' ')" \
+	"$(q <<<"SELECT string_agg(id::text, ' ' ORDER BY id::text) FROM fleet_alerts")"
+
+# --- the hook -------------------------------------------------------------------
+
+delivered() {
+	[ "$(q <<<"SELECT count(*) FROM fleet_alerts WHERE delivered_at IS NOT NULL")" = 2 ]
+}
+wait_for 20 delivered
+check_eq "the collector's hook delivers both" "$?" 0
+check_eq "once each" "$(cat "$tmp/hook.count")" 2
+for n in 1 2; do
+	q -v j="$(cat "$tmp/hook.$n.json")" <<-'EOF' 2>&1
+		SELECT j->>'kind', j->>'instance_type', j->>'new_kernel',
+		       (j->>'hosts')::int BETWEEN 1 AND 3,
+		       jsonb_array_length(j->'host_alerts') = (j->>'hosts')::int,
+		       j->>'id' = (SELECT id::text FROM fleet_alerts
+				   WHERE instance_type = j->>'instance_type')
+		FROM (SELECT :'j'::jsonb AS j) x
+	EOF
+done >"$tmp/hook.checked"
+check_eq "the hook receives each alert as valid JSON" \
+	"$(sort "$tmp/hook.checked")" \
+	"fingerprint|c6i.xlarge|6.5.0-0.deb12.4-cloud-amd64|t|t|t
+gain|n2-standard-2|6.2.0-1014-gcp|t|t|t"
+check_grep "the collector logs the deliveries" "$fleet_log" \
+	"alert hook: delivered alert [0-9]+ \(attempt 1\)"
+
+finish
