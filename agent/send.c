@@ -15,6 +15,7 @@
 
 #include "cleanup.h"
 #include "codec.h"
+#include "fault.h"
 #include "rand.h"
 
 /* Longest wait between two interrupted() checks. */
@@ -337,6 +338,8 @@ static int settle(struct sender *sd, struct spool *s,
 	switch (a->status) {
 	case FLEETBENCH__ACK__STATUS__COMMITTED:
 	case FLEETBENCH__ACK__STATUS__DUPLICATE:
+		/* a crash here keeps a stored report: sent again, DUPLICATE */
+		fault_point("send-after-ack");
 		r = spool_ack(s, e);
 		if (r < 0)
 			return fail(sd->err, r,

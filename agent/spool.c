@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "cleanup.h"
+#include "fault.h"
 #include "fdio.h"
 
 /*
@@ -397,6 +398,8 @@ int spool_put(struct spool *s, const char *run_id, const void *payload,
 		errf(err, "cannot write '%s': %s", tmp, strerror(-r));
 		goto out;
 	}
+	/* a crash here leaves only the .tmp: the report was never spooled */
+	fault_point("spool-before-rename");
 	if (renameat(s->dfd, tmp, s->dfd, name) < 0) {
 		r = -errno;
 		errf(err, "cannot rename '%s': %s", tmp, strerror(-r));

@@ -507,6 +507,12 @@ static int walk_message(struct walk *w, const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 
+	/* protobuf-c keeps a field numbered 0 whose tag is an overlong varint
+	 * (81 00): no encoder writes one, and once repacked it is unreadable */
+	for (size_t i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return w->depth ? walk_fail(w, "a field numbered 0") :
+					  invalid(w->err, "a field numbered 0");
 	if (w->depth == ARRAY_SIZE(w->frames))
 		return walk_fail(w, "nested too deep");
 	w->depth++;
@@ -574,6 +580,28 @@ static int check_json_value(struct json_object *o, char err[CODEC_ERR_LEN])
 	}
 }
 
+/*
+ * Whether JSON text holds the escape \u0000, which PostgreSQL's jsonb
+ * refuses and json-c would hide in a key. A backslash that is itself
+ * escaped ("\\u0000" in the text) starts no escape: the string holds a
+ * backslash and "u0000", which is data like any other.
+ */
+static bool has_nul_escape(const char *s, size_t len)
+{
+	const char *p = s, *end = s + len;
+
+	while ((p = memmem(p, (size_t)(end - p), "\\u0000", 6))) {
+		size_t before = 0;
+
+		while (p - before > s && p[-1 - (ptrdiff_t)before] == '\\')
+			before++;
+		if (before % 2 == 0)
+			return true;
+		p++;
+	}
+	return false;
+}
+
 static int check_probe_json(const char *s, char err[CODEC_ERR_LEN])
 {
 	size_t len = strlen(s);
@@ -583,8 +611,7 @@ static int check_probe_json(const char *s, char err[CODEC_ERR_LEN])
 	size_t end;
 	int r;
 
-	/* PostgreSQL's jsonb refuses it; json-c would hide it in a key */
-	if (memmem(s, len, "\\u0000", 6))
+	if (has_nul_escape(s, len))
 		return invalid(err, "probe_json: holds the escape \\u0000");
 	/* json-c counts the scalar inside the innermost container too */
 	tok = json_tokener_new_ex(CODEC_MAX_JSON_DEPTH + 1);

@@ -3,14 +3,30 @@
 # temporary directory and a throwaway PostgreSQL (tests/harness/pg), all
 # removed at exit. Sourced by the test_*.sh scripts, never run alone.
 #
+# The collector and agent helpers below serve the tests that run them
+# (tests/integration/test_collector.sh, tests/reliability/): the keys, one
+# collector in the background (killed at exit), agents with their own key
+# and spool, zsend, psql.
+#
 # Environment: SOURCE_DIR (the source tree, default: this file's), PG_BINDIR
-# (the PostgreSQL 15 server binaries).
+# (the PostgreSQL 15 server binaries), BUILD_DIR (default SOURCE_DIR/build),
+# COLLECTOR, AGENT and ZSEND (the binaries, default under BUILD_DIR),
+# COLLECTOR_WRAPPER (a command to run serve under, such as "valgrind
+# --leak-check=full --error-exitcode=1").
 # shellcheck shell=bash
 
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 export PG_BINDIR PGTZ=UTC PGCLIENTENCODING=UTF8
 harness=$SOURCE_DIR/tests/harness/pg
+BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
+AGENT=${AGENT:-$BUILD_DIR/agent/fleetbench-agent}
+ZSEND=${ZSEND:-$BUILD_DIR/tests/integration/zsend}
+read -r -a wrapper <<<"${COLLECTOR_WRAPPER:-}"
+# timeouts are multiplied by this: slower under a wrapper such as valgrind
+slow=1
+[ ${#wrapper[@]} -gt 0 ] && slow=10
 
 pass=0
 fail=0
@@ -95,6 +111,7 @@ finish() {
 }
 
 pg_dir=
+pid= # the collector of start_collector
 # processes the harness started (fleet_load's collector), killed at exit
 harness_pids=()
 # shellcheck disable=SC2317 # called by the trap
@@ -103,6 +120,7 @@ harness_cleanup() {
 	if declare -F on_cleanup >/dev/null; then
 		on_cleanup
 	fi
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
 	local p
 	for p in "${harness_pids[@]}"; do
 		kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
@@ -128,6 +146,127 @@ pg_start() {
 		not_ok "tests/harness/pg start: $(cat "$tmp/harness.log")"
 		finish
 	fi
+}
+
+# q [CONNINFO]: runs SQL from stdin, prints unaligned rows
+q() {
+	"$PG_BINDIR/psql" "${1:-$conninfo}" -X -q -A -t -v ON_ERROR_STOP=1
+}
+
+uuid() {
+	cat /proc/sys/kernel/random/uuid
+}
+
+# hex STRING: its bytes in lowercase hex
+hex() {
+	printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'
+}
+
+# keys_new NAME...: the collector's keypair and one per agent NAME in
+# $keys (NAME.key, NAME.pub), and an empty allowlist directory $allow
+keys_new() {
+	local name
+
+	keys=$tmp/keys
+	allow=$tmp/allow
+	mkdir -p "$keys" "$allow"
+	"$COLLECTOR" keygen --dir "$keys" >/dev/null ||
+		not_ok "keygen of the collector"
+	for name in "$@"; do
+		"$COLLECTOR" keygen --dir "$keys" --name "$name" >/dev/null ||
+			not_ok "keygen $name"
+	done
+}
+
+# allow_keys NAME...: puts these agents' public keys in the allowlist
+allow_keys() {
+	local name
+
+	for name in "$@"; do
+		cp "$keys/$name.pub" "$allow/"
+	done
+}
+
+nstart=0
+# start_collector [BIND [SERVE OPTIONS]]: serve with $keys/collector.key
+# and $allow in the background; sets pid, log, endpoint; a collector that
+# does not start fails the test
+start_collector() {
+	local bind=${1:-tcp://127.0.0.1:*}
+
+	shift || true
+	nstart=$((nstart + 1))
+	log=$tmp/serve.$nstart.log
+	"${wrapper[@]}" "$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" \
+		--dsn "$conninfo" --bind "$bind" \
+		--server-key "$keys/collector.key" --allowlist "$allow" \
+		--heartbeat 1000 "$@" 2>"$log" &
+	pid=$!
+	if ! wait_for 10 grep -q 'listening on' "$log"; then
+		not_ok "the collector did not start: $(cat "$log")"
+		finish
+	fi
+	endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$log")
+}
+
+# stop_collector: SIGTERM, and the exit status
+stop_collector() {
+	kill -TERM "$pid"
+	wait "$pid"
+	local status=$?
+	pid=
+	return "$status"
+}
+
+# agent_argv NAME COMMAND [ARGS]: sets the array argv to the command line
+# of the agent with key NAME and spool NAME ("${argv[@]}" & gives the
+# agent's own pid in $!)
+agent_argv() {
+	local name=$1 cmd=$2
+
+	shift 2
+	argv=("$AGENT" "$cmd" --spool-dir "$tmp/spool.$name"
+		--endpoint "$endpoint" --server-key "$keys/collector.pub"
+		--agent-key "$keys/$name.key" --send-timeout $((1500 * slow))
+		--retries 0 --backoff 100 "$@")
+}
+
+# agent NAME COMMAND [ARGS]: runs that agent
+agent() {
+	agent_argv "$@"
+	"${argv[@]}"
+}
+
+# the options of a quick run (a fraction of a second): one small benchmark
+quick_run=(--profile quick --only false_sharing --fs-increments 100000
+	--repeats 2 --steal-window 0)
+
+# agent_run NAME PROVIDER TYPE [ARGS]: a quick run; stdout and stderr in
+# $tmp/NAME.out
+agent_run() {
+	local name=$1 provider=$2 type=$3
+
+	shift 3
+	agent "$name" run "${quick_run[@]}" --provider "$provider" \
+		--instance-type "$type" --dir "$tmp" "$@" >"$tmp/$name.out" 2>&1
+}
+
+# spooled NAME: how many reports wait in agent NAME's spool
+spooled() {
+	find "$tmp/spool.$1" -maxdepth 1 -name '*.fbr' | wc -l
+}
+
+# zs KEY [ARGS]: zsend with agent key KEY
+zs() {
+	local name=$1
+
+	shift
+	"$ZSEND" --endpoint "$endpoint" --server-key "$keys/collector.pub" \
+		--agent-key "$keys/$name.key" --timeout $((2000 * slow)) "$@"
+}
+
+runs_of() {
+	q <<<"SELECT count(*) FROM runs WHERE provider = '$1'"
 }
 
 # fleet_load: the fleet fixture (tests/fixtures/README.md) in a new

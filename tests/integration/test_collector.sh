@@ -14,35 +14,11 @@ set -uo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
-COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
-AGENT=${AGENT:-$BUILD_DIR/agent/fleetbench-agent}
-ZSEND=${ZSEND:-$BUILD_DIR/tests/integration/zsend}
-read -r -a wrapper <<<"${COLLECTOR_WRAPPER:-}"
-# slower under a wrapper such as valgrind
-slow=1
-[ ${#wrapper[@]} -gt 0 ] && slow=10
-
 require_built "$COLLECTOR" "$AGENT" "$ZSEND"
-
-pid=
-# shellcheck disable=SC2317 # called at exit by lib.sh
-on_cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-}
 tmp_new collector
 # the harness runs PostgreSQL as another user when we are root
 chmod 0755 "$tmp"
 pg_start "$tmp/pg"
-
-# q: runs SQL from stdin, prints unaligned rows
-q() {
-	"$PG_BINDIR/psql" "${1:-$conninfo}" -X -q -A -t -v ON_ERROR_STOP=1
-}
-
-uuid() {
-	cat /proc/sys/kernel/random/uuid
-}
 
 # --- migrate --------------------------------------------------------------
 
@@ -163,70 +139,6 @@ chmod 0600 "$keys/a4.key"
 cp "$keys/a1.pub" "$keys/a2.pub" "$allow/"
 
 # --- serve ----------------------------------------------------------------
-
-nstart=0
-# start_collector [BIND]: serve in the background; sets pid, log, endpoint
-start_collector() {
-	nstart=$((nstart + 1))
-	log=$tmp/serve.$nstart.log
-	"${wrapper[@]}" "$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" \
-		--dsn "$conninfo" \
-		--bind "${1:-tcp://127.0.0.1:*}" \
-		--server-key "$keys/collector.key" --allowlist "$allow" \
-		--heartbeat 1000 2>"$log" &
-	pid=$!
-	if ! wait_for 10 grep -q 'listening on' "$log"; then
-		not_ok "the collector did not start: $(cat "$log")"
-		finish
-	fi
-	endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$log")
-}
-
-# stop_collector: SIGTERM, and the exit status
-stop_collector() {
-	kill -TERM "$pid"
-	wait "$pid"
-	local status=$?
-	pid=
-	return "$status"
-}
-
-# agent NAME COMMAND [ARGS]: the agent with key NAME and spool NAME
-agent() {
-	local name=$1 cmd=$2
-
-	shift 2
-	"$AGENT" "$cmd" --spool-dir "$tmp/spool.$name" --endpoint "$endpoint" \
-		--server-key "$keys/collector.pub" \
-		--agent-key "$keys/$name.key" --send-timeout $((1500 * slow)) \
-		--retries 0 --backoff 100 "$@"
-}
-
-# agent_run NAME PROVIDER TYPE: a quick run; stdout and stderr in
-# $tmp/NAME.out
-agent_run() {
-	agent "$1" run --profile quick --only false_sharing \
-		--fs-increments 100000 --repeats 2 --steal-window 0 \
-		--provider "$2" --instance-type "$3" --dir "$tmp" \
-		>"$tmp/$1.out" 2>&1
-}
-
-spooled() {
-	find "$tmp/spool.$1" -maxdepth 1 -name '*.fbr' | wc -l
-}
-
-# zs KEY [ARGS]: zsend with agent key KEY
-zs() {
-	local name=$1
-
-	shift
-	"$ZSEND" --endpoint "$endpoint" --server-key "$keys/collector.pub" \
-		--agent-key "$keys/$name.key" --timeout $((2000 * slow)) "$@"
-}
-
-runs_of() {
-	q <<<"SELECT count(*) FROM runs WHERE provider = '$1'"
-}
 
 # plaintext only with --insecure; the fd limit raised to the hard one
 (

@@ -25,11 +25,6 @@ q() {
 		-v ON_ERROR_STOP=1 "$@"
 }
 
-# hex STRING: its bytes in lowercase hex
-hex() {
-	printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'
-}
-
 # --- migrations -----------------------------------------------------------
 
 n=0

@@ -19,13 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zmq.h>
 
 #include "cleanup.h"
 #include "codec.h"
 #include "config.h"
 #include "link.h"
+#include "sample_report.h"
 
 static const char *arg_endpoint, *arg_server_key, *arg_agent_key;
 #define MAX_REPORTS 64
@@ -47,63 +47,21 @@ static void usage(FILE *f)
 		"              --file PATH | --bytes SIZE) [--frames N] [--timeout MS]\n");
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A small Report, valid for a valid RUN_ID: one benchmark variant with
- * a parameter and a metric of three samples. */
+/* A small Report (sample_report.h), valid for a valid RUN_ID. */
 static int build_report(const char *run_id, uint8_t **ret, size_t *ret_len)
 {
-	Fleetbench__Report r = FLEETBENCH__REPORT__INIT;
-	Fleetbench__Host host = FLEETBENCH__HOST__INIT;
-	Fleetbench__Kernel kernel = FLEETBENCH__KERNEL__INIT;
-	Fleetbench__Benchmark b = FLEETBENCH__BENCHMARK__INIT;
-	Fleetbench__Benchmark *bs[] = { &b };
 	bool refuse = !strncmp(run_id, "refuse:", 7);
-	Fleetbench__Metric m = FLEETBENCH__METRIC__INIT;
-	Fleetbench__Metric *ms[] = { &m };
-	Fleetbench__Param p = FLEETBENCH__PARAM__INIT;
-	Fleetbench__Param *ps[] = { &p };
-	double samples[] = { 1.5, 2.25, 0.1 };
-	int64_t now = now_ms();
+	const struct sample_report s = {
+		.run_id = refuse ? run_id + 7 : run_id,
+		.provider = arg_provider,
+		.instance_type = arg_instance_type,
+		.hostname = refuse ? "refuse-me" : "zsend-host",
+		.agent_version = "zsend",
+		.kernel_release = "6.1.0-zsend",
+	};
 
-	r.schema_version = FLEETBENCH__SCHEMA_VERSION__CURRENT;
-	r.run_id = (char *)(refuse ? run_id + 7 : run_id);
-	r.agent_version = "zsend";
-	host.provider = (char *)arg_provider;
-	host.instance_type = (char *)arg_instance_type;
-	host.hostname = refuse ? "refuse-me" : "zsend-host";
-	host.machine_id = "0123456789abcdef0123456789abcdef";
-	host.provider_source = "flag";
-	host.instance_type_source = "flag";
-	kernel.release = "6.1.0-zsend";
-	r.host = &host;
-	r.kernel = &kernel;
-	r.started_unix_ms = now - 1000;
-	r.finished_unix_ms = now;
-	r.probe_json = "{\"host\":{\"vcpus_online\":2}}";
-	b.benchmark = "false_sharing";
-	b.variant = "shared";
-	p.key = "threads";
-	p.value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
-	p.int_value = 2;
-	b.n_parameters = 1;
-	b.parameters = ps;
-	m.metric = "ns_per_increment";
-	m.unit = "ns";
-	m.n_samples = 3;
-	m.samples = samples;
-	b.n_metrics = 1;
-	b.metrics = ms;
-	r.n_benchmarks = 1;
-	r.benchmarks = bs;
 	/* not validated: a bad RUN_ID is for the collector to refuse */
-	return codec_pack_report(&r, ret, ret_len);
+	return sample_report_pack(&s, ret, ret_len);
 }
 
 static int read_file(const char *path, uint8_t **ret, size_t *ret_len)

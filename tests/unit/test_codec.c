@@ -758,6 +758,8 @@ static void test_probe_json(void)
 		{ "{\"a\":[1,{\"b\":-Infinity}]}",
 		  "probe_json: NaN or Infinity is not JSON" },
 		{ "{\"a\\u0000b\":1}", "probe_json: holds the escape \\u0000" },
+		{ "{\"a\":\"\\\\\\u0000\"}",
+		  "probe_json: holds the escape \\u0000" },
 		{ "", "probe_json: empty" },
 	};
 	struct fixture f;
@@ -791,6 +793,10 @@ static void test_probe_json(void)
 			expect_invalid(&f,
 				       "probe_json: nested deeper than 32 levels");
 	}
+	/* an escaped backslash and "u0000" are text, not the escape */
+	fixture_init(&f);
+	f.r.probe_json = "{\"a\\\\u0000\":\"\\\\u0000 \\\\\\\\u0000\"}";
+	expect_valid(&f);
 	/* the same through the wire, once */
 	fixture_init(&f);
 	f.r.probe_json = "[]";

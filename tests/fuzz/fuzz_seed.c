@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writes the seed corpus of fuzz_codec into DIR: valid Reports of COUNT
+ * shapes (tests/sample_report.h), some carrying a text of quotes,
+ * backslashes and non-ASCII in every free-text field, and one Ack of each
+ * status. Generated at build and test time rather than committed: the
+ * seeds follow the codec when fleetbench.proto changes.
+ *
+ * usage: fuzz_seed DIR [COUNT]   (COUNT reports, default 64)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "fdio.h"
+#include "sample_report.h"
+
+static const char *const texts[] = {
+	"it's \"quoted\" \\ back\\slashed",
+	"'); DROP TABLE runs; --",
+	"Grüße, 東京, ☃ and 🚀",
+};
+
+static int write_seed(const char *dir, const char *name, const uint8_t *data,
+		      size_t len)
+{
+	char path[4096];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	r = fd_write_all(fd, data, len);
+	if (close(fd) < 0 && r >= 0)
+		r = -errno;
+	return r;
+}
+
+/* Writes what was packed (r: the packer's result) and frees it. */
+static int emit(const char *dir, const char *name, int r, uint8_t *buf,
+		size_t len)
+{
+	if (r == 0)
+		r = write_seed(dir, name, buf, len);
+	free(buf);
+	if (r < 0)
+		fprintf(stderr, "fuzz_seed: cannot write '%s/%s': %s\n", dir,
+			name, strerror(-r));
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	static const Fleetbench__Ack__Status statuses[] = {
+		FLEETBENCH__ACK__STATUS__COMMITTED,
+		FLEETBENCH__ACK__STATUS__DUPLICATE,
+		FLEETBENCH__ACK__STATUS__REJECTED,
+		FLEETBENCH__ACK__STATUS__RETRY_LATER,
+	};
+	unsigned long count = 64;
+	const char *dir;
+	char name[64], run_id[37];
+
+	if (argc < 2 || argc > 3 ||
+	    (argc == 3 && (count = strtoul(argv[2], NULL, 10)) == 0)) {
+		fprintf(stderr, "usage: fuzz_seed DIR [COUNT]\n");
+		return 2;
+	}
+	dir = argv[1];
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "fuzz_seed: cannot create '%s': %s\n", dir,
+			strerror(errno));
+		return 1;
+	}
+	for (unsigned long i = 0; i < count; i++) {
+		struct sample_report s = {
+			.run_id = run_id,
+			.shape = (unsigned)i,
+			.text = i % 8 == 7 ? texts[i / 8 % 3] : NULL,
+		};
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		int r = codec_uuid_new(run_id);
+
+		if (r == 0)
+			r = sample_report_pack(&s, &buf, &len);
+		snprintf(name, sizeof(name), "report-%03lu", i);
+		if (emit(dir, name, r, buf, len) < 0)
+			return 1;
+	}
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		int r = codec_uuid_new(run_id);
+
+		if (r == 0)
+			r = codec_pack_ack(run_id, statuses[i],
+					   i == 2 ? "run_id: not a canonical lowercase UUID" :
+						    NULL,
+					   &buf, &len);
+		snprintf(name, sizeof(name), "ack-%zu", i);
+		if (emit(dir, name, r, buf, len) < 0)
+			return 1;
+	}
+	printf("%lu reports and %zu acks written to %s\n", count,
+	       sizeof(statuses) / sizeof(statuses[0]), dir);
+	return 0;
+}

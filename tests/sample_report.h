@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Valid Reports for the test clients (tests/integration/zsend.c,
+ * tests/reliability/, tests/fuzz/): packed with the codec, of a few sizes
+ * and shapes, optionally carrying one chosen text in every free-text field.
+ */
+#ifndef FLEETBENCH_SAMPLE_REPORT_H
+#define FLEETBENCH_SAMPLE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sample_report {
+	const char *run_id; /* required; not checked (zsend sends bad ones) */
+	const char *provider; /* NULL: "sample" */
+	const char *instance_type; /* NULL: "sample-1" */
+	const char *hostname; /* NULL: "sample-host" */
+	const char *agent_version; /* NULL: "sample" */
+	const char *kernel_release; /* NULL: "6.1.0-sample" */
+	/*
+	 * Not NULL: this text (at most CODEC_MAX_STRING bytes of UTF-8) in
+	 * every free-text field but the machine id and the sources: the
+	 * labels, hostname, agent version, kernel version and command line,
+	 * profile, a skipped benchmark's name, variant and skip reason, a
+	 * parameter key and string value, a metric name and unit, a
+	 * comparison's text fields, and probe_json's member "text".
+	 */
+	const char *text;
+	/*
+	 * 0: the small report: one benchmark false_sharing/shared with the
+	 * parameter threads = 2 and the metric ns_per_increment (ns) with
+	 * samples 1.5, 2.25, 0.1. n > 0: a larger report whose numbers of
+	 * benchmarks, parameters of each type, metrics, samples, windows and
+	 * comparisons vary with n.
+	 */
+	unsigned shape;
+};
+
+/*
+ * Packs the report s describes into a new buffer (*ret, free() it), times
+ * now. Returns 0 or -errno (codec_pack_report()).
+ */
+int sample_report_pack(const struct sample_report *s, uint8_t **ret,
+		       size_t *ret_len);
+
+#endif
