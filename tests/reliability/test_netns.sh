@@ -30,7 +30,9 @@ for tool in ip tc; do
 done
 
 agents=(a1 a2 a3 a4 a5)
-per_agent=20
+# enough that the pipelined collector is still busy with them when the
+# fault comes (20 each could all be stored before it did)
+per_agent=60
 ns_c=fbc-$$ ns_a=fba-$$
 veth_c=fbc$$ veth_a=fba$$
 c_addr=192.0.2.1 a_addr=192.0.2.2
@@ -112,8 +114,8 @@ dup_count() {
 }
 
 ran=()
-# phase NAME SECONDS APPLY HEAL: each agent spools 20 reports and sends
-# them; once the first few are stored, the fault APPLY (a command) comes,
+# phase NAME SECONDS APPLY HEAL: each agent spools per_agent reports and
+# sends them; once the first is stored, the fault APPLY (a command) comes,
 # SECONDS later HEAL; then every spool must empty within 90 s
 phase() {
 	local name=$1 secs=$2 apply=$3 heal=$4 base healed drained dups
@@ -128,7 +130,7 @@ phase() {
 		sender "$agent_name" &
 		senders+=($!)
 	done
-	wait_for 60 stored_over $((base + 5))
+	wait_for 60 stored_over "$base"
 	if ! $apply 2>"$tmp/fault.err"; then
 		not_ok "$name: cannot apply the fault: $(cat "$tmp/fault.err")"
 	fi
