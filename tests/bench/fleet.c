@@ -648,3 +648,18 @@ double percentile(const double *sorted, size_t n, double p)
 		rank++;
 	return n ? sorted[rank ? rank - 1 : 0] : 0;
 }
+
+int num_opt_parse(const struct num_opt *o, const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < o->min ||
+	    v > o->max)
+		return log_error("bad value for --%s: '%s' (a whole number from %lu to %lu)",
+				 o->name, s, o->min, o->max);
+	*o->value = v;
+	return 0;
+}

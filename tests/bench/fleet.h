@@ -136,6 +136,17 @@ double self_cpu_ms(void);
 /* qsort() comparison of doubles. */
 int cmp_double(const void *a, const void *b);
 
+/* A whole-number command-line option in [min, max]. */
+struct num_opt {
+	const char *name; /* without "--" */
+	unsigned long min, max;
+	unsigned long *value;
+};
+
+/* Sets *o->value from s; logs and returns -EINVAL when s is not a whole
+ * number in range. */
+int num_opt_parse(const struct num_opt *o, const char *s);
+
 /* Nearest rank: the smallest value with at least p of them at or below. */
 double percentile(const double *sorted, size_t n, double p);
 

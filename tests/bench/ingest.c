@@ -645,32 +645,13 @@ static void usage(FILE *f)
 }
 
 /* The numeric options: a whole number within [min, max]. */
-static const struct num_opt {
-	const char *name;
-	unsigned long min, max;
-	unsigned long *value;
-} num_opts[] = {
+static const struct num_opt num_opts[] = {
 	{ "agents", 1, 10000, &arg_agents },
 	{ "reports", 1, 100000, &arg_reports },
 	{ "pause", 0, 600000, &arg_pause_ms },
 	{ "connections", 0, 10000, &arg_connections },
 	{ "timeout", 1, 86400, &arg_timeout_s },
 };
-
-static int parse_num(const struct num_opt *o, const char *s)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < o->min ||
-	    v > o->max)
-		return log_error("bad value for --%s: '%s' (a whole number from %lu to %lu)",
-				 o->name, s, o->min, o->max);
-	*o->value = v;
-	return 0;
-}
 
 static int parse_args(int argc, char **argv)
 {
@@ -693,7 +674,7 @@ static int parse_args(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		if (c >= OPT_NUM && c < OPT_NUM + (int)ARRAY_SIZE(num_opts)) {
-			if (parse_num(&num_opts[c - OPT_NUM], optarg) < 0)
+			if (num_opt_parse(&num_opts[c - OPT_NUM], optarg) < 0)
 				return -1;
 		} else if (c == OPT_COLLECTOR) {
 			arg_collector = optarg;

@@ -545,11 +545,7 @@ static void usage(FILE *f)
 		COLLECTOR_PATH, AGENT_PATH);
 }
 
-static const struct num_opt {
-	const char *name;
-	unsigned long min, max;
-	unsigned long *value;
-} num_opts[] = {
+static const struct num_opt num_opts[] = {
 	{ "agents", 1, 20000, &arg_agents },
 	{ "reports", 1, 1000, &arg_reports },
 	{ "spread", 0, 3600, &arg_spread_s },
@@ -582,15 +578,8 @@ static int parse_args(int argc, char **argv, struct fleet *f)
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		if (c >= OPT_NUM && c < OPT_NUM + (int)ARRAY_SIZE(num_opts)) {
-			const struct num_opt *o = &num_opts[c - OPT_NUM];
-			char *end;
-
-			errno = 0;
-			*o->value = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' ||
-			    *o->value < o->min || *o->value > o->max)
-				return log_error("bad value for --%s: '%s' (a whole number from %lu to %lu)",
-						 o->name, optarg, o->min, o->max);
+			if (num_opt_parse(&num_opts[c - OPT_NUM], optarg) < 0)
+				return -1;
 		} else if (c == OPT_COLLECTOR) {
 			arg_collector = optarg;
 		} else if (c == OPT_AGENT) {
