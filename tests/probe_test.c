@@ -185,10 +185,22 @@ struct json_object *jget(struct json_object *root, const char *path)
 	return cur;
 }
 
+/* Keeps s in *slot, freeing what the previous call kept there: the values
+ * jstr() and jjoin() return are never cut short, whatever their length (a
+ * kernel command line may pass 4 KiB). */
+static const char *keep(char **slot, char *s)
+{
+	free(*slot);
+	*slot = s;
+	return s ? s : "<out of memory>";
+}
+
+static char *jstr_buf, *jjoin_buf;
+
 const char *jstr(struct json_object *root, const char *path)
 {
-	static char buf[512];
 	struct json_object *v, *reason;
+	char *s;
 
 	v = jget(root, path);
 	if (!v) {
@@ -211,12 +223,12 @@ const char *jstr(struct json_object *root, const char *path)
 	}
 	if (item_is_unknown(v) &&
 	    json_object_object_get_ex(v, "unknown", &reason)) {
-		snprintf(buf, sizeof(buf), "unknown (%s)",
-			 json_object_get_string(reason));
-		return buf;
+		if (asprintf(&s, "unknown (%s)",
+			     json_object_get_string(reason)) < 0)
+			s = NULL;
+		return keep(&jstr_buf, s);
 	}
-	snprintf(buf, sizeof(buf), "%s", json_object_get_string(v));
-	return buf;
+	return keep(&jstr_buf, strdup(json_object_get_string(v)));
 }
 
 int64_t jint(struct json_object *root, const char *path)
@@ -261,21 +273,21 @@ const char *jat(struct json_object *root, const char *path, size_t i)
 
 const char *jjoin(struct json_object *root, const char *path)
 {
-	static char buf[512];
 	struct json_object *v = jget(root, path);
+	char *s = NULL;
 	size_t len = 0;
+	FILE *f;
 
 	if (!json_object_is_type(v, json_type_array))
 		return "<none>";
-	buf[0] = '\0';
-	/* Stop once full: snprintf's size argument must not wrap. */
-	for (size_t i = 0; i < json_object_array_length(v) && len < sizeof(buf);
-	     i++)
-		len += (size_t)snprintf(
-			buf + len, sizeof(buf) - len, "%s%s", i ? " " : "",
-			json_object_get_string(
-				json_object_array_get_idx(v, i)));
-	return buf;
+	f = open_memstream(&s, &len);
+	if (!f)
+		return keep(&jjoin_buf, NULL);
+	for (size_t i = 0; i < json_object_array_length(v); i++)
+		fprintf(f, "%s%s", i ? " " : "",
+			json_object_get_string(json_object_array_get_idx(v, i)));
+	fclose(f);
+	return keep(&jjoin_buf, s);
 }
 
 bool jdouble(struct json_object *root, const char *path, double *ret)
