@@ -70,7 +70,7 @@ static int outcome(const char *spec, const char *name)
 	}
 	if (pid < 0)
 		return -1;
-	if (!strcmp(spec + strlen(spec) - 5, ":hang")) {
+	if (strlen(spec) >= 5 && !strcmp(spec + strlen(spec) - 5, ":hang")) {
 		usleep(150 * 1000);
 		kill(pid, SIGTERM);
 		usleep(150 * 1000);
