@@ -403,7 +403,7 @@ static int convert_result(struct json_object *res, Fleetbench__Benchmark *b,
 			  const char *path, char err[REPORT_ERR_LEN])
 {
 	struct json_object *status = member(res, "status");
-	bool skipped;
+	bool skipped, failed;
 	int r;
 
 	if (!json_object_is_type(res, json_type_object))
@@ -412,14 +412,18 @@ static int convert_result(struct json_object *res, Fleetbench__Benchmark *b,
 	if (!json_object_is_type(status, json_type_string))
 		return bad(err, path, "status", "missing");
 	skipped = !strcmp(json_object_get_string(status), "skipped");
-	if (!skipped && strcmp(json_object_get_string(status), "ok"))
-		return bad(err, path, "status", "neither \"ok\" nor \"skipped\"");
+	failed = !strcmp(json_object_get_string(status), "failed");
+	if (!skipped && !failed && strcmp(json_object_get_string(status), "ok"))
+		return bad(err, path, "status",
+			   "none of \"ok\", \"skipped\" and \"failed\"");
 	r = copy_string(res, "benchmark", true, &b->benchmark, path, err);
 	if (r == 0)
 		r = copy_string(res, "variant", true, &b->variant, path, err);
 	if (r == 0 && skipped)
 		r = copy_string(res, "skip_reason", true, &b->skip_reason,
 				path, err);
+	if (r == 0 && failed)
+		r = copy_string(res, "failure", true, &b->failure, path, err);
 	if (r == 0)
 		r = convert_params(res, b, path, err);
 	if (r == 0)

@@ -428,6 +428,49 @@ static void test_refusals(void)
 	check_refused(probe, b, -EINVAL, "comparisons[0].ratio is not a number");
 	json_object_put(b);
 
+	b = json_tokener_parse(bench_every_type);
+	json_object_object_add(json_object_array_get_idx(jget(b, "results"), 1),
+			       "status", json_object_new_string("failed"));
+	check_refused(probe, b, -EINVAL, "results[1].failure is missing");
+	json_object_put(b);
+
+	json_object_put(probe);
+}
+
+/* A failed variant: Benchmark.failure, no skip_reason, nothing measured. */
+static void test_failed(void)
+{
+	struct json_object *probe = probe_fixture(FIXTURE, NULL);
+	struct json_object *bench = json_tokener_parse(bench_every_type);
+	struct json_object *res;
+	Fleetbench__Report *rep = NULL, *out = NULL;
+	char err[REPORT_ERR_LEN] = "";
+	int r;
+
+	CHECK(probe != NULL && bench != NULL);
+	res = json_object_array_get_idx(jget(bench, "results"), 1);
+	json_object_object_add(res, "status", json_object_new_string("failed"));
+	json_object_object_add(res, "skip_reason", NULL);
+	json_object_object_add(
+		res, "failure",
+		json_object_new_string(
+			"SIGSEGV in randread/io_uring_sqpoll (repeat 2 of 3)"));
+	r = report_build(probe, bench, now_ms(), now_ms(), &rep, err);
+	CHECK_(r == 0, "report_build: %d (%s)", r, err);
+	if (rep)
+		out = round_trip(rep);
+	CHECK(out && out->n_benchmarks == 2);
+	if (out && out->n_benchmarks == 2) {
+		CHECK(out->benchmarks[0]->failure == NULL);
+		CHECK_EQ_STR(out->benchmarks[1]->failure,
+			     "SIGSEGV in randread/io_uring_sqpoll (repeat 2 of 3)");
+		CHECK(out->benchmarks[1]->skip_reason == NULL);
+		CHECK_EQ_INT(out->benchmarks[1]->n_metrics, 0);
+		CHECK_EQ_INT(out->benchmarks[1]->n_windows, 0);
+	}
+	codec_free_report(out);
+	report_free(rep);
+	json_object_put(bench);
 	json_object_put(probe);
 }
 
@@ -436,5 +479,6 @@ int main(void)
 	test_real_reports();
 	test_every_type();
 	test_refusals();
+	test_failed();
 	return check_summary();
 }
