@@ -108,11 +108,7 @@ check_report() {
 
 # check_stored SIGNAL BENCHMARK: the collector's rows of run $id.
 #
-# STORE: these need the `store` branch (schema/007_failed_variants.sql:
-# bench_results.failure and status 'failed'); until it is merged the
-# collector stores a failed variant as ok without metrics, so they are
-# not called below. Enable them by uncommenting the two calls marked
-# "STORE" at the end of this file.
+# (schema/007_failed_variants.sql: bench_results.failure, status 'failed')
 check_stored() {
 	local sig=$1 bench=$2
 
@@ -151,10 +147,8 @@ crash KILL thp_fault
 check_report KILL thp_fault
 kill_id=$id
 
-# STORE: uncomment once the `store` branch is merged (see check_stored)
-# id=$segv_id check_stored SEGV randread
-# id=$kill_id check_stored KILL thp_fault
-: "$segv_id" "$kill_id"
+id=$segv_id check_stored SEGV randread
+id=$kill_id check_stored KILL thp_fault
 
 check_eq "no benchmark child is left" \
 	"$(pgrep -x 'fb-randread|fb-thp_fault|fb-false_sharin' -P 1 | wc -l)" 0
