@@ -675,7 +675,7 @@ static struct json_object *result_json(const struct bench_result *res)
 	return o;
 }
 
-static int only_has(const char *only, const char *name)
+int bench_only_has(const char *only, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -1254,6 +1254,7 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 		.popts = { .root = p->root ? p->root : "/" },
 	};
 	struct json_object *report = NULL, *results = NULL, *comparisons = NULL;
+	struct json_object *method = NULL;
 	void *page = MAP_FAILED;
 	bool noisy = false;
 	int r = 0;
@@ -1282,7 +1283,7 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 	for (size_t i = 0; i < ARRAY_SIZE(bench_table) && r == 0; i++) {
 		const struct bench_ops *ops = bench_table[i];
 
-		if (only && !only_has(only, ops->name))
+		if (only && !bench_only_has(only, ops->name))
 			continue;
 		if (bench_interrupted()) {
 			r = -EINTR;
@@ -1305,6 +1306,8 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 	json_object_object_add(report, "repeats",
 			       json_object_new_int64(p->repeats));
 	json_object_object_add(report, "seed", json_object_new_int64(p->seed));
+	if (bench_method_json(p, only, &method) == 0)
+		json_object_object_add(report, "method", method);
 	json_object_object_add(report, "steal_threshold_pct",
 			       json_object_new_int64(p->steal_threshold_pct));
 	for (size_t i = 0; i < json_object_array_length(results); i++) {

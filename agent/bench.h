@@ -129,6 +129,20 @@ size_t bench_report_failed(struct json_object *report);
 size_t bench_check_bounds(struct json_object *results,
 			  struct json_object *comparisons);
 
+/* Whether the comma-separated list only names benchmark name. */
+int bench_only_has(const char *only, const char *name);
+
+/*
+ * The method of a run with p and only (proto/fleetbench.proto, Method):
+ * { "key", "profile", "repeats", "chase_bytes", ..., "fs_increments",
+ *   "only": [names, when a subset ran], "randread_file": bool }, the key
+ * "standard" when p is the profile's own and every benchmark ran, else the
+ * profile followed by each difference: "standard+chase_bytes=64M+only=
+ * randread". 0, -EINVAL for an unknown profile, or -ENOMEM.
+ */
+int bench_method_json(const struct bench_params *p, const char *only,
+		      struct json_object **ret);
+
 /* Installs the SIGINT/SIGTERM handlers that make bench_interrupted() true. */
 void bench_install_signals(void);
 
