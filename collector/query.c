@@ -273,12 +273,14 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	if (r != CMD_OK)
 		return r;
 	{
-		const char *params[] = { by, filter_param(filter), since };
+		const char *params[] = { by, filter_param(filter), since,
+					 method };
 
 		r = cmd_query(ctx,
 			      "SELECT * FROM fleet_compare_by("
-			      "string_to_array($1, ','), $2::jsonb, $3::timestamptz)",
-			      3, params, &res);
+			      "string_to_array($1, ','), $2::jsonb, $3::timestamptz, "
+			      "$4)",
+			      4, params, &res);
 	}
 	if (r != CMD_OK)
 		return r;

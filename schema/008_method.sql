@@ -822,7 +822,7 @@ LANGUAGE sql VOLATILE AS $$
 		-- every method, when the choice is per kernel
 		SELECT $3 IS NULL AND NOT coalesce($1 ? 'method', false)
 			       AS per_kernel,
-		       $3 = '*' AS all_methods
+		       coalesce($3 = '*', false) AS all_methods
 	), a AS (
 		SELECT x.*
 		FROM o, fleet_compare_by('{provider,instance_type,kernel}', $1,

@@ -200,8 +200,8 @@ fb compare --by provider --format csv >"$tmp/by-provider.csv"
 check_eq "--by provider: one row per provider, the runs add up" \
 	"$(field "$tmp/by-provider.csv" provider runs | tr '\n' ' ')" \
 	"aws|36 gcp|36 hetzner|36 ovh|6 "
-check_eq "--by provider shows only the provider key" \
-	"$(head -1 "$tmp/by-provider.csv" | cut -d, -f1-3)" "provider,hosts,runs"
+check_eq "--by provider shows only the provider key, and the method" \
+	"$(head -1 "$tmp/by-provider.csv" | cut -d, -f1-4)" "method,provider,hosts,runs"
 fb compare --by vcpus,thp --format csv >"$tmp/by-vcpus.csv"
 check_eq "--by vcpus,thp" \
 	"$(field "$tmp/by-vcpus.csv" vcpus thp hosts runs | tr '\n' ' ')" \
@@ -448,11 +448,12 @@ check_eq "004 fills run_figures with the runs stored before it" \
 	"$("$PG_BINDIR/psql" "$backfill" -X -A -t <<-'EOF'
 	SELECT count(*), (SELECT count(*) FROM (SELECT * FROM run_figures_live
 		EXCEPT SELECT * FROM run_figures) AS d),
-	       (SELECT string_agg(provider || ' ' || instance_type || ' ' || runs, ',')
-		FROM fleet_compare)
+	       (SELECT string_agg(method || ' ' || provider || ' ' || instance_type
+				  || ' ' || runs, ',' ORDER BY method)
+		FROM fleet_compare_by(method_key => '*'))
 	FROM run_figures
 EOF
-)" "2|0|aws m5.large 2"
+)" "2|0|quick aws m5.large 1,standard aws m5.large 1"
 
 # --- bad input ----------------------------------------------------------------
 
