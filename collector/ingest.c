@@ -364,6 +364,34 @@ static int json_comparison(struct json_object *list,
 	return add_str(o, "reason", c->reason);
 }
 
+/* The method as fleetbench_ingest() stores it in methods; null when the
+ * agent sent none (the database keys the run by its profile). */
+static int json_method(struct json_object *root, const Fleetbench__Method *m)
+{
+	struct json_object *o, *only;
+
+	if (!m)
+		return add_null(root, "method");
+	TRY(add_child(root, "method", false, &o));
+	TRY(add_str(o, "key", m->key));
+	TRY(add_str(o, "profile", m->profile));
+	TRY(add_int(o, "repeats", true, m->repeats));
+	TRY(add(o, "chase_bytes", json_object_new_uint64(m->chase_bytes)));
+	TRY(add_int(o, "chase_accesses", true, m->chase_accesses));
+	TRY(add(o, "fault_bytes", json_object_new_uint64(m->fault_bytes)));
+	TRY(add(o, "file_bytes", json_object_new_uint64(m->file_bytes)));
+	TRY(add_int(o, "io_ms", true, m->io_ms));
+	TRY(add_int(o, "iodepth", true, m->iodepth));
+	TRY(add(o, "seq_bytes", json_object_new_uint64(m->seq_bytes)));
+	TRY(add(o, "seq_block", json_object_new_uint64(m->seq_block)));
+	TRY(add_int(o, "fs_increments", true, m->fs_increments));
+	TRY(add_child(o, "only", true, &only));
+	for (size_t i = 0; i < m->n_only; i++)
+		TRY(append(only, json_object_new_string(m->only[i])));
+	return add(o, "randread_file",
+		   json_object_new_boolean(m->randread_file));
+}
+
 static int json_report(struct json_object *root, const Fleetbench__Report *r)
 {
 	struct json_object *list;
@@ -377,6 +405,7 @@ static int json_report(struct json_object *root, const Fleetbench__Report *r)
 	TRY(add_str(root, "profile",
 		    r->profile && *r->profile ? r->profile : NULL));
 	TRY(add_int(root, "seed", r->has_seed, r->seed));
+	TRY(json_method(root, r->method));
 	TRY(json_host(root, r->host));
 	TRY(json_kernel(root, r->kernel));
 	TRY(add_child(root, "benchmarks", true, &list));

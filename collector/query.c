@@ -27,9 +27,16 @@ enum {
 	OPT_MIN_RUNS,
 	OPT_PROVIDER,
 	OPT_INSTANCE_TYPE,
+	OPT_METHOD,
+	OPT_PROFILE,
+	OPT_ALL_METHODS,
 };
 
 #define WHERE_OPTION { "where", required_argument, NULL, OPT_WHERE }
+#define METHOD_OPTIONS                                              \
+	{ "method", required_argument, NULL, OPT_METHOD },          \
+	{ "profile", required_argument, NULL, OPT_PROFILE },        \
+	{ "all-methods", no_argument, NULL, OPT_ALL_METHODS }
 #define SINCE_OPTION { "since", required_argument, NULL, OPT_SINCE }
 
 #define FILTER_USAGE                                                             \
@@ -38,9 +45,17 @@ enum {
 	"      --since DATE         only runs started at or after DATE (ISO 8601,\n" \
 	"                           e.g. 2025-03-31 or 2025-03-31T12:00:00Z)\n"
 
+#define METHOD_USAGE                                                             \
+	"      --method KEY         only runs of this method key (e.g. standard,\n"  \
+	"                           standard+chase_bytes=64M); default: standard,\n" \
+	"                           else the method most run in the selection\n"    \
+	"      --profile NAME       only runs of the profile NAME's own method\n"    \
+	"                           (the method key NAME)\n"                         \
+	"      --all-methods        every method, each row of one (never mixed)\n"
+
 #define KEYS_USAGE                                                       \
 	"KEY: provider, instance_type, kernel, region, vm, thp (the THP\n"  \
-	"mode), vcpus, host (the hostname).\n"
+	"mode), vcpus, host (the hostname), method (the method key).\n"
 
 static void json_release(struct json_object **o)
 {
@@ -125,6 +140,61 @@ static int filter_option(int c, struct json_object **filter,
 	}
 }
 
+/*
+ * --method KEY, --profile NAME, --all-methods: handles c when it is one
+ * of them, setting *method to the method_key argument of the *_by()
+ * functions (NULL: the default selection, "*": every method). Returns 1
+ * handled, 0 not one of them, or -1 (logged: two of them).
+ */
+static int method_option(int c, const char **method)
+{
+	const char *v;
+
+	switch (c) {
+	case OPT_METHOD:
+	case OPT_PROFILE:
+		v = optarg;
+		break;
+	case OPT_ALL_METHODS:
+		v = "*";
+		break;
+	default:
+		return 0;
+	}
+	if (*method && strcmp(*method, v)) {
+		log_error("--method, --profile and --all-methods choose one method selection: give one");
+		return -1;
+	}
+	*method = v;
+	return 1;
+}
+
+/*
+ * Prints res as cmd_output() does. In a table whose rows are all of one
+ * method, the method is said once above it ("method: standard") instead
+ * of in a column; CSV and JSON keep the column in every row.
+ */
+static int output_by_method(struct cmd_ctx *ctx, PGresult *res,
+			    const char **hide, size_t room)
+{
+	int col = PQfnumber(res, "method");
+	size_t n = 0;
+	bool one = col >= 0 && PQntuples(res) > 0;
+
+	for (int i = 1; one && i < PQntuples(res); i++)
+		one = !strcmp(PQgetvalue(res, i, col), PQgetvalue(res, 0, col));
+	if (ctx->format == OUT_TABLE && one) {
+		while (hide[n])
+			n++;
+		if (n + 1 < room) {
+			hide[n] = "method";
+			hide[n + 1] = NULL;
+			printf("method: %s\n", PQgetvalue(res, 0, col));
+		}
+	}
+	return cmd_output(ctx, res, hide);
+}
+
 /* The exit status for what cmd_getopt() returned other than an option. */
 static int getopt_status(int c)
 {
@@ -143,13 +213,15 @@ static const char compare_usage[] =
 	"thp_huge_fraction, hugetlb_2m_speedup, hugetlb_1g_speedup,\n"
 	"thp_fault_p99_us, iouring_vs_pread, iouring_vs_libaio), the shares of\n"
 	"runs where io_uring was usable, SQPOLL permitted, 1 GiB pages present\n"
-	"and CPU steal flagged, and the most common THP mode. psql: the view\n"
-	"fleet_compare, or fleet_compare_by(by, filter, since).\n"
+	"and CPU steal flagged, and the most common THP mode. Every row is of\n"
+	"one method (the method column; in a table of one method, its header).\n"
+	"psql: the view fleet_compare, or fleet_compare_by(by, filter, since,\n"
+	"method_key).\n"
 	"\n"
 	"options:\n"
 	"      --by KEYS            group by these keys, comma-separated (default\n"
 	"                           provider,instance_type,kernel)\n" FILTER_USAGE
-	"\n" KEYS_USAGE "\n";
+	METHOD_USAGE "\n" KEYS_USAGE "\n";
 
 /* Whether name is one of the comma-separated items of list. */
 static bool in_list(const char *list, const char *name)
@@ -173,10 +245,11 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "by", required_argument, NULL, OPT_BY },
 		WHERE_OPTION,
 		SINCE_OPTION,
+		METHOD_OPTIONS,
 		{ 0 },
 	};
 	_cleanup_json_ struct json_object *filter = NULL;
-	const char *by = NULL, *since = NULL;
+	const char *by = NULL, *since = NULL, *method = NULL;
 	const char *hide[16] = { NULL };
 	PGresult *res = NULL;
 	int c, r, n = 0;
@@ -187,6 +260,11 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 			by = optarg;
 			continue;
 		}
+		r = method_option(c, &method);
+		if (r < 0)
+			return CMD_USAGE;
+		if (r > 0)
+			continue;
 		r = filter_option(c, &filter, &since);
 		if (r < 0 || c < 0)
 			return r < 0 ? CMD_USAGE : getopt_status(c);
@@ -195,23 +273,27 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	if (r != CMD_OK)
 		return r;
 	{
-		const char *params[] = { by, filter_param(filter), since };
+		const char *params[] = { by, filter_param(filter), since,
+					 method };
 
 		r = cmd_query(ctx,
 			      "SELECT * FROM fleet_compare_by("
-			      "string_to_array($1, ','), $2::jsonb, $3::timestamptz)",
-			      3, params, &res);
+			      "string_to_array($1, ','), $2::jsonb, $3::timestamptz, "
+			      "$4)",
+			      4, params, &res);
 	}
 	if (r != CMD_OK)
 		return r;
-	/* the key columns come first, up to hosts: show those grouped by */
+	/* the key columns come first, up to hosts: show those grouped by,
+	 * and the method, whose every row has one */
 	for (int i = 0; i < PQnfields(res) && strcmp(PQfname(res, i), "hosts") &&
-			n + 1 < (int)ARRAY_SIZE(hide);
+			n + 2 < (int)ARRAY_SIZE(hide);
 	     i++)
-		if (!in_list(by ? by : "provider,instance_type,kernel",
+		if (strcmp(PQfname(res, i), "method") &&
+		    !in_list(by ? by : "provider,instance_type,kernel",
 			     PQfname(res, i)))
 			hide[n++] = PQfname(res, i);
-	return cmd_output(ctx, res, hide);
+	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 }
 
 /* ---- rank ---- */
@@ -224,9 +306,10 @@ static const char rank_usage[] =
 	"Instance types ordered by one figure, best first: the median over their\n"
 	"runs with its 95% interval. rank is 1 + the number of instance types\n"
 	"better beyond noise (their interval wholly on the better side), so types\n"
-	"whose intervals overlap share a rank, and tie says so. psql: the view\n"
+	"whose intervals overlap share a rank, and tie says so; with\n"
+	"--all-methods, each method is ranked on its own. psql: the view\n"
 	"fleet_rank, or fleet_rank_by(metric, per, require, min_runs, filter,\n"
-	"since).\n"
+	"since, method_key).\n"
 	"\n"
 	"options:\n"
 	"      --metric NAME        thp_speedup, thp_huge_fraction, hugetlb_2m_speedup,\n"
@@ -239,7 +322,8 @@ static const char rank_usage[] =
 	"                           sqpoll, io_uring, hugepages-1g (comma-separated)\n"
 	"      --min-runs N         only instance types with N runs that measured\n"
 	"                           the figure (default 6, the fewest with a 95%\n"
-	"                           interval)\n" FILTER_USAGE "\n" KEYS_USAGE "\n";
+	"                           interval)\n" FILTER_USAGE METHOD_USAGE
+	"\n" KEYS_USAGE "\n";
 
 int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -250,11 +334,14 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
 		WHERE_OPTION,
 		SINCE_OPTION,
+		METHOD_OPTIONS,
 		{ 0 },
 	};
 	_cleanup_json_ struct json_object *filter = NULL;
 	const char *metric = NULL, *per = NULL, *require = NULL;
-	const char *min_runs = NULL, *since = NULL;
+	const char *min_runs = NULL, *since = NULL, *method = NULL;
+	const char *hide[2] = { NULL };
+	PGresult *res = NULL;
 	int c, r;
 
 	while ((c = cmd_getopt(ctx, argc, argv, NULL, options, rank_usage)) !=
@@ -285,6 +372,11 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 			continue;
 		}
 		}
+		r = method_option(c, &method);
+		if (r < 0)
+			return CMD_USAGE;
+		if (r > 0)
+			continue;
 		r = filter_option(c, &filter, &since);
 		if (r < 0 || c < 0)
 			return r < 0 ? CMD_USAGE : getopt_status(c);
@@ -298,14 +390,17 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	{
 		const char *params[] = { metric, per, require, min_runs,
-					 filter_param(filter), since };
+					 filter_param(filter), since, method };
 
-		return cmd_print(ctx,
-				 "SELECT * FROM fleet_rank_by($1, $2, "
-				 "string_to_array($3, ','), $4::integer, $5::jsonb, "
-				 "$6::timestamptz)",
-				 6, params, NULL);
+		r = cmd_query(ctx,
+			      "SELECT * FROM fleet_rank_by($1, $2, "
+			      "string_to_array($3, ','), $4::integer, $5::jsonb, "
+			      "$6::timestamptz, $7)",
+			      7, params, &res);
 	}
+	if (r != CMD_OK)
+		return r;
+	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 }
 
 /* ---- kernels ---- */
@@ -318,13 +413,16 @@ static const char kernels_usage[] =
 	"kernel release from oldest to newest (by first run), and in changes what\n"
 	"changed from the kernel before: figures whose 95% intervals moved apart\n"
 	"(or, with too few runs for intervals, medians that moved 20% or more),\n"
-	"capability shares and the THP mode. psql: the view fleet_kernels, or\n"
-	"fleet_kernels_by(filter, since).\n"
+	"capability shares and the THP mode. By default each kernel shows its\n"
+	"standard method, else its method most run; a kernel whose method\n"
+	"differs from the one before says \"method OLD -> NEW\" in changes and\n"
+	"compares no figures. psql: the view fleet_kernels, or\n"
+	"fleet_kernels_by(filter, since, method_key).\n"
 	"\n"
 	"options:\n"
 	"      --provider P         the provider, as the agents label it\n"
 	"      --instance-type T    the instance type\n"
-	"      --since DATE         only runs started at or after DATE\n"
+	"      --since DATE         only runs started at or after DATE\n" METHOD_USAGE
 	"\n";
 
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
@@ -333,9 +431,11 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "provider", required_argument, NULL, OPT_PROVIDER },
 		{ "instance-type", required_argument, NULL, OPT_INSTANCE_TYPE },
 		SINCE_OPTION,
+		METHOD_OPTIONS,
 		{ 0 },
 	};
 	const char *provider = NULL, *type = NULL, *since = NULL;
+	const char *method = NULL, *hide[2] = { NULL };
 	PGresult *res = NULL;
 	int c, r;
 
@@ -350,6 +450,12 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		case OPT_SINCE:
 			since = optarg;
+			break;
+		case OPT_METHOD:
+		case OPT_PROFILE:
+		case OPT_ALL_METHODS:
+			if (method_option(c, &method) < 0)
+				return CMD_USAGE;
 			break;
 		default:
 			return getopt_status(c);
@@ -380,5 +486,5 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		PQclear(res);
 		return CMD_FAILED;
 	}
-	return cmd_output(ctx, res, NULL);
+	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 }

@@ -62,7 +62,7 @@ static const char report_usage[] =
 
 /* The columns of the kernels query, by name. */
 static const char kernels_sql[] =
-	"SELECT provider, instance_type, kernel, runs, few_runs, "
+	"SELECT method, provider, instance_type, kernel, runs, few_runs, "
 	"thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction, "
 	"iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi, "
 	"iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
@@ -247,6 +247,8 @@ static void chart(FILE *f, const PGresult *res, const char *id,
 		esc(f, val(res, r, "instance_type"));
 		fprintf(f, "\" data-kernel=\"");
 		esc(f, val(res, r, "kernel"));
+		fprintf(f, "\" data-method=\"");
+		esc(f, val(res, r, "method"));
 		fprintf(f, "\"><title>");
 		esc(f, val(res, r, "provider"));
 		fputc(' ', f);
@@ -257,7 +259,9 @@ static void chart(FILE *f, const PGresult *res, const char *id,
 		if (!isnan(lo))
 			fprintf(f, " [%s, %s]", val(res, r, lo_col),
 				val(res, r, hi_col));
-		fprintf(f, ", %s runs</title>", val(res, r, "runs"));
+		fprintf(f, ", %s runs of method ", val(res, r, "runs"));
+		esc(f, val(res, r, "method"));
+		fprintf(f, "</title>");
 		fprintf(f, "<text class=\"kernel\" x=\"20\" y=\"%d\">", y + ROW_H - 6);
 		esc(f, val(res, r, "kernel"));
 		fprintf(f, "</text>");

@@ -298,6 +298,7 @@ static const struct field_limit field_limits[] = {
 	{ &fleetbench__metric__descriptor, "samples", CODEC_MAX_SAMPLES },
 	{ &fleetbench__comparison__descriptor, "reason", CODEC_MAX_REASON },
 	{ &fleetbench__ack__descriptor, "reason", CODEC_MAX_REASON },
+	{ &fleetbench__method__descriptor, "only", CODEC_MAX_METHOD_ONLY },
 };
 
 static size_t field_limit(const ProtobufCMessageDescriptor *d,
@@ -375,7 +376,9 @@ static int walk_string(struct walk *w, const ProtobufCMessageDescriptor *d,
 		return walk_fail(w, "NUL byte at offset %zu", len);
 	if (!len && w->nonempty && f->label == PROTOBUF_C_LABEL_REQUIRED)
 		return walk_fail(w, "empty");
-	max = field_limit(d, f);
+	/* a repeated field's limit counts its entries, not their bytes */
+	max = f->label == PROTOBUF_C_LABEL_REPEATED ? CODEC_MAX_STRING :
+						      field_limit(d, f);
 	if (len > max)
 		return walk_fail(w, "%zu bytes, limit %zu", len, max);
 	bad = utf8_invalid_at(s, len);
@@ -865,6 +868,79 @@ static int check_benchmarks(const Fleetbench__Report *r,
 	return 0;
 }
 
+/* The bytes of a method key: [a-z0-9_+=,.-] and the size suffixes. */
+static bool method_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       strchr("_+=,.-KMGT", c);
+}
+
+static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
+{
+	const struct {
+		const char *name;
+		int64_t value;
+	} counts[] = {
+		{ "repeats", m->repeats },
+		{ "chase_accesses", m->chase_accesses },
+		{ "io_ms", m->io_ms },
+		{ "iodepth", m->iodepth },
+		{ "fs_increments", m->fs_increments },
+	};
+	const struct {
+		const char *name;
+		uint64_t value;
+	} sizes[] = {
+		{ "chase_bytes", m->chase_bytes },
+		{ "fault_bytes", m->fault_bytes },
+		{ "file_bytes", m->file_bytes },
+		{ "seq_bytes", m->seq_bytes },
+		{ "seq_block", m->seq_block },
+	};
+	size_t klen = strlen(m->key), plen = strlen(m->profile);
+
+	if (plen > CODEC_MAX_METHOD_PROFILE)
+		return invalid(err, "method.profile: %zu bytes, limit %d", plen,
+			       CODEC_MAX_METHOD_PROFILE);
+	if (klen > CODEC_MAX_METHOD_KEY)
+		return invalid(err, "method.key: %zu bytes, limit %d", klen,
+			       CODEC_MAX_METHOD_KEY);
+	for (size_t i = 0; i < klen; i++)
+		if (!method_key_char(m->key[i]))
+			return invalid(err,
+				       "method.key: byte %zu (0x%02x) is not one of [a-z0-9_+=,.-KMGT]",
+				       i, (unsigned char)m->key[i]);
+	/* the profile is the key's first part, so a key names its profile */
+	if (strncmp(m->key, m->profile, plen) ||
+	    (m->key[plen] != '\0' && m->key[plen] != '+'))
+		return invalid(err,
+			       "method.key: does not start with the profile '%s' followed by its end or '+'",
+			       m->profile);
+	for (size_t i = 0; i < ARRAY_SIZE(counts); i++)
+		if (counts[i].value <= 0)
+			return invalid(err, "method.%s: %lld is not positive",
+				       counts[i].name,
+				       (long long)counts[i].value);
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++)
+		if (sizes[i].value == 0)
+			return invalid(err, "method.%s: 0 is not positive",
+				       sizes[i].name);
+	for (size_t i = 0; i < m->n_only; i++) {
+		size_t len = strlen(m->only[i]);
+
+		if (!len || len > CODEC_MAX_METHOD_NAME)
+			return invalid(err,
+				       "method.only[%zu]: %zu bytes, expected 1 to %d",
+				       i, len, CODEC_MAX_METHOD_NAME);
+		if (strspn(m->only[i], "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+		    len)
+			return invalid(err,
+				       "method.only[%zu]: not a benchmark name ([a-z0-9_])",
+				       i);
+	}
+	return 0;
+}
+
 static int check_comparisons(const Fleetbench__Report *r,
 			     char err[CODEC_ERR_LEN])
 {
@@ -918,6 +994,11 @@ static int validate_report(const Fleetbench__Report *r, int64_t now_ms,
 	ret = check_probe_json(r->probe_json, err);
 	if (ret < 0)
 		return ret;
+	if (r->method) {
+		ret = check_method(r->method, err);
+		if (ret < 0)
+			return ret;
+	}
 	ret = check_benchmarks(r, err);
 	if (ret < 0)
 		return ret;

@@ -34,6 +34,10 @@
 #define CODEC_MIN_TIME_MS 1577836800000LL
 #define CODEC_MAX_FUTURE_MS (24LL * 3600 * 1000)
 #define CODEC_MAX_JSON_DEPTH 32 /* nesting of probe_json */
+#define CODEC_MAX_METHOD_KEY 256 /* bytes of method.key */
+#define CODEC_MAX_METHOD_PROFILE 64 /* bytes of method.profile */
+#define CODEC_MAX_METHOD_NAME 64 /* bytes of each method.only entry */
+#define CODEC_MAX_METHOD_ONLY 16 /* entries of method.only */
 #define CODEC_MAX_ACK 8192 /* bytes of one packed Ack */
 #define CODEC_ACK_BUDGET (64u << 10) /* bytes the Ack unpacker may allocate */
 

@@ -11,6 +11,12 @@
  * take them. tests/fixtures/README.md describes the fleet.
  *
  *   fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]
+ *            [--method KEY [--thp-scale X]]
+ *
+ * --method sets Report.method (as an agent that sends one does): KEY's
+ * profile is its part before '+'; --thp-scale multiplies the THP speedup
+ * (a quick run's smaller working set gains less); the runs' ids differ
+ * from those of another method.
  *
  * prints one line per report spooled: run_id, provider, instance type,
  * hostname, kernel release, started (ISO 8601), tab-separated.
@@ -111,7 +117,8 @@ static const char *const features[] = {
 	"EXT_ARG", "NATIVE_WORKERS", "RSRC_TAGS",
 };
 
-static const char *arg_spool, *arg_host, *arg_kernel;
+static const char *arg_spool, *arg_host, *arg_kernel, *arg_method;
+static double arg_thp_scale = 1.0;
 static uint64_t arg_seed = 20250303;
 
 /* ---- random draws ---- */
@@ -426,7 +433,8 @@ static void bench_thp(struct run *run, const double *drift)
 		double base = around(&run->rng, 220.0, 0.03) * drift[i];
 
 		k4_ns[i] = base;
-		thp_ns[i] = base / t->thp_speedup * around(&run->rng, 1, 0.03);
+		thp_ns[i] = base / (t->thp_speedup * arg_thp_scale) *
+			    around(&run->rng, 1, 0.03);
 		hf[i] = t->huge_fraction > 0 ?
 				fmin(1.0, around(&run->rng, t->huge_fraction,
 						 t->huge_fraction < 1 ? 0.05 : 0)) :
@@ -605,6 +613,34 @@ static int sqpoll_crash(Fleetbench__Report *rep)
 	return 0;
 }
 
+/* Report.method from --method KEY, with the full profile's parameters. */
+static int set_method(Fleetbench__Report *rep)
+{
+	Fleetbench__Method *m = calloc(1, sizeof(*m));
+	size_t plen = strcspn(arg_method, "+");
+
+	if (!m)
+		return -ENOMEM;
+	fleetbench__method__init(m);
+	rep->method = m;
+	m->key = strdup(arg_method);
+	m->profile = strndup(arg_method, plen);
+	if (!m->key || !m->profile)
+		return -ENOMEM;
+	m->repeats = REPEATS;
+	m->chase_bytes = strncmp(arg_method, "quick", plen) ? 1ull << 30 :
+							       128ull << 20;
+	m->chase_accesses = 10000000;
+	m->fault_bytes = 256ull << 20;
+	m->file_bytes = 1ull << 30;
+	m->io_ms = 3000;
+	m->iodepth = 32;
+	m->seq_bytes = 1ull << 30;
+	m->seq_block = 1ull << 20;
+	m->fs_increments = 100000;
+	return 0;
+}
+
 static int spool_run(struct spool *s, struct run *run)
 {
 	const struct fleet_type *t = run->t;
@@ -629,6 +665,8 @@ static int spool_run(struct spool *s, struct run *run)
 	r = rep->run_id ? 0 : -ENOMEM;
 	if (r == 0 && t->sqpoll_crashes_new && run->kernel == 1)
 		r = sqpoll_crash(rep);
+	if (r == 0 && arg_method)
+		r = set_method(rep);
 	if (r == 0)
 		r = codec_validate_report(rep, run->started_ms + DAY_MS, err);
 	if (r == 0)
@@ -676,6 +714,9 @@ static int gen_run(struct spool *s, size_t ti, int h, int k, int idx)
 			 idx * 7 * DAY_MS + ((int64_t)ti * HOSTS + h) * 1200000;
 	/* non-negative: the report's seed is an int64 */
 	run.seed = mix(hseed, (uint64_t)(k * 16 + idx)) >> 1;
+	/* another method's runs are other runs */
+	for (const char *p = arg_method; p && *p; p++)
+		run.seed = mix(run.seed, (uint64_t)(unsigned char)*p) >> 1;
 	rng_seed(&run.rng, run.seed);
 	run_id(&run);
 	r = spool_run(s, &run);
@@ -684,7 +725,8 @@ static int gen_run(struct spool *s, size_t ti, int h, int k, int idx)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]\n");
+	fprintf(f, "usage: fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]\n"
+		   "                [--method KEY [--thp-scale X]]\n");
 }
 
 int main(int argc, char **argv)
@@ -694,6 +736,8 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "host", required_argument, NULL, 'H' },
 		{ "kernel", required_argument, NULL, 'k' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "thp-scale", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -714,6 +758,12 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			arg_kernel = optarg;
+			break;
+		case 'm':
+			arg_method = optarg;
+			break;
+		case 't':
+			arg_thp_scale = strtod(optarg, NULL);
 			break;
 		case 'h':
 			usage(stdout);

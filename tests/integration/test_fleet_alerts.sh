@@ -145,4 +145,33 @@ gain|n2-standard-2|6.2.0-1014-gcp|t|t|t"
 check_grep "the collector logs the deliveries" "$fleet_log" \
 	"alert hook: delivered alert [0-9]+ \(attempt 1\)"
 
+# --- a method changed with the kernel --------------------------------------
+
+# another gcp-n2-1 (another machine id): quick on the old kernel, standard
+# on the new, whose io_uring gain collapses as its neighbours' did
+"$FLEETGEN" --spool "$tmp/switch-old" --seed 12 --host gcp-n2-1 --kernel old \
+	--method quick >/dev/null 2>&1 && fleet_send "$tmp/switch-old"
+"$FLEETGEN" --spool "$tmp/switch-new" --seed 12 --host gcp-n2-1 --kernel new \
+	--method standard >/dev/null 2>&1 && fleet_send "$tmp/switch-new"
+check_eq "a host whose method changed with its kernel is not alerted on" \
+	"$(q <<-'EOF'
+	SELECT (SELECT count(*) FROM runs WHERE method IN ('quick', 'standard')),
+	       (SELECT count(*) FROM alerts a JOIN runs r ON r.run_id = a.new_run_id
+		WHERE r.method <> 'full'),
+	       (SELECT string_agg(kind || ' ' || instance_type || ' ' || hosts, ','
+				  ORDER BY kind)
+		FROM alert_summary),
+	       (SELECT count(*) FROM alert_errors)
+EOF
+)" "6|0|fingerprint c6i.xlarge 3,gain n2-standard-2 3|0"
+# the same host's quick runs on the new kernel are comparable: they alert
+"$FLEETGEN" --spool "$tmp/switch-quick" --seed 12 --host gcp-n2-1 --kernel new \
+	--method quick >/dev/null 2>&1 && fleet_send "$tmp/switch-quick"
+check_eq "its quick runs on both kernels are compared" "$(q <<-'EOF'
+	SELECT string_agg(a.kind || ' ' || r.method, ',')
+	FROM alerts a JOIN runs r ON r.run_id = a.new_run_id
+	WHERE r.method <> 'full'
+EOF
+)" "gain quick"
+
 finish

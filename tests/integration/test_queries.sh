@@ -200,8 +200,8 @@ fb compare --by provider --format csv >"$tmp/by-provider.csv"
 check_eq "--by provider: one row per provider, the runs add up" \
 	"$(field "$tmp/by-provider.csv" provider runs | tr '\n' ' ')" \
 	"aws|36 gcp|36 hetzner|36 ovh|6 "
-check_eq "--by provider shows only the provider key" \
-	"$(head -1 "$tmp/by-provider.csv" | cut -d, -f1-3)" "provider,hosts,runs"
+check_eq "--by provider shows only the provider key, and the method" \
+	"$(head -1 "$tmp/by-provider.csv" | cut -d, -f1-4)" "method,provider,hosts,runs"
 fb compare --by vcpus,thp --format csv >"$tmp/by-vcpus.csv"
 check_eq "--by vcpus,thp" \
 	"$(field "$tmp/by-vcpus.csv" vcpus thp hosts runs | tr '\n' ' ')" \
@@ -347,6 +347,81 @@ EOF
 check_eq "and leaves the refresh for later" \
 	"$(q <<<"SELECT count(*) > 0 FROM fleet_dirty")" t
 
+# --- methods: figures measured differently are never mixed ---------------
+
+# the fleet so far is of the full profile, sent without a method
+fb compare --format csv >"$tmp/full.csv"
+check_eq "without a standard run, the method most run is shown" \
+	"$(field "$tmp/full.csv" method | sort -u)" full
+# a host of m6i.large under quick (a smaller THP gain) and standard, and
+# standard with a 64 MiB chase on the new kernel
+"$FLEETGEN" --spool "$tmp/quick" --seed 9 --host aws-m6i-1 --method quick \
+	--thp-scale 0.8 >/dev/null 2>&1 && fleet_send "$tmp/quick"
+"$FLEETGEN" --spool "$tmp/standard" --seed 9 --host aws-m6i-1 \
+	--method standard >/dev/null 2>&1 && fleet_send "$tmp/standard"
+"$FLEETGEN" --spool "$tmp/chase64" --seed 9 --host aws-m6i-1 --kernel new \
+	--method standard+chase_bytes=64M --thp-scale 0.6 >/dev/null 2>&1 &&
+	fleet_send "$tmp/chase64"
+check_eq "their runs are stored with their methods" "$(q <<-'EOF'
+	SELECT string_agg(method || ' ' || n, ',' ORDER BY method)
+	FROM (SELECT method, count(*) AS n FROM runs GROUP BY method) AS m
+EOF
+)" "full 120,quick 6,standard 6,standard+chase_bytes=64M 3"
+fb compare --format csv >"$tmp/std.csv"
+check_eq "compare: the standard method by default, and only it" \
+	"$(field "$tmp/std.csv" method instance_type kernel runs | tr '\n' ' ')" \
+	"standard|m6i.large|6.1.0-18-cloud-amd64|3 standard|m6i.large|6.1.0-21-cloud-amd64|3 "
+fb compare >"$tmp/std.txt"
+check_eq "the table names the method in its header" "$(head -1 "$tmp/std.txt")" \
+	"method: standard"
+fb compare --profile standard --format csv >"$tmp/profile.csv"
+check_eq "--profile standard is the default here" "$(cat "$tmp/profile.csv")" \
+	"$(cat "$tmp/std.csv")"
+fb compare --method full --format csv >"$tmp/full2.csv"
+check_eq "--method full: the full fleet as before" "$(cat "$tmp/full2.csv")" \
+	"$(cat "$tmp/full.csv")"
+fb compare --all-methods --where instance_type=m6i.large --format csv \
+	>"$tmp/all.csv"
+check_eq "--all-methods: one row per method and kernel, each saying its method" \
+	"$(field "$tmp/all.csv" method kernel runs | tr '\n' ' ')" \
+	"full|6.1.0-18-cloud-amd64|9 full|6.1.0-21-cloud-amd64|9 quick|6.1.0-18-cloud-amd64|3 quick|6.1.0-21-cloud-amd64|3 standard|6.1.0-18-cloud-amd64|3 standard|6.1.0-21-cloud-amd64|3 standard+chase_bytes=64M|6.1.0-21-cloud-amd64|3 "
+check_eq "quick's THP gain is its own, below standard's" "$(awk -F, '
+	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["kernel"] == "6.1.0-18-cloud-amd64" { v[$c["method"]] = $c["thp_speedup"] }
+	END { print (v["quick"] < v["standard"] * 0.9) ? "lower" : "not lower" }' "$tmp/all.csv")" lower
+fb compare --method standard+chase_bytes=64M --format csv >"$tmp/c64.csv"
+check_eq "--method KEY: that method alone" \
+	"$(field "$tmp/c64.csv" method kernel runs)" \
+	"standard+chase_bytes=64M|6.1.0-21-cloud-amd64|3"
+check_eq "the views show the default selection, as the CLI does" "$(q <<-'EOF'
+	SELECT (SELECT string_agg(DISTINCT method, ',') FROM fleet_compare),
+	       (SELECT count(*) FROM fleet_compare),
+	       (SELECT count(*) FROM (
+			SELECT * FROM fleet_compare_by() EXCEPT
+			SELECT * FROM fleet_compare_by(method_key => 'standard')) AS c),
+	       (SELECT count(*) FROM fleet_compare_by(filter => '{"method": "quick"}')),
+	       (SELECT count(DISTINCT method) FROM fleet_compare_by(method_key => '*')),
+	       (SELECT string_agg(DISTINCT method, ',') FROM fleet_rank),
+	       (SELECT string_agg(DISTINCT method, ',') FROM fleet_kernels)
+EOF
+)" "standard|2|0|2|4|standard|full,standard"
+check_eq "and the CLI's rows are the view's" "$(($(wc -l <"$tmp/std.csv") - 1))" 2
+fb rank --metric thp_speedup --all-methods --min-runs 3 --format csv >"$tmp/rank-all.csv"
+check_eq "rank --all-methods ranks each method on its own" \
+	"$(field "$tmp/rank-all.csv" method rank instance_type | grep -v '^full' | tr '\n' ' ')" \
+	"quick|1|m6i.large standard|1|m6i.large standard+chase_bytes=64M|1|m6i.large "
+fb kernels --provider aws --instance-type m6i.large --format csv >"$tmp/k.csv"
+check_eq "kernels: the standard method on each kernel" \
+	"$(field "$tmp/k.csv" method kernel | tr '\n' ' ')" \
+	"standard|6.1.0-18-cloud-amd64 standard|6.1.0-21-cloud-amd64 "
+# c6i.xlarge: standard runs on the new kernel only
+"$FLEETGEN" --spool "$tmp/switch" --seed 11 --host aws-c6i-1 --kernel new \
+	--method standard >/dev/null 2>&1 && fleet_send "$tmp/switch"
+fb kernels --provider aws --instance-type c6i.xlarge --format csv >"$tmp/k2.csv"
+check_eq "kernels: a method change is said, and no figure compared" \
+	"$(field "$tmp/k2.csv" method kernel changes | tr '\n' ' ')" \
+	"full|6.1.0-18-cloud-amd64| standard|6.5.0-0.deb12.4-cloud-amd64|method full -> standard: figures not compared "
+
 # --- migration 004 over stored runs ---------------------------------------
 
 q <<<"CREATE DATABASE backfill" >/dev/null
@@ -373,11 +448,12 @@ check_eq "004 fills run_figures with the runs stored before it" \
 	"$("$PG_BINDIR/psql" "$backfill" -X -A -t <<-'EOF'
 	SELECT count(*), (SELECT count(*) FROM (SELECT * FROM run_figures_live
 		EXCEPT SELECT * FROM run_figures) AS d),
-	       (SELECT string_agg(provider || ' ' || instance_type || ' ' || runs, ',')
-		FROM fleet_compare)
+	       (SELECT string_agg(method || ' ' || provider || ' ' || instance_type
+				  || ' ' || runs, ',' ORDER BY method)
+		FROM fleet_compare_by(method_key => '*'))
 	FROM run_figures
 EOF
-)" "2|0|aws m5.large 2"
+)" "2|0|quick aws m5.large 1,standard aws m5.large 1"
 
 # --- bad input ----------------------------------------------------------------
 

@@ -671,6 +671,127 @@ static void test_failures(void)
 	expect_invalid(&f, "benchmarks[1].failure: invalid UTF-8 at byte 7");
 }
 
+static void method_init(Fleetbench__Method *m, const char *key,
+			const char *profile)
+{
+	fleetbench__method__init(m);
+	m->key = (char *)key;
+	m->profile = (char *)profile;
+	m->repeats = 3;
+	m->chase_bytes = 128u << 20;
+	m->chase_accesses = 1000000;
+	m->fault_bytes = 64u << 20;
+	m->file_bytes = 256u << 20;
+	m->io_ms = 2000;
+	m->iodepth = 32;
+	m->seq_bytes = 256u << 20;
+	m->seq_block = 1u << 20;
+	m->fs_increments = 1000;
+}
+
+static void test_method(void)
+{
+	static char *only[CODEC_MAX_METHOD_ONLY + 1] = {
+		"randread", "seqwrite", "thp_chase", "thp_fault", "randread",
+		"seqwrite", "thp_chase", "thp_fault", "randread", "seqwrite",
+		"thp_chase", "thp_fault", "randread", "seqwrite", "thp_chase",
+		"thp_fault", "randread",
+	};
+	struct fixture f;
+	Fleetbench__Method m;
+	Fleetbench__Report *u = NULL;
+	char err[CODEC_ERR_LEN], *s;
+	uint8_t *buf = NULL;
+	size_t len;
+
+	/* absent (an older agent): valid, as before */
+	fixture_init(&f);
+	expect_valid(&f);
+	method_init(&m, "quick", "quick");
+	f.r.method = &m;
+	expect_valid(&f);
+	/* it travels */
+	m.key = "quick+iodepth=64+only=randread,seqwrite";
+	m.iodepth = 64;
+	m.n_only = 2;
+	m.only = only;
+	expect_valid(&f);
+	CHECK_OK(codec_pack_report(&f.r, &buf, &len));
+	CHECK_OK(codec_unpack_report(buf, len, &u, err));
+	CHECK_(u && u->method && !strcmp(u->method->key, m.key) &&
+		       u->method->iodepth == 64 && u->method->n_only == 2 &&
+		       !strcmp(u->method->only[1], "seqwrite"),
+	       "%s", "method round trip");
+	codec_free_report(u);
+	free(buf);
+	m.n_only = 0;
+	m.key = "standard+chase_bytes=64M";
+	m.profile = "standard";
+	expect_valid(&f);
+	m.key = "standard+randread_file";
+	m.randread_file = 1;
+	expect_valid(&f);
+	/* the key starts with the profile, then ends or goes on with '+' */
+	m.key = "standardx";
+	expect_invalid(&f,
+		       "method.key: does not start with the profile 'standard' followed by its end or '+'");
+	m.key = "quick+chase_bytes=64M";
+	expect_invalid(&f,
+		       "method.key: does not start with the profile 'standard' followed by its end or '+'");
+	m.key = "standard+Chase";
+	expect_invalid(&f,
+		       "method.key: byte 9 (0x43) is not one of [a-z0-9_+=,.-KMGT]");
+	m.key = "standard+chase bytes";
+	expect_invalid(&f,
+		       "method.key: byte 14 (0x20) is not one of [a-z0-9_+=,.-KMGT]");
+	m.key = "";
+	expect_invalid(&f, "method.key: empty");
+	s = repeat_char('a', CODEC_MAX_METHOD_KEY + 1);
+	memcpy(s, "standard+", 9);
+	m.key = s + 1;
+	expect_invalid(&f,
+		       "method.key: does not start with the profile 'standard' followed by its end or '+'");
+	m.key = s;
+	expect_invalid(&f, "method.key: 257 bytes, limit 256");
+	s[CODEC_MAX_METHOD_KEY] = '\0';
+	expect_valid(&f);
+	free(s);
+	/* a profile of its own: at most 64 bytes */
+	s = repeat_char('p', CODEC_MAX_METHOD_PROFILE + 1);
+	m.key = m.profile = s + 1;
+	expect_valid(&f);
+	m.key = m.profile = s;
+	expect_invalid(&f, "method.profile: 65 bytes, limit 64");
+	free(s);
+	/* sizes and counts are positive */
+	method_init(&m, "full", "full");
+	m.repeats = 0;
+	expect_invalid(&f, "method.repeats: 0 is not positive");
+	method_init(&m, "full", "full");
+	m.iodepth = -1;
+	expect_invalid(&f, "method.iodepth: -1 is not positive");
+	method_init(&m, "full", "full");
+	m.seq_block = 0;
+	expect_invalid(&f, "method.seq_block: 0 is not positive");
+	/* only: benchmark names, at most 16 */
+	method_init(&m, "full+only=randread", "full");
+	m.n_only = 1;
+	m.only = only;
+	expect_valid(&f);
+	m.n_only = CODEC_MAX_METHOD_ONLY + 1;
+	expect_invalid(&f, "method.only: 17 entries, limit 16");
+	m.n_only = 1;
+	m.only = (char *[]){ "rand read" };
+	expect_invalid(&f,
+		       "method.only[0]: not a benchmark name ([a-z0-9_])");
+	s = repeat_char('b', CODEC_MAX_METHOD_NAME + 1);
+	m.only = &s;
+	expect_invalid(&f, "method.only[0]: 65 bytes, expected 1 to 64");
+	s[CODEC_MAX_METHOD_NAME] = '\0';
+	expect_valid(&f);
+	free(s);
+}
+
 static void test_times(void)
 {
 	struct fixture f;
@@ -1266,6 +1387,7 @@ int main(void)
 	test_numbers();
 	test_bounds();
 	test_failures();
+	test_method();
 	test_times();
 	test_counts();
 	test_structure();
