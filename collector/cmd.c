@@ -135,3 +135,26 @@ int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
 	}
 	return CMD_OK;
 }
+
+int cmd_method_option(int c, const char **method)
+{
+	const char *v;
+
+	switch (c) {
+	case CMD_OPT_METHOD:
+	case CMD_OPT_PROFILE:
+		v = optarg;
+		break;
+	case CMD_OPT_ALL_METHODS:
+		v = "*";
+		break;
+	default:
+		return 0;
+	}
+	if (*method && strcmp(*method, v)) {
+		log_error("--method, --profile and --all-methods choose one method selection: give one");
+		return -1;
+	}
+	*method = v;
+	return 1;
+}

@@ -34,6 +34,34 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv); /* alert_cli.c */
 
+/* The method selection of compare, rank, kernels and report (values below
+ * cmd_getopt()'s reserved 0x7000). */
+enum {
+	CMD_OPT_METHOD = 0x6000,
+	CMD_OPT_PROFILE,
+	CMD_OPT_ALL_METHODS,
+};
+
+#define CMD_METHOD_OPTIONS                                              \
+	{ "method", required_argument, NULL, CMD_OPT_METHOD },          \
+	{ "profile", required_argument, NULL, CMD_OPT_PROFILE },        \
+	{ "all-methods", no_argument, NULL, CMD_OPT_ALL_METHODS }
+#define CMD_METHOD_USAGE                                                             \
+	"      --method KEY         only runs of this method key (e.g. standard,\n"  \
+	"                           standard+chase_bytes=64M); default: standard,\n" \
+	"                           else the method most run in the selection\n"    \
+	"      --profile NAME       only runs of the profile NAME's own method\n"    \
+	"                           (the method key NAME)\n"                         \
+	"      --all-methods        every method, each row of one (never mixed)\n"
+
+/*
+ * --method KEY, --profile NAME, --all-methods: handles c when it is one
+ * of them, setting *method to the method_key argument of the *_by()
+ * functions (NULL: the default selection, "*": every method). Returns 1
+ * handled, 0 not one of them, or -1 (logged: two of them).
+ */
+int cmd_method_option(int c, const char **method);
+
 /* What cmd_getopt() returns besides an option and -1. */
 #define CMD_OPT_HELP (-2) /* --help: the usage is printed, exit 0 */
 #define CMD_OPT_ERROR (-3) /* logged: exit CMD_USAGE */

@@ -27,16 +27,9 @@ enum {
 	OPT_MIN_RUNS,
 	OPT_PROVIDER,
 	OPT_INSTANCE_TYPE,
-	OPT_METHOD,
-	OPT_PROFILE,
-	OPT_ALL_METHODS,
 };
 
 #define WHERE_OPTION { "where", required_argument, NULL, OPT_WHERE }
-#define METHOD_OPTIONS                                              \
-	{ "method", required_argument, NULL, OPT_METHOD },          \
-	{ "profile", required_argument, NULL, OPT_PROFILE },        \
-	{ "all-methods", no_argument, NULL, OPT_ALL_METHODS }
 #define SINCE_OPTION { "since", required_argument, NULL, OPT_SINCE }
 
 #define FILTER_USAGE                                                             \
@@ -44,14 +37,6 @@ enum {
 	"                           key must match, any of a key's values may\n"    \
 	"      --since DATE         only runs started at or after DATE (ISO 8601,\n" \
 	"                           e.g. 2025-03-31 or 2025-03-31T12:00:00Z)\n"
-
-#define METHOD_USAGE                                                             \
-	"      --method KEY         only runs of this method key (e.g. standard,\n"  \
-	"                           standard+chase_bytes=64M); default: standard,\n" \
-	"                           else the method most run in the selection\n"    \
-	"      --profile NAME       only runs of the profile NAME's own method\n"    \
-	"                           (the method key NAME)\n"                         \
-	"      --all-methods        every method, each row of one (never mixed)\n"
 
 #define KEYS_USAGE                                                       \
 	"KEY: provider, instance_type, kernel, region, vm, thp (the THP\n"  \
@@ -141,35 +126,6 @@ static int filter_option(int c, struct json_object **filter,
 }
 
 /*
- * --method KEY, --profile NAME, --all-methods: handles c when it is one
- * of them, setting *method to the method_key argument of the *_by()
- * functions (NULL: the default selection, "*": every method). Returns 1
- * handled, 0 not one of them, or -1 (logged: two of them).
- */
-static int method_option(int c, const char **method)
-{
-	const char *v;
-
-	switch (c) {
-	case OPT_METHOD:
-	case OPT_PROFILE:
-		v = optarg;
-		break;
-	case OPT_ALL_METHODS:
-		v = "*";
-		break;
-	default:
-		return 0;
-	}
-	if (*method && strcmp(*method, v)) {
-		log_error("--method, --profile and --all-methods choose one method selection: give one");
-		return -1;
-	}
-	*method = v;
-	return 1;
-}
-
-/*
  * Prints res as cmd_output() does. In a table whose rows are all of one
  * method, the method is said once above it ("method: standard") instead
  * of in a column; CSV and JSON keep the column in every row.
@@ -221,7 +177,7 @@ static const char compare_usage[] =
 	"options:\n"
 	"      --by KEYS            group by these keys, comma-separated (default\n"
 	"                           provider,instance_type,kernel)\n" FILTER_USAGE
-	METHOD_USAGE "\n" KEYS_USAGE "\n";
+	CMD_METHOD_USAGE "\n" KEYS_USAGE "\n";
 
 /* Whether name is one of the comma-separated items of list. */
 static bool in_list(const char *list, const char *name)
@@ -245,7 +201,7 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "by", required_argument, NULL, OPT_BY },
 		WHERE_OPTION,
 		SINCE_OPTION,
-		METHOD_OPTIONS,
+		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
 	_cleanup_json_ struct json_object *filter = NULL;
@@ -260,7 +216,7 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 			by = optarg;
 			continue;
 		}
-		r = method_option(c, &method);
+		r = cmd_method_option(c, &method);
 		if (r < 0)
 			return CMD_USAGE;
 		if (r > 0)
@@ -322,7 +278,7 @@ static const char rank_usage[] =
 	"                           sqpoll, io_uring, hugepages-1g (comma-separated)\n"
 	"      --min-runs N         only instance types with N runs that measured\n"
 	"                           the figure (default 6, the fewest with a 95%\n"
-	"                           interval)\n" FILTER_USAGE METHOD_USAGE
+	"                           interval)\n" FILTER_USAGE CMD_METHOD_USAGE
 	"\n" KEYS_USAGE "\n";
 
 int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
@@ -334,7 +290,7 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
 		WHERE_OPTION,
 		SINCE_OPTION,
-		METHOD_OPTIONS,
+		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
 	_cleanup_json_ struct json_object *filter = NULL;
@@ -372,7 +328,7 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 			continue;
 		}
 		}
-		r = method_option(c, &method);
+		r = cmd_method_option(c, &method);
 		if (r < 0)
 			return CMD_USAGE;
 		if (r > 0)
@@ -422,7 +378,7 @@ static const char kernels_usage[] =
 	"options:\n"
 	"      --provider P         the provider, as the agents label it\n"
 	"      --instance-type T    the instance type\n"
-	"      --since DATE         only runs started at or after DATE\n" METHOD_USAGE
+	"      --since DATE         only runs started at or after DATE\n" CMD_METHOD_USAGE
 	"\n";
 
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
@@ -431,7 +387,7 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "provider", required_argument, NULL, OPT_PROVIDER },
 		{ "instance-type", required_argument, NULL, OPT_INSTANCE_TYPE },
 		SINCE_OPTION,
-		METHOD_OPTIONS,
+		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
 	const char *provider = NULL, *type = NULL, *since = NULL;
@@ -451,10 +407,10 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		case OPT_SINCE:
 			since = optarg;
 			break;
-		case OPT_METHOD:
-		case OPT_PROFILE:
-		case OPT_ALL_METHODS:
-			if (method_option(c, &method) < 0)
+		case CMD_OPT_METHOD:
+		case CMD_OPT_PROFILE:
+		case CMD_OPT_ALL_METHODS:
+			if (cmd_method_option(c, &method) < 0)
 				return CMD_USAGE;
 			break;
 		default:

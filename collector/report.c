@@ -44,6 +44,7 @@ static const char *const kernel_colour[] = {
 
 static const char report_usage[] =
 	"usage: fleetbench report --out FILE [--since DATE] [--title TEXT]\n"
+	"                         [--method KEY | --profile NAME | --all-methods]\n"
 	"                         [common options]\n"
 	"\n"
 	"Writes one self-contained HTML file (no script, font or link to fetch:\n"
@@ -57,6 +58,7 @@ static const char report_usage[] =
 	"options:\n"
 	"      --out FILE           write the report here (replaced atomically)\n"
 	"      --since DATE         only runs started at or after DATE\n"
+	CMD_METHOD_USAGE
 	"      --title TEXT         the page's title (default \"fleetbench report\")\n"
 	"\n";
 
@@ -67,7 +69,7 @@ static const char kernels_sql[] =
 	"iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi, "
 	"iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
 	"first_run, failed, failures "
-	"FROM fleet_kernels_by(NULL, $1::timestamptz)";
+	"FROM fleet_kernels_by(NULL, $1::timestamptz, $2)";
 
 /*
  * Open alerts, one row per change on a new kernel of an instance type,
@@ -610,9 +612,11 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "title", required_argument, NULL, OPT_TITLE },
+		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
 	const char *out = NULL, *since = NULL, *title = "fleetbench report";
+	const char *method = NULL;
 	PGresult *k = NULL, *a = NULL, *has = NULL;
 	int c, r;
 
@@ -624,6 +628,12 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		case OPT_SINCE:
 			since = optarg;
+			break;
+		case CMD_OPT_METHOD:
+		case CMD_OPT_PROFILE:
+		case CMD_OPT_ALL_METHODS:
+			if (cmd_method_option(c, &method) < 0)
+				return CMD_USAGE;
 			break;
 		case OPT_TITLE:
 			title = optarg;
@@ -639,7 +649,8 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		log_error("report needs --out FILE (see --help)");
 		return CMD_USAGE;
 	}
-	r = cmd_query(ctx, kernels_sql, 1, (const char *[]){ since }, &k);
+	r = cmd_query(ctx, kernels_sql, 2, (const char *[]){ since, method },
+		      &k);
 	if (r == CMD_OK)
 		r = cmd_query(ctx, "SELECT to_regclass('alerts') IS NOT NULL", 0,
 			      NULL, &has);

@@ -175,6 +175,16 @@ empty=${conninfo/dbname=fleetbench/dbname=empty}
 check_eq "report of an empty fleet exits 0" "$?" 0
 check_grep "and says there are no runs" "$tmp/empty.html" '<p>No runs yet.</p>'
 
+# the method selection: one no run has gives an empty page; two clash
+"$FLEETBENCH" --dsn "$conninfo" report --out "$tmp/none.html" \
+	--method standard+iodepth=7 2>"$tmp/none.err"
+check_eq "report of a method no run has exits 0" "$?" 0
+check_grep "and has no runs" "$tmp/none.html" '<p>No runs yet.</p>'
+"$FLEETBENCH" --dsn "$conninfo" report --out "$tmp/two.html" \
+	--profile quick --all-methods >"$tmp/two.err" 2>&1
+check_eq "report with two method selections exits 2" "$?" 2
+check_grep "and says why" "$tmp/two.err" "choose one method selection"
+
 "$FLEETBENCH" --dsn "$conninfo" report >"$tmp/noout.err" 2>&1
 check_eq "report without --out exits 2" "$?" 2
 check_grep "and says why" "$tmp/noout.err" "report needs --out FILE"
