@@ -293,6 +293,13 @@ static int run_variant(struct io_state *s, struct io_variant *v,
 			     lat_hist_quantile(&st->lat, 0.999) / 1e3);
 	bench_sample(v->res, "cpu_s_per_1k_io", "s",
 		     st->cpu_s / (double)st->ios * 1000.0);
+	/* How often the loop found no room to queue (a full SQ, an io_submit
+	 * out of resources) and how many I/Os came back EAGAIN or EINTR and
+	 * were reissued: a reader sees that it happened. */
+	if (v->engine != IO_ENGINE_SYNC)
+		bench_sample(v->res, "sq_full_waits", "count",
+			     (double)st->sq_full_waits);
+	bench_sample(v->res, "retries", "count", (double)st->retries);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +65,7 @@ void lat_hist_add(struct lat_hist *h, uint64_t ns)
 	if (ns > h->max)
 		h->max = ns;
 	h->count++;
+	h->sum += (double)ns;
 	h->buckets[lat_index(ns)]++;
 }
 
@@ -237,8 +239,9 @@ bool io_fs_is_memory(long f_type)
 struct io_slot {
 	void *buf;
 	uint64_t off;
-	uint64_t t_submit; /* ns */
+	uint64_t t_submit; /* ns, of the first issue of the I/O in it */
 	bool used; /* has held a completed I/O (pattern check) */
+	unsigned int retries; /* of the I/O in it: see run_complete() */
 	struct iocb iocb; /* libaio */
 };
 
@@ -254,6 +257,7 @@ struct io_ctx {
 	/* the offset generator */
 	struct rng rng;
 	uint64_t nblocks, next, issued, to_issue;
+	struct io_stats *st; /* of the run in progress: its counters */
 };
 
 static uint64_t now_ns(void)
@@ -328,8 +332,10 @@ static int uring_new(struct io_ctx *c, char *why, size_t whylen)
 		/* The IPI-saving flags are meaningless (EINVAL) with SQPOLL,
 		 * whose thread completes the requests itself. */
 		params = (struct io_uring_params){
-			.flags = IORING_SETUP_SQPOLL,
+			.flags = IORING_SETUP_SQPOLL |
+				 (c->job.sq_aff ? IORING_SETUP_SQ_AFF : 0),
 			.sq_thread_idle = IO_SQPOLL_IDLE_MS,
+			.sq_thread_cpu = c->job.sq_cpu,
 		};
 		c->ring_flags = "SQPOLL";
 		r = io_uring_queue_init_params(c->job.depth, &c->ring, &params);
@@ -528,10 +534,17 @@ static void run_reaped(struct io_ctx *c, struct io_run *run, uint64_t now)
 	}
 }
 
+/* Times one I/O may come back EAGAIN or EINTR before the run fails. */
+#define IO_MAX_RETRIES 16
+
 /*
  * One completed I/O of slot s, reaped at now with result res (bytes or
- * -errno). Returns whether the slot is to be queued again, at the new
- * offset it put in s->off.
+ * -errno). Returns whether the slot is to be queued again: at the same
+ * offset when the I/O came back EAGAIN or EINTR (retried, up to
+ * IO_MAX_RETRIES times, its latency still counted from its first issue),
+ * else at the new offset it put in s->off. Any other error, a short
+ * transfer, or a completion stamped before its issue stops the run with
+ * that error in run->err.
  */
 static bool run_complete(struct io_ctx *c, struct io_run *run,
 			 struct io_slot *s, long long res, uint64_t now,
@@ -539,6 +552,14 @@ static bool run_complete(struct io_ctx *c, struct io_run *run,
 {
 	int r = io_result_check(c, res);
 
+	if ((r == -EAGAIN || r == -EINTR) && !run->stop &&
+	    s->retries < IO_MAX_RETRIES) {
+		s->retries++;
+		st->retries++;
+		return true;
+	}
+	if (r == 0 && now < s->t_submit)
+		r = -ERANGE; /* a clock read the wrong way round */
 	if (r < 0 && !run->err) {
 		run->err = r;
 		run->stop = true;
@@ -553,7 +574,15 @@ static bool run_complete(struct io_ctx *c, struct io_run *run,
 				run->end = now;
 		}
 	}
+	s->retries = 0;
 	return !run->stop && next_offset(c, &s->off);
+}
+
+/* Stamps the issue of the I/O in s, unless it is a retry of one. */
+static void stamp_issue(struct io_slot *s)
+{
+	if (!s->retries)
+		s->t_submit = now_ns();
 }
 
 static int sync_run(struct io_ctx *c, struct io_run *run, struct io_stats *st)
@@ -566,7 +595,7 @@ static int sync_run(struct io_ctx *c, struct io_run *run, struct io_stats *st)
 		uint64_t now;
 		long long res;
 
-		s->t_submit = now_ns();
+		stamp_issue(s);
 		if (c->job.write)
 			res = pwrite(c->job.fd, s->buf, c->job.block,
 				     (off_t)s->off);
@@ -576,12 +605,54 @@ static int sync_run(struct io_ctx *c, struct io_run *run, struct io_stats *st)
 		if (res < 0)
 			res = -errno;
 		now = now_ns();
-		if (res == -EINTR && !bench_interrupted())
-			continue;
 		run_reaped(c, run, now);
 		if (!run_complete(c, run, s, res, now, st))
 			break;
 	}
+	return 0;
+}
+
+/* How often a full SQ or a transient refusal is waited out in a row
+ * before the run fails: the kernel is not making progress. */
+#define IO_MAX_STALLS 100000
+
+/* A transient io_uring_enter() or io_submit() refusal: out of kernel
+ * resources (EAGAIN), a CQ overflow to reap first (EBUSY), a signal. */
+static bool io_transient(int r)
+{
+	return r == -EAGAIN || r == -EBUSY || r == -EINTR;
+}
+
+/*
+ * A free SQE. The loop never has more than depth I/Os in flight in a
+ * depth-entry ring, and yet the SQ can be full: with SQPOLL the kernel
+ * thread posts a completion before it publishes the SQ head past the
+ * entries it consumed, so a slot the loop has reaped may not be free in
+ * the ring yet. Waits for space the way liburing documents for SQPOLL
+ * (io_uring_sqring_wait()); other setups submit what is queued, which
+ * frees the entries at once. Each wait is counted (sq_full_waits).
+ */
+static int uring_get_sqe(struct io_ctx *c, struct io_uring_sqe **ret)
+{
+	struct io_uring_sqe *sqe;
+
+	for (unsigned int stalls = 0;
+	     !(sqe = io_uring_get_sqe(&c->ring)); stalls++) {
+		int r;
+
+		if (stalls == IO_MAX_STALLS)
+			return -EBUSY;
+		c->st->sq_full_waits++;
+		if (c->job.engine == IO_ENGINE_URING_SQPOLL)
+			r = io_uring_sqring_wait(&c->ring);
+		else
+			r = io_uring_submit(&c->ring);
+		if (r < 0 && !io_transient(r))
+			return r;
+		if (r == -EINTR && bench_interrupted())
+			return r;
+	}
+	*ret = sqe;
 	return 0;
 }
 
@@ -591,15 +662,17 @@ static int sync_run(struct io_ctx *c, struct io_run *run, struct io_stats *st)
  * completions are still being handled. Handing the device all reaped
  * replacements in one call instead leaves it idle until the whole batch is
  * built, 10-20% of the IOPS on a virtio disk that completes in bursts
- * (docs/bench.d/io.md). With SQPOLL the submission is a store to the ring.
+ * (docs/bench.md). With SQPOLL the submission is a store to the ring.
  */
 static int uring_issue(struct io_ctx *c, struct io_slot *s)
 {
-	/* Never NULL: at most depth I/Os are queued in a depth-entry SQ. */
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
+	struct io_uring_sqe *sqe;
 	unsigned int idx = (unsigned int)(s - c->slots);
 	int r;
 
+	r = uring_get_sqe(c, &sqe);
+	if (r < 0)
+		return r;
 	if (c->job.engine == IO_ENGINE_URING_FIXED) {
 		if (c->job.write)
 			io_uring_prep_write_fixed(sqe, 0, s->buf, c->job.block,
@@ -616,11 +689,11 @@ static int uring_issue(struct io_ctx *c, struct io_slot *s)
 				   s->off);
 	}
 	io_uring_sqe_set_data64(sqe, idx);
-	s->t_submit = now_ns();
+	stamp_issue(s);
 	r = io_uring_submit(&c->ring);
 	/* Out of kernel resources: the SQE stays queued and goes with the
 	 * next io_uring_enter(), the wait's. */
-	if (r >= 0 || r == -EAGAIN || r == -EBUSY || r == -EINTR)
+	if (r >= 0 || io_transient(r))
 		return 0;
 	return r;
 }
@@ -646,30 +719,43 @@ static int uring_run(struct io_ctx *c, struct io_run *run,
 	}
 	while (outstanding) {
 		struct io_uring_cqe *cqe;
-		unsigned int head, n = 0;
+		unsigned int ready;
 		uint64_t now;
 
 		if (io_uring_peek_cqe(&c->ring, &cqe) < 0) {
 			/* Also submits an SQE a full kernel queue bounced. */
 			r = io_uring_submit_and_wait(&c->ring, 1);
-			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			if (r < 0 && !io_transient(r))
 				return r;
 		}
+		/*
+		 * The completions present now, all stamped with now: the
+		 * resubmissions below enter the kernel, which may post more
+		 * CQEs meanwhile (DEFER_TASKRUN runs its task work there).
+		 * Those are left for the next reap, with their own time:
+		 * stamped with this one, an I/O issued after now would
+		 * complete before it was issued.
+		 */
+		ready = io_uring_cq_ready(&c->ring);
 		now = now_ns();
 		run_reaped(c, run, now);
-		io_uring_for_each_cqe(&c->ring, head, cqe) {
-			struct io_slot *s = &c->slots[cqe->user_data];
+		for (unsigned int i = 0; i < ready; i++) {
+			struct io_slot *s;
 
-			n++;
+			/* Present: counted by io_uring_cq_ready() above. */
+			if (io_uring_peek_cqe(&c->ring, &cqe) < 0)
+				break;
+			s = &c->slots[cqe->user_data];
 			if (!run_complete(c, run, s, cqe->res, now, st)) {
+				io_uring_cqe_seen(&c->ring, cqe);
 				outstanding--;
 				continue;
 			}
+			io_uring_cqe_seen(&c->ring, cqe);
 			r = uring_issue(c, s);
 			if (r < 0)
 				return r;
 		}
-		io_uring_cq_advance(&c->ring, n);
 	}
 	return 0;
 }
@@ -687,11 +773,21 @@ static int aio_issue(struct io_ctx *c, struct io_slot *s)
 		io_prep_pread(iocb, c->job.fd, s->buf, c->job.block,
 			      (long long)s->off);
 	iocb->data = s;
-	s->t_submit = now_ns();
-	do {
+	stamp_issue(s);
+	/* EAGAIN: out of kernel resources for a moment (the slot's own I/O
+	 * has completed, so the context has room); a signal: again. */
+	for (unsigned int stalls = 0; stalls < IO_MAX_STALLS; stalls++) {
 		r = io_submit(c->aio, 1, &iocb);
-	} while (r == -EINTR && !bench_interrupted());
-	return r == 1 ? 0 : r < 0 ? r : -EIO;
+		if (r == 1)
+			return 0;
+		if (r >= 0)
+			return -EIO; /* 0 submitted of 1, with no error */
+		if (!io_transient(r) || (r == -EINTR && bench_interrupted()))
+			return r;
+		c->st->sq_full_waits++;
+		sched_yield();
+	}
+	return -EBUSY;
 }
 
 /* The same loop over libaio: io_getevents() for at least one, then one
@@ -752,8 +848,12 @@ int io_ctx_run(struct io_ctx *c, uint64_t seed, struct io_stats *ret)
 			      0 :
 			      (c->job.total_bytes + c->job.block - 1) /
 				      c->job.block;
-	for (unsigned int i = 0; i < c->job.depth; i++)
+	ret->retries = ret->sq_full_waits = 0;
+	c->st = ret;
+	for (unsigned int i = 0; i < c->job.depth; i++) {
 		c->slots[i].used = false;
+		c->slots[i].retries = 0;
+	}
 
 	run.cpu0 = cpu_now();
 	run.t0 = now_ns();

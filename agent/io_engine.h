@@ -33,6 +33,7 @@
 struct lat_hist {
 	uint64_t count;
 	uint64_t min, max; /* exact, ns */
+	double sum; /* ns: the mean, for Little's law checks */
 	uint64_t buckets[LAT_BUCKETS];
 };
 
@@ -109,6 +110,8 @@ struct io_job {
 	bool datasync; /* a timed fdatasync() after the last write completes */
 	bool check_pattern; /* reads: check every buffer against the pattern
 			     * after the run (not timed) */
+	bool sq_aff; /* SQPOLL: pin its kernel thread to sq_cpu */
+	unsigned int sq_cpu;
 };
 
 struct io_stats {
@@ -118,6 +121,8 @@ struct io_stats {
 	double datasync_s; /* of elapsed_s, the final fdatasync() */
 	double cpu_s; /* user + system of the whole process (getrusage) */
 	uint64_t checked; /* buffers checked against the pattern */
+	uint64_t sq_full_waits; /* waits for a free SQE (or io_submit room) */
+	uint64_t retries; /* I/Os reissued after EAGAIN or EINTR */
 	struct lat_hist lat; /* submission to completion, per I/O */
 };
 

@@ -185,17 +185,24 @@ struct json_object *jget(struct json_object *root, const char *path)
 	return cur;
 }
 
-/* Keeps s in *slot, freeing what the previous call kept there: the values
- * jstr() and jjoin() return are never cut short, whatever their length (a
- * kernel command line may pass 4 KiB). */
-static const char *keep(char **slot, char *s)
+/*
+ * Keeps s in the next of JKEEP slots, freeing what was kept there JKEEP
+ * calls ago: the values jstr() and jjoin() return are never cut short,
+ * whatever their length (a kernel command line may pass 4 KiB), and a test
+ * may hold a few of them at once, as it could when they were static.
+ */
+#define JKEEP 16
+
+static const char *keep(char *s)
 {
-	free(*slot);
-	*slot = s;
+	static char *slots[JKEEP];
+	static size_t next;
+
+	free(slots[next]);
+	slots[next] = s;
+	next = (next + 1) % JKEEP;
 	return s ? s : "<out of memory>";
 }
-
-static char *jstr_buf, *jjoin_buf;
 
 const char *jstr(struct json_object *root, const char *path)
 {
@@ -226,9 +233,9 @@ const char *jstr(struct json_object *root, const char *path)
 		if (asprintf(&s, "unknown (%s)",
 			     json_object_get_string(reason)) < 0)
 			s = NULL;
-		return keep(&jstr_buf, s);
+		return keep(s);
 	}
-	return keep(&jstr_buf, strdup(json_object_get_string(v)));
+	return keep(strdup(json_object_get_string(v)));
 }
 
 int64_t jint(struct json_object *root, const char *path)
@@ -282,12 +289,12 @@ const char *jjoin(struct json_object *root, const char *path)
 		return "<none>";
 	f = open_memstream(&s, &len);
 	if (!f)
-		return keep(&jjoin_buf, NULL);
+		return keep(NULL);
 	for (size_t i = 0; i < json_object_array_length(v); i++)
 		fprintf(f, "%s%s", i ? " " : "",
 			json_object_get_string(json_object_array_get_idx(v, i)));
 	fclose(f);
-	return keep(&jjoin_buf, s);
+	return keep(s);
 }
 
 bool jdouble(struct json_object *root, const char *path, double *ret)

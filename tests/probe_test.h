@@ -50,7 +50,8 @@ struct json_object *probe_fixture_opts(const char *name,
 struct json_object *jget(struct json_object *root, const char *path);
 
 /* String value at path ("" for null, "<missing>" when absent); for an
- * unknown item "unknown (reason)". Valid until the next call. */
+ * unknown item "unknown (reason)". Valid for the next 15 calls of jstr(),
+ * jat() and jjoin(). */
 const char *jstr(struct json_object *root, const char *path);
 
 /* Integer value at path; INT64_MIN when absent or not a number. */
@@ -69,12 +70,12 @@ size_t jlen(struct json_object *root, const char *path);
 size_t jkeys(struct json_object *root, const char *path);
 
 /* jstr() of element i of the array at path ("<missing>" past its end). Valid
- * until the next jstr() or jat() call. */
+ * as long as jstr()'s. */
 const char *jat(struct json_object *root, const char *path, size_t i);
 
 /* The elements of the array at path joined by single spaces ("" when empty);
  * "<none>" when absent or not an array, so a scalar string that happens to
- * read like the list never matches. Valid until the next call. */
+ * read like the list never matches. Valid for the next 15 such calls. */
 const char *jjoin(struct json_object *root, const char *path);
 
 /* Stores the double at path in *ret and returns true; returns false and
