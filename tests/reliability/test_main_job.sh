@@ -44,6 +44,11 @@ signal_name() {
 	[ "$1" -gt 128 ] && echo "SIG$(kill -l $(($1 - 128)) 2>/dev/null)"
 }
 
+# because REASON: adds it to why, the reasons a run failed
+because() {
+	why=${why:+$why, }$1
+}
+
 sanitizer_report='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: [A-Za-z]*Sanitizer'
 crashes=0 ms_all=() statuses=()
 for i in $(seq "$runs"); do
@@ -57,23 +62,24 @@ for i in $(seq "$runs"); do
 	status=$?
 	ms_all+=($((($(date +%s%N) - start) / 1000000)))
 	cat "$err" >>"$tmp/ledger/m1.log"
-	why=()
-	[ "$status" -ne 0 ] && why+=("exit status $status")
-	[ "$status" -eq 124 ] && why+=("hung: killed after $limit s")
+	why=
+	[ "$status" -ne 0 ] && because "exit status $status"
+	[ "$status" -eq 124 ] && because "hung: killed after $limit s"
 	sig=$(signal_name "$status")
-	[ -n "$sig" ] && why+=("killed by $sig")
-	grep -qE "$sanitizer_report" "$err" && why+=("a sanitizer report")
+	[ -n "$sig" ] && because "killed by $sig"
+	grep -qE "$sanitizer_report" "$err" && because "a sanitizer report"
 	cores=$(leftovers "$cwd")
-	[ -n "$cores" ] && why+=("left $cores")
-	if [ ${#why[@]} -gt 0 ]; then
+	[ -n "$cores" ] && because "left ${cores% }"
+	if [ -n "$why" ]; then
 		crashes=$((crashes + 1))
 		statuses+=("$status")
-		not_ok "run $i of $runs: ${why[*]}; its standard error:"
+		not_ok "run $i of $runs: $why; its standard error:"
 		sed 's/^/    /' "$err" >&2
 		rm -rf "${cwd:?}"/*
 	fi
 	check_eq "run $i: the spool is empty" \
-		"$(find "$tmp/spool.m1" -type f | head -n 5 | tr '\n' ' ')" ""
+		"$(find "$tmp/spool.m1" -type f 2>/dev/null | head -n 5 |
+			tr '\n' ' ')" ""
 	check_eq "run $i: the work directory is empty" "$(leftovers "$work")" ""
 	# the next run starts in an empty one, as the first did
 	rm -rf "${work:?}"/*
