@@ -7,10 +7,17 @@
  * then teardown, and computes medians and ratio intervals from the raw
  * per-repeat samples.
  *
+ * Each benchmark runs in a child process of its own, named "fb-<benchmark>"
+ * (cut to 15 characters: "fb-false_sharin"), which hands its results back
+ * when it is done. A child that dies (a signal, an error, an overrun of
+ * timeout_s) costs only its own benchmark: its variants are reported
+ * "failed" with where it died, and the other benchmarks' samples are kept.
+ *
  * The report (docs/bench.md) is one JSON object:
  *   { "profile", "dir", "repeats", "seed", "steal_threshold_pct", "noisy",
- *     "results": [ { "benchmark", "variant", "status": "ok" | "skipped",
- *                    "skip_reason", "parameters": { ... },
+ *     "results": [ { "benchmark", "variant",
+ *                    "status": "ok" | "skipped" | "failed",
+ *                    "skip_reason", "failure", "parameters": { ... },
  *                    "metrics": [ { "metric", "unit", "samples": [..],
  *                                   "median", "min", "max" } ],
  *                    "repeats": [ { "steal_pct", "loadavg1", "wall_s",
@@ -20,7 +27,8 @@
  *                        "level", "method" } ] }
  *
  * Benchmark modules do not print: they record samples, or skip a variant
- * with a reason, and return -errno only for failures of the agent itself.
+ * with a reason, and return -errno when they cannot go on (which fails
+ * their benchmark, not the suite).
  */
 #ifndef FLEETBENCH_BENCH_H
 #define FLEETBENCH_BENCH_H
@@ -52,6 +60,7 @@ struct bench_params {
 	long long seed; /* PRNG seed: permutations, offsets, bootstrap */
 	char *randread_file; /* read this existing file instead (vs_fio) */
 	const char *root; /* kernel files below this root; NULL: "/" (tests) */
+	long long timeout_s; /* limit of one benchmark's process, 0: none */
 };
 
 /* One benchmark variant's results: built by the driver, filled by ops. */
@@ -90,13 +99,49 @@ const struct bench_ops *bench_find(const char *name);
 
 /*
  * Runs the benchmarks named in `only` (comma-separated; NULL: all) with p
- * and returns the report in *ret. Returns 0; -EINVAL for an unknown name in
- * only (err says which); -EINTR when SIGINT/SIGTERM arrived (after every
- * teardown ran, so no file is left); other -errno on a failure, with err
- * saying what.
+ * and returns the report in *ret, each benchmark in a child process (see
+ * the top). Returns 0, also when benchmarks failed (their results say
+ * "failed": bench_report_failed() counts them); -EINVAL for an unknown name
+ * in only (err says which); -EINTR when SIGINT/SIGTERM arrived (forwarded
+ * to the running child as SIGTERM, SIGKILL after BENCH_STOP_WAIT_S; every
+ * teardown ran or the child is gone, so no file is left, and a system
+ * setting the child changed is restored); other -errno on a failure of the
+ * driver itself, with err saying what.
  */
 int bench_suite_run(const struct bench_params *p, const char *only,
 		    struct json_object **ret, char *err, size_t errlen);
+
+/* How long a child has to stop after SIGTERM before SIGKILL. */
+#define BENCH_STOP_WAIT_S 10
+
+/* The number of results of a bench report whose status is "failed". */
+size_t bench_report_failed(struct json_object *report);
+
+/*
+ * The bounds pass the driver makes over each child's results: every metric
+ * of every "ok" result is checked with bounds_check_metric() against the
+ * wall_s of its windows (window k for sample k). A result that breaks one
+ * becomes status "failed" with failure "out of bounds: <why>", its metrics
+ * and windows dropped (parameters kept), and each comparison of its
+ * benchmark that uses it gets ratio null and the reason "<variant> failed:
+ * <failure>". Returns how many results it failed.
+ */
+size_t bench_check_bounds(struct json_object *results,
+			  struct json_object *comparisons);
+
+/* Whether the comma-separated list only names benchmark name. */
+int bench_only_has(const char *only, const char *name);
+
+/*
+ * The method of a run with p and only (proto/fleetbench.proto, Method):
+ * { "key", "profile", "repeats", "chase_bytes", ..., "fs_increments",
+ *   "only": [names, when a subset ran], "randread_file": bool }, the key
+ * "standard" when p is the profile's own and every benchmark ran, else the
+ * profile followed by each difference: "standard+chase_bytes=64M+only=
+ * randread". 0, -EINVAL for an unknown profile, or -ENOMEM.
+ */
+int bench_method_json(const struct bench_params *p, const char *only,
+		      struct json_object **ret);
 
 /* Installs the SIGINT/SIGTERM handlers that make bench_interrupted() true. */
 void bench_install_signals(void);
@@ -182,6 +227,24 @@ int bench_check_space(const char *dir, uint64_t bytes, char *err,
  * O_DIRECT, -EINVAL means the filesystem refuses direct I/O (tmpfs).
  */
 int bench_tmpfile(const char *dir, int flags);
+
+/*
+ * Writes value into a kernel file below the root (a hugetlb pool size).
+ * 0 or -errno.
+ */
+int bench_write_file(struct bench_run *run, const char *path,
+		     const char *value);
+
+/*
+ * Before a benchmark changes a system setting: should its process die
+ * before bench_restore_done(run, path), the driver writes `previous` back
+ * into path (below the root). Up to 4 at a time; 0, or -ENOSPC when all
+ * are in use, -ENAMETOOLONG for a path or value too long to keep.
+ */
+int bench_restore_arm(struct bench_run *run, const char *path,
+		      const char *previous);
+/* The setting at path is restored: the driver need not. */
+void bench_restore_done(struct bench_run *run, const char *path);
 
 /* Monotonic seconds. */
 double bench_now(void);

@@ -529,31 +529,13 @@ static void chase_skip_all(struct chase_state *st, const char *why)
 			bench_result_skip(st->v[i].res, "%s", why);
 }
 
-static int write_kernel_file(struct bench_run *run, const char *path,
-			     const char *value)
-{
-	const char *root = bench_root(run);
-	char full[4096];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-
-	snprintf(full, sizeof(full), "%s%s", strcmp(root, "/") ? root : "",
-		 path);
-	fd = open(full, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, strlen(value));
-	if (n < 0)
-		return -errno;
-	return (size_t)n == strlen(value) ? 0 : -EIO;
-}
-
 #define POOL_2M HUGETLB_DIR "/hugepages-2048kB"
 
 /*
  * --reserve-hugetlb N (root, checked by main): grows the 2 MiB pool so N
  * pages are free for the benchmark (it never shrinks a pool), remembering
- * the old size for teardown. What was asked and granted are parameters of
+ * the old size for teardown, and for the driver should this process die
+ * before (bench_restore_arm). What was asked and granted are parameters of
  * the hugetlb_2m result.
  */
 static void chase_reserve(struct bench_run *run, struct chase_state *st,
@@ -580,9 +562,15 @@ static void chase_reserve(struct bench_run *run, struct chase_state *st,
 		return;
 	}
 	target = nr + want - (nfree - resv);
-	snprintf(val, sizeof(val), "%lld", (long long)target);
+	snprintf(val, sizeof(val), "%lld", (long long)nr);
+	r = bench_restore_arm(run, POOL_2M "/nr_hugepages", val);
+	if (r < 0) {
+		bench_param_str(res, "reserve_hugetlb_result", errname(r));
+		return;
+	}
 	st->pool_restore = nr;
-	r = write_kernel_file(run, POOL_2M "/nr_hugepages", val);
+	snprintf(val, sizeof(val), "%lld", (long long)target);
+	r = bench_write_file(run, POOL_2M "/nr_hugepages", val);
 	if (r < 0) {
 		bench_param_str(res, "reserve_hugetlb_result", errname(r));
 		return;
@@ -883,7 +871,9 @@ static void chase_teardown(struct bench_run *run, void *state)
 		int r;
 
 		snprintf(val, sizeof(val), "%lld", (long long)st->pool_restore);
-		r = write_kernel_file(run, POOL_2M "/nr_hugepages", val);
+		r = bench_write_file(run, POOL_2M "/nr_hugepages", val);
+		if (r == 0)
+			bench_restore_done(run, POOL_2M "/nr_hugepages");
 		if (st->v[2].res)
 			bench_param_str(st->v[2].res, "reserve_hugetlb_restored",
 					r < 0 ? errname(r) : "ok");

@@ -41,6 +41,7 @@ enum {
 	ST_FAILURE = 1,
 	ST_USAGE = 2,
 	ST_UNDELIVERED = 3, /* spooled, not delivered yet: `send` later */
+	ST_BENCH_FAILED = 4, /* done, but one or more benchmarks failed */
 	ST_INTERRUPTED = 130,
 };
 
@@ -130,6 +131,9 @@ static const struct config_key agent_keys[] = {
 	  "PRNG seed (default: from the clock, reported)" },
 	{ "bench", "reserve_hugetlb", CONFIG_INT, B(reserve_hugetlb), "0", 0,
 	  1 << 24, "2 MiB pages to reserve for the hugetlb variants (root; restored after)" },
+	/* the per-profile defaults and why: bench.c's profiles table */
+	{ "bench", "timeout_s", CONFIG_INT, B(timeout_s), NULL, 1, 604800,
+	  "time limit of one benchmark in s, then it is killed and reported failed" },
 	{ "bench", "randread_file", CONFIG_STR, B(randread_file), NULL, 0, 0,
 	  "read this existing file instead of writing one (kept)" },
 };
@@ -155,6 +159,7 @@ static const struct cli_flag flag_keys[] = {
 	{ "steal-threshold", "bench", "steal_threshold_pct", false },
 	{ "seed", "bench", "seed", false },
 	{ "reserve-hugetlb", "bench", "reserve_hugetlb", false },
+	{ "bench-timeout", "bench", "timeout_s", false },
 	{ "randread-file", "bench", "randread_file", false },
 	{ "spool-dir", "agent", "spool_dir", false },
 	{ "spool-limit", "agent", "spool_limit", false },
@@ -221,6 +226,8 @@ static void usage(FILE *f)
 		"      --reserve-hugetlb N  reserve N 2 MiB pages for the hugetlb variants\n"
 		"                           (root only; the pool is restored afterwards)\n"
 		"      --randread-file PATH read this existing file instead of writing one\n"
+		"      --bench-timeout S    kill a benchmark running longer, report it failed\n"
+		"                           (default by profile: 120, 600, 1800)\n"
 		"  run, send and spool:\n"
 		"      --no-send            run: spool the report, do not send it\n"
 		"      --spool-dir DIR      spool directory (default /var/lib/fleetbench/spool)\n"
@@ -244,13 +251,15 @@ static void usage(FILE *f)
 		"[agent] provider, instance_type, region, work_dir, steal_window_ms,\n"
 		"spool_dir, spool_limit; [collector] endpoints, server_public_key,\n"
 		"agent_key, send_timeout_ms, retries, backoff_ms, backoff_max_ms, insecure;\n"
-		"[bench] the rest, with '-' written '_'.\n"
+		"[bench] the rest, with '-' written '_' (--bench-timeout: timeout_s).\n"
 		"\n"
 		"exit status: 0 done (run, send: every report of the pass delivered);\n"
 		"1 failure (also: a report was rejected by the collector or found damaged\n"
 		"and quarantined); 2 bad usage or config; 3 reports stay spooled because no\n"
 		"collector took them (unreachable or RETRY_LATER): `send` delivers them\n"
-		"later; 130 interrupted.\n");
+		"later; 4 bench, run: done (printed, delivered), but a benchmark failed\n"
+		"(crashed, timed out, or measured a figure out of bounds: its results\n"
+		"say \"failed\"); 130 interrupted.\n");
 }
 
 static enum label_source label_source(const char *key, const char *value,
@@ -311,6 +320,7 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(seq_bytes);
 	FILL(seq_block);
 	FILL(fs_increments);
+	FILL(timeout_s);
 #undef FILL
 	if (!b->seed) {
 		struct timespec ts;
@@ -334,6 +344,28 @@ static int bench_resolve(struct agent_config *cfg)
 	return 0;
 }
 
+/* One line per failed benchmark variant: the journal of a timer's run. */
+static void log_failures(struct json_object *bench)
+{
+	struct json_object *results, *v;
+
+	if (!json_object_object_get_ex(bench, "results", &results))
+		return;
+	for (size_t i = 0; i < json_object_array_length(results); i++) {
+		struct json_object *r = json_object_array_get_idx(results, i);
+		const char *f[3] = { NULL, NULL, NULL };
+		static const char *const keys[] = { "benchmark", "variant",
+						    "failure" };
+
+		for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+			if (json_object_object_get_ex(r, keys[k], &v) && v)
+				f[k] = json_object_get_string(v);
+		if (f[2])
+			log_error("benchmark %s/%s failed: %s", f[0], f[1],
+				  f[2]);
+	}
+}
+
 static int do_bench(struct agent_config *cfg, struct json_object **ret)
 {
 	char err[512] = "";
@@ -348,6 +380,8 @@ static int do_bench(struct agent_config *cfg, struct json_object **ret)
 		log_error("interrupted: the benchmarks stopped and their files are removed");
 	else if (r < 0)
 		log_error("%s", err[0] ? err : strerror(-r));
+	else
+		log_failures(*ret);
 	return r;
 }
 
@@ -883,6 +917,7 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 	struct collector c = { 0 };
 	struct spool *s = NULL;
 	int64_t started = realtime_ms();
+	size_t failed = 0;
 	int r, ret;
 
 	if (!strcmp(command, "bench")) {
@@ -890,6 +925,8 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 		if (r < 0)
 			return bench_status(r);
 		ret = print_report(bench, true);
+		if (ret == ST_OK && bench_report_failed(bench))
+			ret = ST_BENCH_FAILED;
 		json_object_put(bench);
 		return ret;
 	}
@@ -922,6 +959,7 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 		}
 	}
 	ret = ST_OK;
+	failed = bench ? bench_report_failed(bench) : 0;
 	if (spooling)
 		ret = spool_report(cfg, s, report, bench, started,
 				   realtime_ms());
@@ -933,6 +971,9 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 		ret = r;
 	if (ret == ST_OK && spooling && !arg_no_send)
 		ret = flush_spool(cfg, s, &c, stderr);
+	/* 1 and 3 say more than a failed benchmark: they win */
+	if (ret == ST_OK && failed)
+		ret = ST_BENCH_FAILED;
 out:
 	json_object_put(bench);
 	json_object_put(report);

@@ -151,6 +151,12 @@ void output_bench_table(FILE *f, struct json_object *bench)
 				jfield(r, "skip_reason"));
 			continue;
 		}
+		if (!strcmp(jfield(r, "status"), "failed")) {
+			fprintf(f, "  %-14s %-16s FAILED: %s\n",
+				jfield(r, "benchmark"), jfield(r, "variant"),
+				jfield(r, "failure"));
+			continue;
+		}
 		json_object_object_get_ex(r, "metrics", &metrics);
 		for (size_t k = 0; k < json_object_array_length(metrics); k++) {
 			struct json_object *m =

@@ -17,7 +17,7 @@ void output_table(FILE *f, struct json_object *report);
 /*
  * Prints a benchmark report (the "bench" object): one row per variant and
  * metric with median, min and max over the repeats, skipped variants with
- * their reason, noisy repeats flagged, then the comparisons with their
+ * their reason, failed ones with their failure, noisy repeats flagged, then the comparisons with their
  * confidence intervals.
  */
 void output_bench_table(FILE *f, struct json_object *bench);

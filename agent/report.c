@@ -3,12 +3,14 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "codec.h"
 
 #define PATH_LEN 64
@@ -403,7 +405,7 @@ static int convert_result(struct json_object *res, Fleetbench__Benchmark *b,
 			  const char *path, char err[REPORT_ERR_LEN])
 {
 	struct json_object *status = member(res, "status");
-	bool skipped;
+	bool skipped, failed;
 	int r;
 
 	if (!json_object_is_type(res, json_type_object))
@@ -412,14 +414,18 @@ static int convert_result(struct json_object *res, Fleetbench__Benchmark *b,
 	if (!json_object_is_type(status, json_type_string))
 		return bad(err, path, "status", "missing");
 	skipped = !strcmp(json_object_get_string(status), "skipped");
-	if (!skipped && strcmp(json_object_get_string(status), "ok"))
-		return bad(err, path, "status", "neither \"ok\" nor \"skipped\"");
+	failed = !strcmp(json_object_get_string(status), "failed");
+	if (!skipped && !failed && strcmp(json_object_get_string(status), "ok"))
+		return bad(err, path, "status",
+			   "none of \"ok\", \"skipped\" and \"failed\"");
 	r = copy_string(res, "benchmark", true, &b->benchmark, path, err);
 	if (r == 0)
 		r = copy_string(res, "variant", true, &b->variant, path, err);
 	if (r == 0 && skipped)
 		r = copy_string(res, "skip_reason", true, &b->skip_reason,
 				path, err);
+	if (r == 0 && failed)
+		r = copy_string(res, "failure", true, &b->failure, path, err);
 	if (r == 0)
 		r = convert_params(res, b, path, err);
 	if (r == 0)
@@ -462,6 +468,82 @@ static int convert_comparison(struct json_object *o, Fleetbench__Comparison *c,
 	return r;
 }
 
+/* The method's whole numbers, as fields of Fleetbench__Method. */
+static const struct {
+	const char *key;
+	size_t offset;
+	bool is_unsigned; /* uint64_t, else int64_t */
+} method_numbers[] = {
+#define N(f, u) { #f, offsetof(Fleetbench__Method, f), u }
+	N(repeats, false),     N(chase_bytes, true), N(chase_accesses, false),
+	N(fault_bytes, true),  N(file_bytes, true),  N(io_ms, false),
+	N(iodepth, false),     N(seq_bytes, true),   N(seq_block, true),
+	N(fs_increments, false),
+#undef N
+};
+
+/* The bench report's "method" (bench_method_json()) into rep->method. */
+static int convert_method(struct json_object *o, Fleetbench__Report *rep,
+			  char err[REPORT_ERR_LEN])
+{
+	Fleetbench__Method *m;
+	struct json_object *only, *rf = member(o, "randread_file");
+	size_t n;
+	int r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return bad(err, "", "method", "not an object");
+	m = malloc(sizeof(*m));
+	if (!m)
+		return oom(err);
+	fleetbench__method__init(m);
+	rep->method = m;
+	r = copy_string(o, "key", true, &m->key, "method", err);
+	if (r == 0)
+		r = copy_string(o, "profile", true, &m->profile, "method", err);
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(method_numbers); i++) {
+		struct json_object *v = member(o, method_numbers[i].key);
+		char *field = (char *)m + method_numbers[i].offset;
+		int64_t x;
+
+		if (!json_object_is_type(v, json_type_int))
+			return bad(err, "method", method_numbers[i].key,
+				   v ? "not an integer" : "missing");
+		x = json_object_get_int64(v);
+		if (method_numbers[i].is_unsigned && x < 0)
+			return bad(err, "method", method_numbers[i].key,
+				   "negative");
+		if (method_numbers[i].is_unsigned)
+			*(uint64_t *)field = (uint64_t)x;
+		else
+			*(int64_t *)field = x;
+	}
+	if (r < 0)
+		return r;
+	if (!json_object_is_type(rf, json_type_boolean))
+		return bad(err, "method", "randread_file",
+			   rf ? "not a boolean" : "missing");
+	m->randread_file = json_object_get_boolean(rf);
+	r = array_of(o, "only", &only, &n, "method", err);
+	if (r < 0)
+		return r;
+	m->only = alloc_array(n, sizeof(*m->only));
+	if (!m->only)
+		return oom(err);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(only, i);
+
+		if (!json_object_is_type(v, json_type_string))
+			return bad(err, "method", "only", "not strings");
+		r = dup_str(&m->only[m->n_only], json_object_get_string(v),
+			    err);
+		if (r < 0)
+			return r;
+		m->n_only++;
+	}
+	return 0;
+}
+
 static int convert_bench(struct json_object *bench, Fleetbench__Report *rep,
 			 char err[REPORT_ERR_LEN])
 {
@@ -481,6 +563,11 @@ static int convert_bench(struct json_object *bench, Fleetbench__Report *rep,
 	if (seed) {
 		rep->has_seed = 1;
 		rep->seed = json_object_get_int64(seed);
+	}
+	if (member(bench, "method")) {
+		r = convert_method(member(bench, "method"), rep, err);
+		if (r < 0)
+			return r;
 	}
 
 	r = array_of(bench, "results", &results, &n, "", err);

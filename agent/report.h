@@ -29,7 +29,7 @@
  *   and cmdline are left unset when unknown);
  * - probe_json: the whole probe object as JSON text;
  * - benchmarks: one per results[] entry, skip_reason set when it was
- *   skipped, its windows from repeats[] (a null steal_pct is left unset);
+ *   skipped, failure when it failed (status "failed"), its windows from repeats[] (a null steal_pct is left unset);
  *   parameters map by JSON type: integer to int_value, double to
  *   double_value, boolean to bool_value, string to string_value, an array
  *   or object to string_value holding its JSON text; a null parameter is

@@ -310,6 +310,7 @@ static int json_benchmark(struct json_object *list,
 	TRY(add_str(o, "benchmark", b->benchmark));
 	TRY(add_str(o, "variant", b->variant));
 	TRY(add_str(o, "skip_reason", b->skip_reason));
+	TRY(add_str(o, "failure", b->failure));
 	TRY(add_child(o, "parameters", false, &params));
 	for (size_t i = 0; i < b->n_parameters; i++)
 		TRY(json_param(params, b->parameters[i]));

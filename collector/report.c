@@ -3,8 +3,9 @@
  * fleetbench report: one self-contained HTML file (inline CSS and SVG, no
  * script, font or link to fetch) from the views: THP speedup and io_uring
  * gain per instance type and kernel with their 95% intervals and run
- * counts (fleet_kernels_by), the capability matrix, what changed between
- * kernels, and the open alerts when the database has an alerts table.
+ * counts (fleet_kernels_by), the capability matrix with the runs whose
+ * variants failed, what changed between kernels, and the open alerts when
+ * the database has an alerts table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,7 +66,7 @@ static const char kernels_sql[] =
 	"thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction, "
 	"iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi, "
 	"iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
-	"first_run "
+	"first_run, failed, failures "
 	"FROM fleet_kernels_by(NULL, $1::timestamptz)";
 
 /*
@@ -309,6 +310,20 @@ static void share_cell(FILE *f, const char *name, const char *share)
 	fputs("</span>", f);
 }
 
+/* Runs with a failed variant, and which failed, when any did. */
+static void failed_cell(FILE *f, const PGresult *res, int row)
+{
+	const char *failed = val(res, row, "failed");
+
+	if (!failed || !strcmp(failed, "0"))
+		return;
+	fprintf(f, "<span class=\"cap failed\" data-cap=\"failed\" "
+		   "data-failed=\"%s\">failed in %s of %s runs: ",
+		failed, failed, val(res, row, "runs"));
+	esc(f, val(res, row, "failures"));
+	fputs("</span>", f);
+}
+
 /* The kernels in order of their first run anywhere in the fleet. */
 static int kernel_columns(const PGresult *res, const char ***ret)
 {
@@ -365,8 +380,10 @@ static int matrix(FILE *f, const PGresult *res)
 	fprintf(f, "<section id=\"capabilities\">\n<h2>Capabilities per instance type and kernel</h2>\n"
 		   "<p class=\"note\">The share of runs where io_uring could be set up, "
 		   "SQPOLL was permitted and the kernel offered 1 GiB pages "
-		   "(&#10003; all, &#10007; none, else the percentage), and the most "
-		   "common THP mode. Empty: no runs.</p>\n"
+		   "(&#10003; all, &#10007; none, else the percentage), the most "
+		   "common THP mode, and the runs in which a benchmark variant "
+		   "failed (crashed, timed out or measured the impossible), with "
+		   "each failed variant and its number of runs. Empty: no runs.</p>\n"
 		   "<table class=\"matrix\">\n<thead><tr><th>instance type</th>");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "<th class=\"kernel\">");
@@ -405,7 +422,9 @@ static int matrix(FILE *f, const PGresult *res)
 			fprintf(f, "<span class=\"cap thp\" data-cap=\"THP\">THP ");
 			esc(f, val(res, row, "thp_mode") ? val(res, row, "thp_mode") :
 							    "?");
-			fprintf(f, "</span></td>");
+			fprintf(f, "</span>");
+			failed_cell(f, res, row);
+			fprintf(f, "</td>");
 		}
 		fprintf(f, "</tr>\n");
 		r = end;
@@ -499,7 +518,8 @@ static const char style[] =
 	"svg .ci{stroke-width:2}svg .median{stroke-width:2}svg .runs{fill:#555}"
 	".cap{display:block;white-space:nowrap}.cap.yes{color:#2a7d2a}"
 	".cap.no{color:#b3261e;font-weight:bold}.cap.some{color:#a15c00}"
-	".cap.unknown{color:#777}td.none{background:#fafafa}"
+	".cap.unknown{color:#777}.cap.failed{color:#b3261e;font-weight:bold;white-space:normal}"
+	"td.none{background:#fafafa}"
 	"tr.changed td{background:#fff4e5}code{font-size:.9em;word-break:break-all}";
 
 static int write_report(FILE *f, const char *title, const PGresult *k,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Named fault-injection points that SIGKILL the process (fault.h). */
+/* Named fault-injection points that crash the process (fault.h). */
 #include "fault.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,41 +12,100 @@
 /* Hits of the armed point so far: only one point is armed at a time. */
 static unsigned long hits;
 
-/* The N of "NAME@N", or 1 for a bare "NAME"; 0 when N is malformed. */
-static unsigned long nth(const char *at)
-{
-	unsigned long n;
-	char *end;
+enum fault_how { HOW_KILL, HOW_SEGV, HOW_ABRT, HOW_HANG, HOW_ENOMEM };
 
-	if (!*at)
-		return 1;
-	if (*at != '@' || at[1] < '1' || at[1] > '9')
-		return 0;
-	errno = 0;
-	n = strtoul(at + 1, &end, 10);
-	return errno || *end ? 0 : n;
+static const char *const how_names[] = {
+	[HOW_KILL] = "SIGKILL", [HOW_SEGV] = "SIGSEGV", [HOW_ABRT] = "SIGABRT",
+	[HOW_HANG] = "hang",	[HOW_ENOMEM] = "ENOMEM",
+};
+
+/*
+ * Parses "[@N][:HOW]" after the name into *n and *how; false when it is
+ * malformed (then the point never fires).
+ */
+static bool parse_spec(const char *at, unsigned long *n, int *how)
+{
+	const char *colon = strchr(at, ':');
+	size_t len = colon ? (size_t)(colon - at) : strlen(at);
+
+	*n = 1;
+	*how = HOW_KILL;
+	if (len) {
+		char digits[24], *end;
+
+		if (*at != '@' || len < 2 || len - 1 >= sizeof(digits) ||
+		    at[1] < '1' || at[1] > '9')
+			return false;
+		memcpy(digits, at + 1, len - 1);
+		digits[len - 1] = '\0';
+		errno = 0;
+		*n = strtoul(digits, &end, 10);
+		if (errno || *end)
+			return false;
+	}
+	if (!colon)
+		return true;
+	for (size_t i = 0; i < sizeof(how_names) / sizeof(how_names[0]); i++)
+		if (!strcmp(colon + 1, how_names[i])) {
+			*how = (int)i;
+			return true;
+		}
+	return false;
 }
 
-void fault_point(const char *name)
+static void say(const char *name, const char *how)
 {
 	static const char pre[] = "fault point '";
-	static const char post[] = "' reached: SIGKILL\n";
-	const char *spec = getenv(FAULT_ENV);
-	size_t len = strlen(name);
-	unsigned long n;
+	static const char mid[] = "' reached: ";
 	ssize_t w;
 
-	if (!spec || strncmp(spec, name, len) ||
-	    (spec[len] && spec[len] != '@'))
-		return;
-	n = nth(spec + len);
-	if (!n || __atomic_add_fetch(&hits, 1, __ATOMIC_RELAXED) != n)
-		return;
-	/* plain write(2)s, not log.c: unbuffered, out before the kill */
+	/* plain write(2)s, not log.c: unbuffered, out before the crash */
 	w = write(STDERR_FILENO, pre, sizeof(pre) - 1);
-	w += write(STDERR_FILENO, name, len);
-	w += write(STDERR_FILENO, post, sizeof(post) - 1);
+	w += write(STDERR_FILENO, name, strlen(name));
+	w += write(STDERR_FILENO, mid, sizeof(mid) - 1);
+	w += write(STDERR_FILENO, how, strlen(how));
+	w += write(STDERR_FILENO, "\n", 1);
 	(void)w;
+}
+
+int fault_point(const char *name)
+{
+	const char *spec = getenv(FAULT_ENV);
+	size_t len = strlen(name);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t set;
+	unsigned long n;
+	int how;
+
+	if (!spec || strncmp(spec, name, len) ||
+	    (spec[len] && spec[len] != '@' && spec[len] != ':'))
+		return 0;
+	if (!parse_spec(spec + len, &n, &how) ||
+	    __atomic_add_fetch(&hits, 1, __ATOMIC_RELAXED) != n)
+		return 0;
+	say(name, how_names[how]);
+	switch (how) {
+	case HOW_ENOMEM:
+		return -ENOMEM;
+	case HOW_HANG:
+		/* as if stuck in the kernel: every signal but SIGKILL waits */
+		sigfillset(&set);
+		sigprocmask(SIG_SETMASK, &set, NULL);
+		for (;;)
+			pause();
+	case HOW_ABRT:
+		abort();
+	case HOW_SEGV:
+		/* the default action: not a sanitizer's report and exit(1) */
+		sigaction(SIGSEGV, &dfl, NULL);
+		sigemptyset(&set);
+		sigaddset(&set, SIGSEGV);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		kill(getpid(), SIGSEGV);
+		break;
+	default:
+		break;
+	}
 	kill(getpid(), SIGKILL);
 	/* SIGKILL cannot be caught; should the kill fail, do not go on */
 	_exit(137);

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "bounds.h"
 #include "cleanup.h"
 
 static int invalid(char err[CODEC_ERR_LEN], const char *fmt, ...)
@@ -290,6 +291,7 @@ static const struct field_limit field_limits[] = {
 	{ &fleetbench__kernel__descriptor, "version", CODEC_MAX_CMDLINE },
 	{ &fleetbench__kernel__descriptor, "cmdline", CODEC_MAX_CMDLINE },
 	{ &fleetbench__benchmark__descriptor, "skip_reason", CODEC_MAX_REASON },
+	{ &fleetbench__benchmark__descriptor, "failure", CODEC_MAX_REASON },
 	{ &fleetbench__benchmark__descriptor, "parameters", CODEC_MAX_PARAMS },
 	{ &fleetbench__benchmark__descriptor, "metrics", CODEC_MAX_METRICS },
 	{ &fleetbench__benchmark__descriptor, "windows", CODEC_MAX_WINDOWS },
@@ -737,20 +739,17 @@ static int check_params(const Fleetbench__Benchmark *b, size_t bi,
 	return 0;
 }
 
-/* Units whose samples have a known range; others need only be finite. */
-static const struct {
-	const char *unit;
-	double min, max;
-} unit_ranges[] = {
-	{ "count", 0, HUGE_VAL }, { "ns", 0, HUGE_VAL },
-	{ "us", 0, HUGE_VAL },    { "ms", 0, HUGE_VAL },
-	{ "s", 0, HUGE_VAL },     { "MB/s", 0, HUGE_VAL },
-	{ "IO/s", 0, HUGE_VAL },  { "fraction", 0, 1 },
-};
-
+/*
+ * Every metric's samples within proto/bounds.h, sample k against the wall
+ * time of window k (the repeat it was measured in), so that a figure that
+ * cannot be true is refused with the benchmark, variant and metric named.
+ */
 static int check_metrics(const Fleetbench__Benchmark *b, size_t bi,
 			 char err[CODEC_ERR_LEN])
 {
+	_cleanup_free_ double *wall = NULL;
+	char why[CODEC_ERR_LEN];
+
 	for (size_t i = 0; i < b->n_metrics; i++) {
 		const Fleetbench__Metric *m = b->metrics[i];
 
@@ -759,23 +758,54 @@ static int check_metrics(const Fleetbench__Benchmark *b, size_t bi,
 				return invalid(err,
 					       "benchmarks[%zu].metrics[%zu].metric: same as metrics[%zu]",
 					       bi, i, j);
-		for (size_t u = 0; u < ARRAY_SIZE(unit_ranges); u++) {
-			if (strcmp(m->unit, unit_ranges[u].unit))
-				continue;
-			for (size_t k = 0; k < m->n_samples; k++) {
-				double x = m->samples[k];
-
-				if (x < unit_ranges[u].min ||
-				    x > unit_ranges[u].max)
-					return invalid(err,
-						       "benchmarks[%zu].metrics[%zu].samples[%zu]: %g is outside [%g, %g] for unit %s",
-						       bi, i, k, x,
-						       unit_ranges[u].min,
-						       unit_ranges[u].max,
-						       m->unit);
-			}
-		}
 	}
+	if (b->n_metrics && b->n_windows) {
+		wall = malloc(b->n_windows * sizeof(*wall));
+		if (!wall)
+			return -ENOMEM;
+		/* NaN: a window without wall_s bounds nothing */
+		for (size_t k = 0; k < b->n_windows; k++)
+			wall[k] = b->windows[k]->has_wall_s ?
+					  b->windows[k]->wall_s :
+					  NAN;
+	}
+	for (size_t i = 0; i < b->n_metrics; i++) {
+		const Fleetbench__Metric *m = b->metrics[i];
+
+		if (bounds_check_metric(m->metric, m->unit, m->samples,
+					m->n_samples, wall,
+					wall ? b->n_windows : 0, why,
+					sizeof(why)) < 0)
+			return invalid(err, "benchmarks[%zu] %s/%s: %s", bi,
+				       b->benchmark, b->variant, why);
+	}
+	return 0;
+}
+
+/*
+ * A variant is ok, skipped (skip_reason) or failed (failure), never both
+ * of the last; a failed one measured nothing, so it carries no metrics
+ * and no windows. A skipped one may (agents before the failure field
+ * could skip a variant after its first repeats).
+ */
+static int check_status(const Fleetbench__Benchmark *b, size_t bi,
+			char err[CODEC_ERR_LEN])
+{
+	if (!b->failure)
+		return 0;
+	if (!*b->failure)
+		return invalid(err,
+			       "benchmarks[%zu].failure: empty (a failure says what failed)",
+			       bi);
+	if (b->skip_reason)
+		return invalid(err,
+			       "benchmarks[%zu] %s/%s: both failure and skip_reason (a variant fails or is skipped)",
+			       bi, b->benchmark, b->variant);
+	if (b->n_metrics || b->n_windows)
+		return invalid(err,
+			       "benchmarks[%zu] %s/%s: failed, yet carries %zu metrics and %zu windows (a failed variant carries none)",
+			       bi, b->benchmark, b->variant, b->n_metrics,
+			       b->n_windows);
 	return 0;
 }
 
@@ -818,13 +848,17 @@ static int check_benchmarks(const Fleetbench__Report *r,
 					       "benchmarks[%zu]: same benchmark and variant as benchmarks[%zu]",
 					       i, j);
 		}
+		ret = check_status(b, i, err);
+		if (ret < 0)
+			return ret;
 		ret = check_params(b, i, err);
 		if (ret < 0)
 			return ret;
-		ret = check_metrics(b, i, err);
+		/* windows first: a negative wall_s is named as such */
+		ret = check_windows(b, i, err);
 		if (ret < 0)
 			return ret;
-		ret = check_windows(b, i, err);
+		ret = check_metrics(b, i, err);
 		if (ret < 0)
 			return ret;
 	}

@@ -22,7 +22,7 @@
 #define CODEC_UNPACK_BUDGET (16u << 20) /* bytes the unpacker may allocate */
 #define CODEC_MAX_STRING 1024 /* any string not named below */
 #define CODEC_MAX_CMDLINE 8192 /* kernel.cmdline, kernel.version */
-#define CODEC_MAX_REASON 4096 /* skip_reason, comparison and Ack reason */
+#define CODEC_MAX_REASON 4096 /* skip_reason, failure, comparison and Ack reason */
 #define CODEC_MAX_PROBE_JSON (1u << 20) /* probe_json */
 #define CODEC_MAX_BENCHMARKS 256
 #define CODEC_MAX_COMPARISONS 256

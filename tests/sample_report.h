@@ -7,6 +7,7 @@
 #ifndef FLEETBENCH_SAMPLE_REPORT_H
 #define FLEETBENCH_SAMPLE_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,14 @@ struct sample_report {
 	 * comparisons vary with n.
 	 */
 	unsigned shape;
+	/*
+	 * Shape 0 only. failed: a second benchmark, randread/io_uring_sqpoll,
+	 * that failed ("SIGSEGV in randread/io_uring_sqpoll (repeat 2 of
+	 * 3)": no metrics, no windows). out_of_bounds: the small benchmark
+	 * has three windows of 0.5 s, and its sample 1 is 2^64 ns, longer
+	 * than its window (proto/bounds.h): a collector refuses it.
+	 */
+	bool failed, out_of_bounds;
 };
 
 /*

@@ -50,6 +50,18 @@ int sys_io_uring_register(int fd, unsigned int opcode, void *arg,
 	return r < 0 ? -errno : (int)r;
 }
 
+int sys_pidfd_open(pid_t pid)
+{
+#ifdef __NR_pidfd_open
+	long r = syscall(__NR_pidfd_open, pid, 0);
+
+	return r < 0 ? -errno : (int)r;
+#else
+	(void)pid;
+	return -ENOSYS;
+#endif
+}
+
 int sys_madvise_thp(void *addr, size_t len, bool huge)
 {
 	return madvise(addr, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) < 0 ?

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * Executes CPUID for leaf/subleaf into ret[] = {eax, ebx, ecx, edx}.
@@ -38,5 +39,11 @@ int sys_madvise_thp(void *addr, size_t len, bool huge);
  * multiple of it. 0 or -errno.
  */
 int sys_mmap_anon(size_t len, size_t hugetlb_page_size, void **ret);
+
+/*
+ * pidfd_open(2): a descriptor (close-on-exec) that polls readable once
+ * process pid has ended, or -errno (-ENOSYS before Linux 5.3).
+ */
+int sys_pidfd_open(pid_t pid);
 
 #endif

@@ -259,6 +259,33 @@ check_eq "its samples and parameters are stored as sent" "$(q <<-EOF
 EOF
 )" '{1.5,2.25,0.1}|{"threads": 2}'
 
+# --- a failed variant is stored; a sample out of bounds refuses the report --
+
+F=$(uuid)
+check_eq "zsend: a report with a failed variant is COMMITTED" \
+	"$(zs a1 --report "failed:$F")" "ack COMMITTED $F "
+check_eq "the failed variant is stored with status failed and its failure" \
+	"$(q <<-EOF
+	SELECT benchmark, variant, status, failure, skip_reason IS NULL,
+	       (SELECT count(*) FROM bench_metrics m
+		WHERE m.run_id = b.run_id AND m.variant = b.variant)
+	FROM bench_results b WHERE run_id = '$F' ORDER BY position
+EOF
+)" "false_sharing|shared|ok||t|1
+randread|io_uring_sqpoll|failed|SIGSEGV in randread/io_uring_sqpoll (repeat 2 of 3)|t|0"
+check_eq "the run's figures list it" \
+	"$(q <<<"SELECT failed FROM run_figures WHERE run_id = '$F'")" \
+	"{randread/io_uring_sqpoll}"
+O=$(uuid)
+check_eq "zsend: a report with a sample out of bounds is REJECTED, naming it" \
+	"$(zs a1 --report "oob:$O")" \
+	"ack REJECTED $O benchmarks[0] false_sharing/shared: ns_per_increment: sample 1 is 1.84467e+19 ns, longer than its 0.5 s window"
+check_eq "and nothing of it is stored" "$(q <<-EOF
+	SELECT (SELECT count(*) FROM runs WHERE run_id = '$O'),
+	       (SELECT count(*) FROM bench_results WHERE run_id = '$O')
+EOF
+)" "0|0"
+
 # --- several reports at once: one the database refuses --------------------
 
 # a constraint for the test: what codec validation passes but SQL refuses

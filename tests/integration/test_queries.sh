@@ -100,6 +100,17 @@ check_eq "c6i.xlarge: SQPOLL permitted on the old kernel, denied on the new" \
 	"$(field "$tmp/compare.csv" instance_type kernel sqpoll_share | grep '^c6i')" \
 	"c6i.xlarge|6.1.0-18-cloud-amd64|1.000
 c6i.xlarge|6.5.0-0.deb12.4-cloud-amd64|0.000"
+check_eq "failed variants: io_uring_sqpoll crashes in all 3 runs of b2-7's new kernel" \
+	"$(field "$tmp/compare.csv" instance_type kernel runs failed failures | grep -v '|0|$')" \
+	"b2-7|6.8.0-49-generic|3|3|randread/io_uring_sqpoll (3)"
+check_eq "failed variants add no sample: b2-7's new kernel has its io_uring gain" \
+	"$(q <<-EOF
+	SELECT count(*), count(m.*)
+	FROM bench_results b JOIN runs r USING (run_id)
+	LEFT JOIN bench_metrics m USING (run_id, benchmark, variant)
+	WHERE b.status = 'failed'
+EOF
+)|$(field "$tmp/compare.csv" kernel iouring_vs_pread | grep -c '^6.8.0-49-generic|[0-9]')" "3|0|1"
 check_eq "every other group permits SQPOLL" \
 	"$(field "$tmp/compare.csv" instance_type sqpoll_share | grep -v '^c6i' | cut -d'|' -f2 | sort -u)" \
 	"1.000"
@@ -229,7 +240,11 @@ check_match "the gain's collapse is what changed" \
 fb kernels --provider aws --instance-type c6i.xlarge --format csv >"$tmp/k-c6i.csv"
 check_match "c6i.xlarge: SQPOLL denied is what changed" \
 	"$(tail -1 "$tmp/k-c6i.csv")" '*,SQPOLL permitted 100% -> 0% of runs'
-for t in "gcp e2-standard-4" "aws m6i.large" "hetzner ccx23" "hetzner cx22" "ovh b2-7"; do
+fb kernels --provider ovh --instance-type b2-7 --format csv >"$tmp/k-b2.csv"
+check_eq "b2-7: the failures on the new kernel are what changed" \
+	"$(field "$tmp/k-b2.csv" kernel failed failures changes | tail -1)" \
+	"6.8.0-49-generic|3|randread/io_uring_sqpoll (3)|runs with a failed variant 0% -> 100% of runs"
+for t in "gcp e2-standard-4" "aws m6i.large" "hetzner ccx23" "hetzner cx22"; do
 	read -r p i <<<"$t"
 	fb kernels --provider "$p" --instance-type "$i" --format csv >"$tmp/k.csv"
 	check_match "$i: nothing beyond noise" "$(tail -1 "$tmp/k.csv")" '*,nothing beyond noise'

@@ -69,7 +69,9 @@ check_eq "the title is escaped" "$(grep -c '<title>Fleet &lt;test&gt;</title>' "
 
 # check FILE SHOT: report_check.py with the selectors below; JSON in $tmp/check.json
 selectors=('svg.chart' '#thp-chart svg.chart' '#iouring-chart svg.chart'
-	'#capabilities table.matrix' '#alerts' '#alerts table.alerts tbody tr')
+	'#capabilities table.matrix' '#alerts' '#alerts table.alerts tbody tr'
+	'#capabilities span.cap.failed'
+	'#capabilities tr[data-instance-type="b2-7"] td[data-kernel="6.8.0-49-generic"] span.cap.failed[data-failed="3"]')
 for t in $types; do
 	selectors+=("#thp-chart g.kernel[data-instance-type=\"$t\"]"
 		"#iouring-chart g.kernel[data-instance-type=\"$t\"] circle.median"
@@ -115,6 +117,12 @@ for t in $types; do
 done
 check_grep "the matrix shows SQPOLL denied on c6i.xlarge's new kernel" "$report" \
 	'data-kernel="6.5.0-0.deb12.4-cloud-amd64"><span class="cap yes" data-cap="io_uring">io_uring &#10003;</span><span class="cap no" data-cap="SQPOLL">'
+check_eq "the matrix shows one group with failed variants" \
+	"$(count '#capabilities span.cap.failed')" 1
+check_eq "b2-7's new kernel: io_uring_sqpoll failed in its 3 runs" \
+	"$(count '#capabilities tr[data-instance-type="b2-7"] td[data-kernel="6.8.0-49-generic"] span.cap.failed[data-failed="3"]')" 1
+check_grep "and says which variant" "$report" \
+	'failed in 3 of 3 runs: randread/io_uring_sqpoll \(3\)</span>'
 check_grep "what changed: the io_uring gain's collapse" "$report" \
 	'<td>gcp n2-standard-2</td><td>6.2.0-1014-gcp</td><td>iouring_vs_pread 2.9'
 

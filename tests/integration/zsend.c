@@ -9,7 +9,8 @@
  *
  * What it sends: --report RUN_ID (a small Report; repeat it to send up to
  * 64 reports back to back, then read as many Acks; "refuse:RUN_ID" names
- * its host "refuse-me", for a test constraint to refuse), --file PATH (the file's
+ * its host "refuse-me", for a test constraint to refuse; "failed:RUN_ID"
+ * adds a failed variant, "oob:RUN_ID" a sample out of bounds), --file PATH (the file's
  * bytes), --bytes SIZE (that many 0xff bytes; 0: an empty frame); --frames
  * N splits each message over N frames (the rest empty).
  */
@@ -43,16 +44,25 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: zsend --endpoint tcp://HOST:PORT\n"
 		"             (--server-key NAME.pub --agent-key NAME.key | --insecure)\n"
-		"             (--report [refuse:]RUN_ID... [--provider P] [--instance-type T] |\n"
+		"             (--report [refuse:|failed:|oob:]RUN_ID... [--provider P] [--instance-type T] |\n"
 		"              --file PATH | --bytes SIZE) [--frames N] [--timeout MS]\n");
 }
 
-/* A small Report (sample_report.h), valid for a valid RUN_ID. */
+/*
+ * A small Report (sample_report.h), valid for a valid RUN_ID; with a
+ * prefix, refuse: for a hostname the test's constraint refuses, failed:
+ * with a failed variant, oob: with a sample out of bounds.
+ */
 static int build_report(const char *run_id, uint8_t **ret, size_t *ret_len)
 {
 	bool refuse = !strncmp(run_id, "refuse:", 7);
+	bool failed = !strncmp(run_id, "failed:", 7);
+	bool oob = !strncmp(run_id, "oob:", 4);
 	const struct sample_report s = {
-		.run_id = refuse ? run_id + 7 : run_id,
+		.run_id = refuse || failed ? run_id + 7 : oob ? run_id + 4 :
+								 run_id,
+		.failed = failed,
+		.out_of_bounds = oob,
 		.provider = arg_provider,
 		.instance_type = arg_instance_type,
 		.hostname = refuse ? "refuse-me" : "zsend-host",

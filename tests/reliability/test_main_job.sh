@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Item 13 of docs/reliability.md: the main job as users run it from a timer,
+# Item 14 of docs/reliability.md: the main job as users run it from a timer,
 # `fleetbench-agent run --profile quick` delivering to a real collector, 20
 # times in a row (200 with FLEETBENCH_LONG=1: the soak; MAIN_JOB_RUNS=N
 # sets any count). Every run must exit 0 without a signal, a core or a

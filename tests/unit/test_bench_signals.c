@@ -37,8 +37,8 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* True when pid has a file below dir open (an unnamed one too). */
-static bool has_file_in(pid_t pid, const char *dir)
+/* True when pid itself has a file below dir open (an unnamed one too). */
+static bool own_file_in(pid_t pid, const char *dir)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	char fddir[64], target[4096];
@@ -60,6 +60,46 @@ static bool has_file_in(pid_t pid, const char *dir)
 			continue;
 		target[n] = '\0';
 		if (!strncmp(target, dir, len) && target[len] == '/')
+			return true;
+	}
+	return false;
+}
+
+/* The parent pid of pid, from /proc/PID/stat; -1 when it is gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	_cleanup_fclose_ FILE *f = NULL;
+	int ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, sizeof(buf), f))
+		return -1;
+	/* "pid (comm) state ppid": comm may hold spaces and parentheses */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+/*
+ * True when the agent or one of its children (each benchmark runs in a
+ * child process of its own) has a file below dir open.
+ */
+static bool has_file_in(pid_t pid, const char *dir)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+
+	if (own_file_in(pid, dir))
+		return true;
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		pid_t child = (pid_t)atoi(de->d_name);
+
+		if (child > 0 && parent_of(child) == pid &&
+		    own_file_in(child, dir))
 			return true;
 	}
 	return false;

@@ -401,22 +401,25 @@ static void test_refusal(void)
 }
 
 /*
- * --reserve-hugetlb against a fixture pool: the pool file is grown, the
- * result recorded, and the old size written back in teardown.
+ * thp_chase with --reserve-hugetlb 4 against a fixture pool of 0 pages,
+ * with FLEETBENCH_FAULT=fault (NULL: none); the report, and the pool size
+ * in the fixture afterwards in pool.
  */
-static void test_reserve(void)
+static struct json_object *reserve_run(const char *fault, char *pool,
+				       size_t len)
 {
-	char root[] = "/tmp/fleetbench-thp-XXXXXX", path[256], buf[32] = "";
-	struct json_object *report = NULL, *r;
+	char root[] = "/tmp/fleetbench-thp-XXXXXX", path[256];
+	struct json_object *report = NULL;
 	struct bench_params p;
 	char err[512] = "";
 	FILE *f;
 
+	pool[0] = '\0';
 	if (make_tree(root, "MemTotal: 67108864 kB\n"
 			    "MemAvailable: 67108864 kB\n") < 0) {
 		CHECK_(0, "fixture tree %s", root);
 		remove_tree(root);
-		return;
+		return NULL;
 	}
 	base_params(&p);
 	p.root = root;
@@ -424,7 +427,31 @@ static void test_reserve(void)
 	p.chase_accesses = 1000;
 	p.repeats = 1;
 	p.reserve_hugetlb = 4;
+	if (fault)
+		setenv("FLEETBENCH_FAULT", fault, 1);
 	CHECK_OK(bench_suite_run(&p, "thp_chase", &report, err, sizeof(err)));
+	unsetenv("FLEETBENCH_FAULT");
+	snprintf(path, sizeof(path),
+		 "%s/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+		 root);
+	f = fopen(path, "re");
+	CHECK(f && fgets(pool, (int)len, f));
+	if (f)
+		fclose(f);
+	remove_tree(root);
+	return report;
+}
+
+/*
+ * --reserve-hugetlb against a fixture pool: the pool file is grown, the
+ * result recorded, and the old size written back in teardown.
+ */
+static void test_reserve(void)
+{
+	char pool[32];
+	struct json_object *report = reserve_run(NULL, pool, sizeof(pool));
+	struct json_object *r;
+
 	r = jresult(report, "thp_chase", "hugetlb_2m");
 	CHECK_EQ_STR(jstr(r, "parameters.reserve_hugetlb_result"), "ok");
 	CHECK_EQ_INT(jint(r, "parameters.reserve_hugetlb_requested"), 4);
@@ -438,16 +465,28 @@ static void test_reserve(void)
 	r = jresult(report, "thp_chase", "hugetlb_1g");
 	CHECK_(strstr(jstr(r, "skip_reason"), "absent") != NULL, "1g: %s",
 	       jstr(r, "skip_reason"));
-	snprintf(path, sizeof(path),
-		 "%s/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
-		 root);
-	f = fopen(path, "re");
-	CHECK(f && fgets(buf, sizeof(buf), f));
-	if (f)
-		fclose(f);
-	CHECK_EQ_STR(buf, "0");
+	CHECK_EQ_STR(pool, "0");
 	json_object_put(report);
-	remove_tree(root);
+}
+
+/*
+ * --reserve-hugetlb, and the benchmark's process dies (SIGKILL in its
+ * first window) before its teardown: the agent writes the pool size back.
+ */
+static void test_reserve_crash(void)
+{
+	char pool[32];
+	struct json_object *report =
+		reserve_run("bench-thp_chase", pool, sizeof(pool));
+	struct json_object *r = jresult(report, "thp_chase", "hugetlb_2m");
+
+	CHECK_EQ_STR(jstr(r, "status"), "failed");
+	CHECK_(!strncmp(jstr(r, "failure"),
+			"benchmark process died: SIGKILL in thp_chase/", 45),
+	       "hugetlb_2m: %s", jstr(r, "failure"));
+	CHECK_EQ_INT(bench_report_failed(report), 4);
+	CHECK_EQ_STR(pool, "0");
+	json_object_put(report);
 }
 
 /* A tiny real run on this host. */
@@ -539,6 +578,7 @@ int main(void)
 	test_smaps();
 	test_refusal();
 	test_reserve();
+	test_reserve_crash();
 	test_tiny_run();
 	return check_summary();
 }

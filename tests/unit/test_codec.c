@@ -557,9 +557,9 @@ static void test_numbers(void)
 		{ &f.w[2].wall_s, -0.25,
 		  "benchmarks[0].windows[2].wall_s: -0.25 is out of range" },
 		{ &f.ns[1], -2,
-		  "benchmarks[0].metrics[0].samples[1]: -2 is outside [0, inf] for unit ns" },
+		  "benchmarks[0] thp_chase/thp_always: ns_per_access: sample 1 is -2 ns, outside [0, inf]" },
 		{ &f.frac[0], 1.5,
-		  "benchmarks[0].metrics[1].samples[0]: 1.5 is outside [0, 1] for unit fraction" },
+		  "benchmarks[0] thp_chase/thp_always: huge_fraction: sample 0 is 1.5 fraction, outside [0, 1]" },
 		{ &f.c[0].level, 1.5, "comparisons[0].level: 1.5 is outside (0, 1)" },
 		{ &f.c[0].level, 0, "comparisons[0].level: 0 is outside (0, 1)" },
 		{ &f.c[0].ci_low, 1.5, "comparisons[0].ci_low: above ci_high" },
@@ -576,7 +576,7 @@ static void test_numbers(void)
 	f.m[1].unit = "count";
 	f.frac[4] = -1;
 	expect_invalid(&f,
-		       "benchmarks[0].metrics[1].samples[4]: -1 is outside [0, inf] for unit count");
+		       "benchmarks[0] thp_chase/thp_always: huge_fraction: sample 4 is -1 count, outside [0, inf]");
 	f.m[1].unit = "delta";
 	expect_valid(&f);
 	/* sizes and durations cannot be negative */
@@ -588,6 +588,87 @@ static void test_numbers(void)
 	f.p[5].int_value = -10;
 	expect_invalid(&f,
 		       "benchmarks[0].parameters[5].int_value: -10 is negative (a size, duration or count)");
+}
+
+/* proto/bounds.h: a figure that cannot be true is refused, named. */
+static void test_bounds(void)
+{
+	struct fixture f;
+
+	/* 2^64 ns read as us: no I/O lasts longer than the 0.5 s it ran */
+	fixture_init(&f);
+	f.m[0].metric = "lat_p99_us";
+	f.m[0].unit = "us";
+	f.b[0].benchmark = "randread";
+	f.b[0].variant = "io_uring";
+	f.w[1].wall_s = 0.5;
+	f.ns[1] = 18446744073709551616.0 / 1e3;
+	expect_invalid(&f,
+		       "benchmarks[0] randread/io_uring: lat_p99_us: sample 1 is 1.84467e+16 us, longer than its 0.5 s window");
+	/* that window's wall time unknown: nothing bounds the sample */
+	f.w[1].has_wall_s = 0;
+	expect_valid(&f);
+	/* nor does a sample past the last window */
+	fixture_init(&f);
+	f.b[0].n_windows = 1;
+	f.ns[3] = 5e9;
+	expect_valid(&f);
+	/* as long as its window, within the clock's slack: fine */
+	fixture_init(&f);
+	f.w[0].wall_s = 1.0;
+	f.ns[0] = 1e9;
+	expect_valid(&f);
+	f.ns[0] = 1.2e9;
+	expect_invalid(&f,
+		       "benchmarks[0] thp_chase/thp_always: ns_per_access: sample 0 is 1.2e+09 ns, longer than its 1 s window");
+	/* rates have a ceiling */
+	fixture_init(&f);
+	f.m[0].metric = "iops";
+	f.m[0].unit = "IO/s";
+	f.ns[2] = 2e8;
+	expect_invalid(&f,
+		       "benchmarks[0] thp_chase/thp_always: iops: sample 2 is 2e+08 IO/s, outside [0, 1e+08]");
+}
+
+/* A variant is ok, skipped or failed; a failed one measured nothing. */
+static void test_failures(void)
+{
+	struct fixture f;
+	char *s;
+
+	/* SIGSEGV in one variant: the report is taken, with the text */
+	fixture_init(&f);
+	f.b[1].skip_reason = NULL;
+	f.b[1].failure = "SIGSEGV in thp_chase/thp_never (repeat 2 of 3)";
+	expect_valid(&f);
+	/* failed or skipped, not both */
+	f.b[1].skip_reason = "THP mode cannot be set: not root";
+	expect_invalid(&f,
+		       "benchmarks[1] thp_chase/thp_never: both failure and skip_reason (a variant fails or is skipped)");
+	/* a failed variant carries no metrics, no windows */
+	fixture_init(&f);
+	f.b[0].failure = "timeout after 60 s in thp_chase/thp_always";
+	expect_invalid(&f,
+		       "benchmarks[0] thp_chase/thp_always: failed, yet carries 2 metrics and 5 windows (a failed variant carries none)");
+	f.b[0].n_metrics = 0;
+	expect_invalid(&f,
+		       "benchmarks[0] thp_chase/thp_always: failed, yet carries 0 metrics and 5 windows (a failed variant carries none)");
+	f.b[0].n_windows = 0;
+	expect_valid(&f);
+	/* the text says what failed, within the reason limit */
+	f.b[0].failure = "";
+	expect_invalid(&f,
+		       "benchmarks[0].failure: empty (a failure says what failed)");
+	s = repeat_char('a', CODEC_MAX_REASON + 1);
+	f.b[0].failure = s + 1;
+	expect_valid(&f);
+	f.b[0].failure = s;
+	expect_invalid(&f, "benchmarks[0].failure: 4097 bytes, limit 4096");
+	free(s);
+	fixture_init(&f);
+	f.b[1].skip_reason = NULL;
+	f.b[1].failure = "SIGBUS \xff";
+	expect_invalid(&f, "benchmarks[1].failure: invalid UTF-8 at byte 7");
 }
 
 static void test_times(void)
@@ -1183,6 +1264,8 @@ int main(void)
 	test_schema_and_ids();
 	test_strings();
 	test_numbers();
+	test_bounds();
+	test_failures();
 	test_times();
 	test_counts();
 	test_structure();

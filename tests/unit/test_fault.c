@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* common/fault.c: which FLEETBENCH_FAULT values kill, and when. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -50,6 +51,40 @@ static int survived(const char *spec, const char *name, int hits)
 	return -1;
 }
 
+/*
+ * In a child with FLEETBENCH_FAULT=spec, reaches the point name once: the
+ * signal it died of, 0 when it lived on (returning -ENOMEM: 1000 + that),
+ * -1 when it could not be run. A hang is ended by SIGKILL after 300 ms,
+ * after a SIGTERM it must sleep through.
+ */
+static int outcome(const char *spec, const char *name)
+{
+	int status, r = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setenv(FAULT_ENV, spec, 1);
+		close(STDERR_FILENO);
+		r = fault_point(name);
+		_exit(r == -ENOMEM ? 100 : r == 0 ? 0 : 2);
+	}
+	if (pid < 0)
+		return -1;
+	if (strlen(spec) >= 5 && !strcmp(spec + strlen(spec) - 5, ":hang")) {
+		usleep(150 * 1000);
+		kill(pid, SIGTERM);
+		usleep(150 * 1000);
+		kill(pid, SIGKILL);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 100)
+		return 1000 + ENOMEM;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 int main(void)
 {
 	/* unset, empty, or another point: never */
@@ -74,5 +109,16 @@ int main(void)
 	CHECK_EQ_INT(survived("send-after-ack@x", "send-after-ack", 3), 3);
 	CHECK_EQ_INT(survived("send-after-ack@2x", "send-after-ack", 3), 3);
 	CHECK_EQ_INT(survived("send-after-ack@", "send-after-ack", 3), 3);
+	/* what happens there */
+	CHECK_EQ_INT(outcome("p:SIGKILL", "p"), SIGKILL);
+	CHECK_EQ_INT(outcome("p:SIGSEGV", "p"), SIGSEGV);
+	CHECK_EQ_INT(outcome("p@1:SIGABRT", "p"), SIGABRT);
+	CHECK_EQ_INT(outcome("p:hang", "p"), SIGKILL);
+	CHECK_EQ_INT(outcome("p:ENOMEM", "p"), 1000 + ENOMEM);
+	/* an unknown action, or one on another point, never fires */
+	CHECK_EQ_INT(outcome("p:SIGFOO", "p"), 0);
+	CHECK_EQ_INT(outcome("p:", "p"), 0);
+	CHECK_EQ_INT(outcome("q:SIGSEGV", "p"), 0);
+	CHECK_EQ_INT(outcome("p@x:SIGSEGV", "p"), 0);
 	return check_summary();
 }

@@ -428,6 +428,119 @@ static void test_refusals(void)
 	check_refused(probe, b, -EINVAL, "comparisons[0].ratio is not a number");
 	json_object_put(b);
 
+	b = json_tokener_parse(bench_every_type);
+	json_object_object_add(json_object_array_get_idx(jget(b, "results"), 1),
+			       "status", json_object_new_string("failed"));
+	check_refused(probe, b, -EINVAL, "results[1].failure is missing");
+	json_object_put(b);
+
+	json_object_put(probe);
+}
+
+/* A failed variant: Benchmark.failure, no skip_reason, nothing measured. */
+static void test_failed(void)
+{
+	struct json_object *probe = probe_fixture(FIXTURE, NULL);
+	struct json_object *bench = json_tokener_parse(bench_every_type);
+	struct json_object *res;
+	Fleetbench__Report *rep = NULL, *out = NULL;
+	char err[REPORT_ERR_LEN] = "";
+	int r;
+
+	CHECK(probe != NULL && bench != NULL);
+	res = json_object_array_get_idx(jget(bench, "results"), 1);
+	json_object_object_add(res, "status", json_object_new_string("failed"));
+	json_object_object_add(res, "skip_reason", NULL);
+	json_object_object_add(
+		res, "failure",
+		json_object_new_string(
+			"SIGSEGV in randread/io_uring_sqpoll (repeat 2 of 3)"));
+	r = report_build(probe, bench, now_ms(), now_ms(), &rep, err);
+	CHECK_(r == 0, "report_build: %d (%s)", r, err);
+	if (rep)
+		out = round_trip(rep);
+	CHECK(out && out->n_benchmarks == 2);
+	if (out && out->n_benchmarks == 2) {
+		CHECK(out->benchmarks[0]->failure == NULL);
+		CHECK_EQ_STR(out->benchmarks[1]->failure,
+			     "SIGSEGV in randread/io_uring_sqpoll (repeat 2 of 3)");
+		CHECK(out->benchmarks[1]->skip_reason == NULL);
+		CHECK_EQ_INT(out->benchmarks[1]->n_metrics, 0);
+		CHECK_EQ_INT(out->benchmarks[1]->n_windows, 0);
+	}
+	codec_free_report(out);
+	report_free(rep);
+	json_object_put(bench);
+	json_object_put(probe);
+}
+
+/* The method key: the profile alone, or the profile and each override. */
+static void test_method(void)
+{
+	static const struct {
+		const char *profile, *only;
+		uint64_t chase_bytes;
+		long long iodepth;
+		bool file;
+		const char *key;
+		size_t n_only;
+	} cases[] = {
+		{ "standard", NULL, 0, 0, false, "standard", 0 },
+		{ "quick", NULL, 0, 0, false, "quick", 0 },
+		{ "standard", NULL, 64ULL << 20, 0, false,
+		  "standard+chase_bytes=64M", 0 },
+		/* in run order, whatever the order given */
+		{ "quick", "seqwrite,randread", 0, 64, false,
+		  "quick+iodepth=64+only=randread,seqwrite", 2 },
+		/* every benchmark named is no subset */
+		{ "full", "thp_chase,thp_fault,randread,seqwrite,false_sharing",
+		  (1ULL << 30) + 4096, 0, true,
+		  "full+chase_bytes=1048580K+randread_file", 0 },
+	};
+	struct json_object *probe = probe_fixture(FIXTURE, NULL);
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct bench_params p = { 0 };
+		struct json_object *m = NULL, *bench;
+		Fleetbench__Report *rep = NULL, *out = NULL;
+		char err[REPORT_ERR_LEN] = "";
+
+		CHECK_OK(bench_params_profile(&p, cases[i].profile));
+		p.profile = (char *)cases[i].profile;
+		if (cases[i].chase_bytes)
+			p.chase_bytes = cases[i].chase_bytes;
+		if (cases[i].iodepth)
+			p.iodepth = cases[i].iodepth;
+		if (cases[i].file)
+			p.randread_file = (char *)"/dev/vda";
+		CHECK_OK(bench_method_json(&p, cases[i].only, &m));
+		if (!m)
+			continue;
+		CHECK_EQ_STR(jstr(m, "key"), cases[i].key);
+		/* and through the report and the codec, typed */
+		bench = json_tokener_parse(bench_every_type);
+		json_object_object_add(bench, "method", m);
+		CHECK_OK(report_build(probe, bench, now_ms(), now_ms(), &rep,
+				      err));
+		if (rep)
+			out = round_trip(rep);
+		CHECK(out && out->method);
+		if (out && out->method) {
+			CHECK_EQ_STR(out->method->key, cases[i].key);
+			CHECK_EQ_STR(out->method->profile, cases[i].profile);
+			CHECK_EQ_INT(out->method->chase_bytes, p.chase_bytes);
+			CHECK_EQ_INT(out->method->iodepth, p.iodepth);
+			CHECK_EQ_INT(out->method->repeats, p.repeats);
+			CHECK_EQ_INT(out->method->randread_file, cases[i].file);
+			CHECK_EQ_INT(out->method->n_only, cases[i].n_only);
+		}
+		codec_free_report(out);
+		report_free(rep);
+		json_object_put(bench);
+	}
+	CHECK(bench_method_json(&(struct bench_params){ .profile = "fast" },
+				NULL, &(struct json_object *){ NULL }) ==
+	      -EINVAL);
 	json_object_put(probe);
 }
 
@@ -436,5 +549,7 @@ int main(void)
 	test_real_reports();
 	test_every_type();
 	test_refusals();
+	test_failed();
+	test_method();
 	return check_summary();
 }
