@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Item 14 of docs/reliability.md: the main job as users run it from a timer,
+# `fleetbench-agent run --profile quick` delivering to a real collector, 20
+# times in a row (200 with FLEETBENCH_LONG=1: the soak; MAIN_JOB_RUNS=N
+# sets any count). Every run must exit 0 without a signal, a core or a
+# sanitizer report; each leaves its spool and its work directory empty;
+# at the end exactly that many runs of this host are stored, and the end
+# check holds. A failing run's standard error is printed.
+set -uo pipefail
+
+# shellcheck source=tests/reliability/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+runs=20
+[ "$long" = 1 ] && runs=200
+runs=${MAIN_JOB_RUNS:-$runs}
+if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
+	not_ok "MAIN_JOB_RUNS='$runs' is not a positive number"
+	finish
+fi
+# One run may take this long before it counts as hung: ten times what the
+# quick profile promises (30 s), for the ASan build on a loaded machine.
+limit=300
+
+rel_setup main-job m1
+start_collector
+work=$tmp/work
+cwd=$tmp/cwd
+mkdir -p "$work" "$cwd"
+# The user's command line: the defaults (send timeout, retries, backoff,
+# probe steal window), only the paths are the test's.
+argv=("$AGENT" run --profile quick --provider main-job --instance-type soak
+	--dir "$work" --spool-dir "$tmp/spool.m1" --endpoint "$endpoint"
+	--server-key "$keys/collector.pub" --agent-key "$keys/m1.key")
+
+# leftovers DIR: the entries under DIR, a few of them, on one line
+leftovers() {
+	find "$1" -mindepth 1 2>/dev/null | head -n 5 | tr '\n' ' '
+}
+
+# signal_name STATUS: "SIGSEGV" for 139, and so on; empty below 129
+signal_name() {
+	[ "$1" -gt 128 ] && echo "SIG$(kill -l $(($1 - 128)) 2>/dev/null)"
+}
+
+# because REASON: adds it to why, the reasons a run failed
+because() {
+	why=${why:+$why, }$1
+}
+
+sanitizer_report='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: [A-Za-z]*Sanitizer'
+crashes=0 ms_all=() statuses=()
+for i in $(seq "$runs"); do
+	err=$tmp/run.$i.err
+	ledger_snapshot m1
+	start=$(date +%s%N)
+	# in its own directory, with cores allowed: core_pattern 'core' puts
+	# them there
+	(cd "$cwd" && ulimit -c unlimited &&
+		exec timeout -k 10 "$limit" "${argv[@]}") >/dev/null 2>"$err"
+	status=$?
+	ms_all+=($((($(date +%s%N) - start) / 1000000)))
+	cat "$err" >>"$tmp/ledger/m1.log"
+	why=
+	[ "$status" -ne 0 ] && because "exit status $status"
+	[ "$status" -eq 124 ] && because "hung: killed after $limit s"
+	sig=$(signal_name "$status")
+	[ -n "$sig" ] && because "killed by $sig"
+	grep -qE "$sanitizer_report" "$err" && because "a sanitizer report"
+	cores=$(leftovers "$cwd")
+	[ -n "$cores" ] && because "left ${cores% }"
+	if [ -n "$why" ]; then
+		crashes=$((crashes + 1))
+		statuses+=("$status")
+		not_ok "run $i of $runs: $why; its standard error:"
+		sed 's/^/    /' "$err" >&2
+		rm -rf "${cwd:?}"/*
+	fi
+	check_eq "run $i: the spool is empty" \
+		"$(find "$tmp/spool.m1" -type f 2>/dev/null | head -n 5 |
+			tr '\n' ' ')" ""
+	check_eq "run $i: the work directory is empty" "$(leftovers "$work")" ""
+	# the next run starts in an empty one, as the first did
+	rm -rf "${work:?}"/*
+	if ! kill -0 "$pid" 2>/dev/null; then
+		not_ok "run $i: the collector is gone: $(tail -n 5 "$log")"
+		pid=
+		break
+	fi
+done
+# the collector's memory after the soak, in KiB: now and at its peak
+read -r rss hwm < <(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 }
+	END { print r, h }' "/proc/${pid:-0}/status" 2>/dev/null)
+
+stored=$(q <<-EOF
+	SELECT count(DISTINCT run_id) FROM runs
+	WHERE hostname = '$(cat /proc/sys/kernel/hostname)'
+		AND provider = 'main-job'
+EOF
+)
+check_eq "exactly $runs runs of this host are stored" "$stored" "$runs"
+check_eq "the runs exit 0, none crashes" "$crashes" 0
+check_eq "no sanitizer report from the collector" \
+	"$(grep -cE "$sanitizer_report" "$log")" 0
+
+# min, median and max of the runs' wall times, in seconds
+wall=$(printf '%s\n' "${ms_all[@]}" | sort -n | awk '{ t[NR] = $1 / 1000 }
+	END { printf "%.1f / %.1f / %.1f s", t[1], t[int((NR + 1) / 2)], t[NR] }')
+figures "main job: ${#ms_all[@]} of $runs quick runs sending to the collector: $crashes crashed${statuses[*]:+ (exit statuses ${statuses[*]})}, $stored stored; spool and work directory empty after each; wall per run min / median / max $wall; collector RSS ${rss:-?} KiB (peak ${hwm:-?} KiB)"
+rel_check_end
+if [ -n "$pid" ]; then
+	stop_collector
+	check_eq "the collector exits 0" "$?" 0
+fi
+finish
