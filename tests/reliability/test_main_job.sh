@@ -100,6 +100,12 @@ stored=$(q <<-EOF
 EOF
 )
 check_eq "exactly $runs runs of this host are stored" "$stored" "$runs"
+# the quick profile's own method, as the agent names it (issue 12)
+check_eq "and every one is of the method quick" "$(q <<-EOF
+	SELECT string_agg(DISTINCT method, ',') FROM runs
+	WHERE provider = 'main-job'
+EOF
+)" quick
 check_eq "the runs exit 0, none crashes" "$crashes" 0
 check_eq "no sanitizer report from the collector" \
 	"$(grep -cE "$sanitizer_report" "$log")" 0
