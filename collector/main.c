@@ -23,6 +23,7 @@
 #include "ingest.h"
 #include "link.h"
 #include "log.h"
+#include "migrate.h"
 #include "pg.h"
 
 #define DEFAULT_CONFIG "/etc/fleetbench/collector.conf"
@@ -68,7 +69,7 @@ static const struct config_key collector_keys[] = {
 	{ "collector", "insecure", CONFIG_BOOL, C(insecure), "false", 0, 0,
 	  "plaintext without CURVE: no encryption, every client accepted" },
 	{ "collector", "schema_dir", CONFIG_STR, C(schema_dir), NULL, 0, 0,
-	  "directory of the NNN_*.sql migrations" },
+	  "directory of the NNN_*.sql migrations and functions/NN_*.sql" },
 	{ "collector", "alert_hook", CONFIG_STR, C(alert_hook), NULL, 0, 0,
 	  "command run with each new fleet alert as JSON on standard input" },
 	{ "collector", "alert_hook_timeout_ms", CONFIG_INT,
@@ -105,7 +106,7 @@ static const char *arg_config;
 static const char *arg_dir = ".";
 static const char *arg_name = "collector";
 
-/* The installed migrations, else the source tree's (a build tree). */
+/* The installed schema, else the source tree's (a build tree). */
 static const char *default_schema_dir(void)
 {
 	struct stat st;
@@ -122,7 +123,8 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  serve    receive agents' reports and commit them into PostgreSQL\n"
-		"  migrate  apply the schema migrations to the database\n"
+		"  migrate  apply the schema migrations to the database, then its\n"
+		"           function files when a migration ran or a file changed\n"
 		"  keygen   write the collector's CURVE keypair (NAME.key, NAME.pub)\n"
 		"\n"
 		"options:\n"
@@ -143,7 +145,8 @@ static void usage(FILE *f)
 		"      --batch-wait MS      how long a batch waits to fill up (default 2)\n"
 		"      --insecure           plaintext, no CURVE: no encryption and every\n"
 		"                           client accepted (tests and trusted networks only)\n"
-		"      --schema-dir DIR     the NNN_*.sql migrations (default %s)\n"
+		"      --schema-dir DIR     the NNN_*.sql migrations and functions/NN_*.sql\n"
+		"                           (default %s)\n"
 		"      --alert-hook CMD     run CMD (with /bin/sh -c) for each new fleet\n"
 		"                           alert, the alert as JSON on its standard input\n"
 		"      --alert-hook-timeout MS  stop a hook run after MS (default 10000)\n"
@@ -196,15 +199,18 @@ struct db {
 	struct pg *pg;
 	struct pg_migration *m;
 	size_t n;
+	struct pg_function_file *f; /* schema/functions */
+	size_t n_f;
 };
 
 static void db_release(struct db *d)
 {
 	pg_free(d->pg);
 	pg_migrations_free(d->m, d->n);
+	pg_functions_free(d->f, d->n_f);
 }
 
-/* Reads the migrations and connects. */
+/* Reads the migrations and the function files, and connects. */
 static int db_open(struct db *d, const struct collector_config *cfg)
 {
 	char err[PG_ERR_LEN];
@@ -214,6 +220,10 @@ static int db_open(struct db *d, const struct collector_config *cfg)
 	if (r < 0)
 		return log_error("%s", err);
 	d->n = (size_t)r;
+	r = pg_functions_scan(cfg->schema_dir, &d->f, err);
+	if (r < 0)
+		return log_error("%s", err);
+	d->n_f = (size_t)r;
 	d->pg = pg_new(cfg->dsn);
 	if (!d->pg)
 		return log_error("out of memory");
@@ -222,11 +232,16 @@ static int db_open(struct db *d, const struct collector_config *cfg)
 	return 0;
 }
 
+/*
+ * Pending migrations first, each in its own transaction; then, when one
+ * ran or a function file differs from the one recorded, all function files
+ * in one transaction (schema/README.md).
+ */
 static int cmd_migrate(const struct collector_config *cfg)
 {
 	struct db d = { 0 };
 	char err[PG_ERR_LEN];
-	size_t applied = 0;
+	size_t applied = 0, reapplied = 0;
 	int r, ret = 1;
 
 	if (db_open(&d, cfg) < 0)
@@ -255,8 +270,29 @@ static int cmd_migrate(const struct collector_config *cfg)
 			  r > 0 ? "migrations are missing" : err);
 		goto out;
 	}
-	printf("the database is current: %zu migrations, %zu applied now\n",
-	       d.n, applied);
+	r = pg_functions_check(d.pg, d.f, d.n_f, err);
+	if (r < 0) {
+		log_error("cannot compare the function files: %s", err);
+		goto out;
+	}
+	if (applied || r > 0) {
+		if (pg_functions_apply(d.pg, d.f, d.n_f, err) < 0) {
+			log_error("the function files failed, nothing of them applied: %s",
+				  err);
+			goto out;
+		}
+		for (size_t i = 0; i < d.n_f; i++)
+			printf("re-applied %s/%s\n", PG_FUNCTIONS_DIR,
+			       d.f[i].name);
+		reapplied = d.n_f;
+	}
+	r = pg_functions_check(d.pg, d.f, d.n_f, err);
+	if (r != 0) {
+		log_error("the function files are still not current: %s", err);
+		goto out;
+	}
+	printf("the database is current: %zu migrations, %zu applied now, %zu function files, %zu re-applied now\n",
+	       d.n, applied, d.n_f, reapplied);
 	ret = fflush(stdout) == 0 ? 0 : 1;
 out:
 	db_release(&d);
@@ -340,8 +376,6 @@ static int serve_check_schema(struct db *d)
 	char err[PG_ERR_LEN];
 	int r = pg_migrations_check(d->pg, d->m, d->n, err);
 
-	if (r == 0)
-		return 0;
 	if (r == -ENOENT || (r > 0 && (size_t)r == d->n))
 		return log_error("the database is not migrated: run 'fleetbench-collector migrate' first");
 	if (r > 0)
@@ -349,6 +383,14 @@ static int serve_check_schema(struct db *d)
 				 r, d->n);
 	if (r == -EPROTO)
 		return log_error("refusing to serve a newer database: %s", err);
+	if (r < 0)
+		return log_error("%s", err);
+	r = pg_functions_check(d->pg, d->f, d->n_f, err);
+	if (r == 0)
+		return 0;
+	if (r > 0)
+		return log_error("the database's functions and views are not this collector's: %s: run 'fleetbench-collector migrate' first",
+				 err);
 	return log_error("%s", err);
 }
 

@@ -1,36 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The collector's libpq: connection, group commit and migrations. */
+/* The collector's libpq: the connection and the group commit. */
 #include "pg.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <libpq-fe.h>
 #include <poll.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cleanup.h"
 
 #define PG_CONNECT_TIMEOUT "5" /* seconds, unless the dsn says otherwise */
 #define PG_APP_NAME "fleetbench-collector"
-#define PG_MIGRATION_MAX (16u << 20) /* bytes of one migration script */
-/* pg_advisory_xact_lock key of migrate: "fleetb" in ASCII */
-#define PG_MIGRATE_LOCK "112723185853026"
-
-static inline void pqclearp(PGresult **r)
-{
-	if (*r)
-		PQclear(*r);
-}
-
-#define _cleanup_pqclear_ _cleanup_(pqclearp)
 
 struct pg {
 	PGconn *conn;
@@ -159,14 +143,6 @@ static int exec(struct pg *p, const char *sql, int nparams,
 	return report_at_fault(res) ? -EINVAL : -EAGAIN;
 }
 
-/* exec() where any failure means the transaction or connection is gone. */
-static int exec_must(struct pg *p, const char *sql, char *err)
-{
-	int r = exec(p, sql, 0, NULL, NULL, err);
-
-	return r < 0 ? -EIO : 0;
-}
-
 static void notice_drop(void *arg, const char *message)
 {
 	/* "relation already exists, skipping" and the like: the collector
@@ -270,6 +246,17 @@ int pg_query(struct pg *p, const char *sql, int nparams,
 	     const char *const *values, PGresult **ret, char err[PG_ERR_LEN])
 {
 	return exec(p, sql, nparams, values, ret, err);
+}
+
+PGconn *pg_conn(struct pg *p)
+{
+	return pg_connected(p) ? p->conn : NULL;
+}
+
+void pg_error(const struct pg *p, const PGresult *res, const char *what,
+	      char err[PG_ERR_LEN])
+{
+	err_result(p, res, err, what);
 }
 
 /* ---- pipelined group commit ---- */
@@ -511,364 +498,4 @@ int pg_batch_step(struct pg *p, char err[PG_ERR_LEN])
 bool pg_batch_unknown(const struct pg *p)
 {
 	return p->batch_unknown;
-}
-
-/* COMMIT of a migration's transaction: 0 or -EIO (not committed, or
- * not known to be). */
-static int commit(struct pg *p, char *err)
-{
-	_cleanup_pqclear_ PGresult *res = NULL;
-
-	res = PQexecParams(p->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
-	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
-		err_result(p, res, err, "COMMIT failed");
-		return -EIO;
-	}
-	/* COMMIT of a transaction that had failed answers ROLLBACK */
-	if (strcmp(PQcmdStatus(res), "COMMIT")) {
-		err_set(err, "COMMIT failed: the server answered '%s'",
-			PQcmdStatus(res));
-		return -EIO;
-	}
-	return 0;
-}
-
-/* ROLLBACK, best effort (a broken connection has rolled back anyway). */
-static void rollback(struct pg *p)
-{
-	char err[PG_ERR_LEN];
-
-	if (pg_connected(p) && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
-		exec(p, "ROLLBACK", 0, NULL, NULL, err);
-}
-
-/* ---- migrations ---- */
-
-/* "NNN_description.sql": at least three digits, an underscore, a
- * description of [A-Za-z0-9_-]. Returns the version or -EINVAL. */
-static long migration_version(const char *file)
-{
-	size_t digits = strspn(file, "0123456789");
-	size_t len = strlen(file);
-	const char *desc = file + digits + 1;
-	long v = 0;
-
-	if (digits < 3 || digits > 6 || file[digits] != '_' || len < 4 ||
-	    strcmp(file + len - 4, ".sql"))
-		return -EINVAL;
-	if (desc >= file + len - 4)
-		return -EINVAL;
-	for (const char *c = desc; c < file + len - 4; c++)
-		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-')
-			return -EINVAL;
-	for (size_t i = 0; i < digits; i++)
-		v = v * 10 + (file[i] - '0');
-	return v;
-}
-
-static int migration_cmp(const void *x, const void *y)
-{
-	const struct pg_migration *a = x, *b = y;
-
-	return (a->version > b->version) - (a->version < b->version);
-}
-
-void pg_migrations_free(struct pg_migration *m, size_t n)
-{
-	if (!m)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		free(m[i].name);
-		free(m[i].path);
-	}
-	free(m);
-}
-
-int pg_migrations_scan(const char *dir, struct pg_migration **ret,
-		       char err[PG_ERR_LEN])
-{
-	_cleanup_closedir_ DIR *d = NULL;
-	struct pg_migration *m = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	int r = 0;
-
-	d = opendir(dir);
-	if (!d) {
-		r = -errno;
-		err_set(err, "cannot open schema directory '%s': %s", dir,
-			strerror(-r));
-		return r;
-	}
-	while ((errno = 0, e = readdir(d))) {
-		const char *f = e->d_name;
-		long v;
-
-		/* README.md and the like; a .sql file that begins with a
-		 * digit must be a well-named migration */
-		if (!isdigit((unsigned char)f[0]))
-			continue;
-		v = migration_version(f);
-		if (v < 0) {
-			if (strlen(f) < 4 || strcmp(f + strlen(f) - 4, ".sql"))
-				continue;
-			err_set(err, "schema file '%s/%s' is not named NNN_description.sql",
-				dir, f);
-			r = -EINVAL;
-			goto fail;
-		}
-		if (v == 0) {
-			err_set(err, "schema file '%s/%s': version 0 is not allowed",
-				dir, f);
-			r = -EINVAL;
-			goto fail;
-		}
-		if (n == cap) {
-			size_t c = cap ? 2 * cap : 8;
-			void *q = reallocarray(m, c, sizeof(*m));
-
-			if (!q)
-				goto nomem;
-			m = q;
-			cap = c;
-		}
-		m[n] = (struct pg_migration){ .version = (unsigned)v };
-		n++;
-		m[n - 1].name = strndup(f, strlen(f) - 4);
-		if (!m[n - 1].name ||
-		    asprintf(&m[n - 1].path, "%s/%s", dir, f) < 0) {
-			m[n - 1].path = NULL;
-			goto nomem;
-		}
-	}
-	if (errno) {
-		r = -errno;
-		err_set(err, "cannot read schema directory '%s': %s", dir,
-			strerror(-r));
-		goto fail;
-	}
-	if (!n) {
-		err_set(err, "no NNN_description.sql migrations in '%s'", dir);
-		r = -ENOENT;
-		goto fail;
-	}
-	qsort(m, n, sizeof(*m), migration_cmp);
-	for (size_t i = 1; i < n; i++)
-		if (m[i].version == m[i - 1].version) {
-			err_set(err, "schema files '%s' and '%s' have the same version",
-				m[i - 1].path, m[i].path);
-			r = -EINVAL;
-			goto fail;
-		}
-	*ret = m;
-	return (int)n;
-nomem:
-	err_set(err, "out of memory");
-	r = -ENOMEM;
-fail:
-	pg_migrations_free(m, n);
-	return r;
-}
-
-int pg_migrations_check(struct pg *p, const struct pg_migration *m, size_t n,
-			char err[PG_ERR_LEN])
-{
-	_cleanup_pqclear_ PGresult *res = NULL;
-	_cleanup_free_ bool *applied = NULL;
-	unsigned max_applied = 0;
-	int pending = 0;
-
-	if (exec(p, "SELECT to_regclass('schema_migrations') IS NOT NULL", 0,
-		 NULL, &res, err) < 0)
-		return -EIO;
-	if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), "t")) {
-		err_set(err, "the database is not migrated (no schema_migrations table)");
-		return -ENOENT;
-	}
-	PQclear(TAKE_PTR(res));
-	if (exec(p, "SELECT version, name FROM schema_migrations ORDER BY version",
-		 0, NULL, &res, err) < 0)
-		return -EIO;
-	applied = calloc(n ? n : 1, sizeof(*applied));
-	if (!applied) {
-		err_set(err, "out of memory");
-		return -ENOMEM;
-	}
-	for (int row = 0; row < PQntuples(res); row++) {
-		const char *v = PQgetvalue(res, row, 0);
-		const char *name = PQgetvalue(res, row, 1);
-		unsigned version = (unsigned)strtoul(v, NULL, 10);
-		size_t i = 0;
-
-		while (i < n && m[i].version != version)
-			i++;
-		if (i == n) {
-			err_set(err, "the database has migration %s '%s', which this collector does not know (was it migrated by a newer version?)",
-				v, name);
-			return -EPROTO;
-		}
-		if (strcmp(m[i].name, name)) {
-			err_set(err, "migration %s is '%s' in the database but '%s' here",
-				v, name, m[i].name);
-			return -EPROTO;
-		}
-		applied[i] = true;
-		if (version > max_applied)
-			max_applied = version;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (applied[i])
-			continue;
-		if (m[i].version < max_applied) {
-			err_set(err, "migration '%s' is not applied but a later one is",
-				m[i].name);
-			return -EINVAL;
-		}
-		pending++;
-	}
-	return pending;
-}
-
-/* Reads a whole migration script, refusing a NUL (PQexec would stop
- * there and run half of it). */
-static int script_read(const char *path, char **ret, char *err)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t len = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int r = -errno;
-
-		err_set(err, "cannot read '%s': %s", path, strerror(-r));
-		return r;
-	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PG_MIGRATION_MAX) {
-		err_set(err, "'%s' is not a regular file of at most %u bytes",
-			path, PG_MIGRATION_MAX);
-		return -EINVAL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		err_set(err, "out of memory");
-		return -ENOMEM;
-	}
-	while (len < (size_t)st.st_size) {
-		ssize_t k = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			int r = k < 0 ? -errno : -EIO;
-
-			err_set(err, "cannot read '%s': %s", path,
-				k < 0 ? strerror(-r) : "file shrank");
-			return r;
-		}
-		len += (size_t)k;
-	}
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		err_set(err, "'%s' contains a NUL byte", path);
-		return -EINVAL;
-	}
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
-/* The line of a 1-based character position in script (PostgreSQL
- * counts characters; the scripts are UTF-8). */
-static unsigned script_line(const char *script, const char *position)
-{
-	long pos = position ? strtol(position, NULL, 10) : 0;
-	unsigned line = 1;
-
-	for (const unsigned char *c = (const unsigned char *)script;
-	     *c && pos > 1; c++) {
-		if ((*c & 0xc0) == 0x80)
-			continue;
-		if (*c == '\n')
-			line++;
-		pos--;
-	}
-	return line;
-}
-
-static int script_run(struct pg *p, const struct pg_migration *m,
-		      const char *script, char *err)
-{
-	/* The only PQexec: a trusted file of many statements, run inside
-	 * the transaction pg_migration_apply() began. */
-	_cleanup_pqclear_ PGresult *res = PQexec(p->conn, script);
-	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-	char why[PG_ERR_LEN];
-
-	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK &&
-	    st != PGRES_EMPTY_QUERY) {
-		const char *pos =
-			res ? PQresultErrorField(res, PG_DIAG_STATEMENT_POSITION) :
-			      NULL;
-
-		err_result(p, res, why, NULL);
-		if (pos)
-			err_set(err, "%s:%u: %s", m->path,
-				script_line(script, pos), why);
-		else
-			err_set(err, "%s: %s", m->path, why);
-		return -EIO;
-	}
-	if (PQtransactionStatus(p->conn) != PQTRANS_INTRANS) {
-		err_set(err, "%s: the script ended the transaction (no BEGIN or COMMIT in a migration)",
-			m->path);
-		return -EIO;
-	}
-	return 0;
-}
-
-int pg_migration_apply(struct pg *p, const struct pg_migration *m,
-		       bool *ret_applied, char err[PG_ERR_LEN])
-{
-	_cleanup_pqclear_ PGresult *res = NULL;
-	_cleanup_free_ char *script = NULL;
-	char version[16];
-	const char *params[2] = { version, m->name };
-	int r;
-
-	r = script_read(m->path, &script, err);
-	if (r < 0)
-		return r;
-	snprintf(version, sizeof(version), "%u", m->version);
-	if (exec_must(p, "BEGIN", err) < 0)
-		return -EIO;
-	/* concurrent migrate runs take turns; the second finds it applied */
-	if (exec(p, "SELECT pg_advisory_xact_lock(" PG_MIGRATE_LOCK ")", 0,
-		 NULL, NULL, err) < 0 ||
-	    exec(p, "CREATE TABLE IF NOT EXISTS schema_migrations ("
-		    "version integer PRIMARY KEY, "
-		    "name text NOT NULL, "
-		    "applied_at timestamptz NOT NULL DEFAULT now())",
-		 0, NULL, NULL, err) < 0 ||
-	    exec(p, "SELECT 1 FROM schema_migrations WHERE version = $1", 1,
-		 params, &res, err) < 0)
-		goto fail;
-	if (PQntuples(res) > 0) {
-		rollback(p);
-		*ret_applied = false;
-		return 0;
-	}
-	if (script_run(p, m, script, err) < 0)
-		goto fail;
-	if (exec(p, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-		 2, params, NULL, err) < 0)
-		goto fail;
-	r = commit(p, err);
-	if (r < 0)
-		return -EIO;
-	*ret_applied = true;
-	return 0;
-fail:
-	rollback(p);
-	return -EIO;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * All of the collector's libpq: the connection, the pipelined group
- * commit of fleetbench_ingest() calls (schema/001_init.sql), and the
- * migrations recorded in schema_migrations. Nothing here logs; failures
+ * The collector's libpq: the connection and the pipelined group commit
+ * of fleetbench_ingest() calls (schema/001_init.sql); the migrations are
+ * migrate.h's. Nothing here logs; failures
  * come back as -errno with PQerrorMessage (or the server's message)
  * copied into the caller's err buffer.
  */
@@ -13,7 +13,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cleanup.h"
+
 #define PG_ERR_LEN 512
+
+/* A PGresult local that is PQclear()ed when it goes out of scope. */
+static inline void pqclearp(PGresult **r)
+{
+	if (*r)
+		PQclear(*r);
+}
+
+#define _cleanup_pqclear_ _cleanup_(pqclearp)
 
 struct pg;
 
@@ -60,6 +71,19 @@ int pg_poll(struct pg *p, char err[PG_ERR_LEN]);
  */
 int pg_query(struct pg *p, const char *sql, int nparams,
 	     const char *const *values, PGresult **ret, char err[PG_ERR_LEN]);
+
+/*
+ * The libpq connection, or NULL when not connected: for migrate.c, which
+ * runs whole scripts (PQexec) and watches the transaction status.
+ */
+PGconn *pg_conn(struct pg *p);
+
+/*
+ * The server's message for the failed result res (libpq's when res holds
+ * none, e.g. NULL), after "what: " unless what is NULL, on one line.
+ */
+void pg_error(const struct pg *p, const PGresult *res, const char *what,
+	      char err[PG_ERR_LEN]);
 
 /* ---- pipelined group commit ---- */
 
@@ -112,46 +136,7 @@ int pg_batch_step(struct pg *p, char err[PG_ERR_LEN]);
 
 bool pg_batch_unknown(const struct pg *p);
 
-/* ---- migrations ---- */
-
-struct pg_migration {
-	unsigned version; /* NNN of schema/NNN_description.sql */
-	char *name; /* "NNN_description", as recorded in schema_migrations */
-	char *path;
-};
-
-/*
- * Lists dir's NNN_*.sql files (three or more digits, an underscore, a
- * description of letters, digits, '_' and '-') in version order into a new
- * array (*ret, free with pg_migrations_free()). Returns the count, or
- * -errno with err saying what is wrong: -ENOENT for no migrations at all,
- * -EINVAL for two files with one version or a version 0.
- */
-int pg_migrations_scan(const char *dir, struct pg_migration **ret,
-		       char err[PG_ERR_LEN]);
-void pg_migrations_free(struct pg_migration *m, size_t n);
-
-/*
- * Compares schema_migrations with the n migrations this collector knows.
- * Returns the number not yet applied (0: the database is current), or
- * -ENOENT when schema_migrations does not exist (an unmigrated database),
- * -EPROTO when the database has a version this collector does not know or
- * knows under another name (a newer collector migrated it), -EINVAL when a
- * known migration is missing below an applied one, -EIO on a database
- * error. err names the migration.
- */
-int pg_migrations_check(struct pg *p, const struct pg_migration *m, size_t n,
-			char err[PG_ERR_LEN]);
-
-/*
- * Applies one migration in its own transaction, holding an advisory lock
- * so that concurrent migrate runs take turns, and records it in
- * schema_migrations (created if missing). *ret_applied says whether it ran
- * (false: it already was applied). The file is a trusted script of many
- * statements, the one thing sent with PQexec. Returns 0, -errno when the
- * file cannot be read, or -EIO with the server's message.
- */
-int pg_migration_apply(struct pg *p, const struct pg_migration *m,
-		       bool *ret_applied, char err[PG_ERR_LEN]);
+/* The migrations, until every caller includes migrate.h itself. */
+#include "migrate.h"
 
 #endif

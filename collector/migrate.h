@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The schema of the collector's database, as `fleetbench-collector
+ * migrate` applies it and `serve` checks it (schema/README.md): the
+ * migrations schema/NNN_description.sql, each run once and recorded in
+ * schema_migrations, and the function files schema/functions/NN_name.sql
+ * (functions and views), all re-applied in one transaction whenever a
+ * migration ran or a file's SHA-256 differs from the one recorded in
+ * schema_functions. Nothing here logs; failures come back as -errno with
+ * the reason (the file and line of a failed statement) in err.
+ */
+#ifndef FLEETBENCH_MIGRATE_H
+#define FLEETBENCH_MIGRATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pg.h"
+
+/* ---- migrations ---- */
+
+struct pg_migration {
+	unsigned version; /* NNN of schema/NNN_description.sql */
+	char *name; /* "NNN_description", as recorded in schema_migrations */
+	char *path;
+};
+
+/*
+ * Lists dir's NNN_*.sql files (three or more digits, an underscore, a
+ * description of letters, digits, '_' and '-') in version order into a new
+ * array (*ret, free with pg_migrations_free()). Returns the count, or
+ * -errno with err saying what is wrong: -ENOENT for no migrations at all,
+ * -EINVAL for two files with one version or a version 0.
+ */
+int pg_migrations_scan(const char *dir, struct pg_migration **ret,
+		       char err[PG_ERR_LEN]);
+void pg_migrations_free(struct pg_migration *m, size_t n);
+
+/*
+ * Compares schema_migrations with the n migrations this collector knows.
+ * Returns the number not yet applied (0: the database is current), or
+ * -ENOENT when schema_migrations does not exist (an unmigrated database),
+ * -EPROTO when the database has a version this collector does not know or
+ * knows under another name (a newer collector migrated it), -EINVAL when a
+ * known migration is missing below an applied one, -EIO on a database
+ * error. err names the migration.
+ */
+int pg_migrations_check(struct pg *p, const struct pg_migration *m, size_t n,
+			char err[PG_ERR_LEN]);
+
+/*
+ * Applies one migration in its own transaction, holding an advisory lock
+ * so that concurrent migrate runs take turns, and records it in
+ * schema_migrations (created if missing). *ret_applied says whether it ran
+ * (false: it already was applied). The file is a trusted script of many
+ * statements, sent with PQexec. Returns 0, -errno when the file cannot be
+ * read, or -EIO with the server's message.
+ */
+int pg_migration_apply(struct pg *p, const struct pg_migration *m,
+		       bool *ret_applied, char err[PG_ERR_LEN]);
+
+/* ---- function files ---- */
+
+#define PG_FUNCTIONS_DIR "functions" /* below the schema directory */
+#define PG_SHA256_HEX 65 /* 64 hex digits and the NUL */
+
+struct pg_function_file {
+	char *name; /* "NN_name.sql", as recorded in schema_functions */
+	char *path;
+	char *script; /* the whole file */
+	char sha256[PG_SHA256_HEX]; /* of the file's bytes, in hex */
+};
+
+/*
+ * Reads schema_dir/functions/NN_name.sql (two or more digits, an
+ * underscore, a name of letters, digits, '_' and '-') in name order into a
+ * new array (*ret, free with pg_functions_free()), each with its text and
+ * checksum. Other files (README.md) are skipped; no such directory means
+ * no function files. Returns the count, or -errno with err naming the
+ * file: -EINVAL for a badly named .sql file or one with a NUL byte.
+ */
+int pg_functions_scan(const char *schema_dir, struct pg_function_file **ret,
+		      char err[PG_ERR_LEN]);
+void pg_functions_free(struct pg_function_file *f, size_t n);
+
+/*
+ * Compares schema_functions with the n function files: returns 0 when the
+ * database recorded exactly these names and checksums, else the number of
+ * files that differ (not recorded, another checksum, or recorded but not
+ * among the files) with err naming the first, or -EIO on a database
+ * error.
+ */
+int pg_functions_check(struct pg *p, const struct pg_function_file *f,
+		       size_t n, char err[PG_ERR_LEN]);
+
+/*
+ * Runs all n files, in order, in one transaction under migrate's advisory
+ * lock, and records their names and checksums in schema_functions
+ * (created if missing) in place of what it held. The grants on views are
+ * kept across a view's DROP and CREATE; a view that a file's DROP VIEW ...
+ * CASCADE took along and no file made again (a view of the database's
+ * users over one of ours) fails the whole. Returns 0, or -EIO with err
+ * saying which file and line failed: nothing was applied.
+ */
+int pg_functions_apply(struct pg *p, const struct pg_function_file *f,
+		       size_t n, char err[PG_ERR_LEN]);
+
+#endif

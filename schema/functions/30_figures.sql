@@ -1,0 +1,332 @@
+-- SPDX-License-Identifier: MIT
+-- The groups of runs behind the queries: filters and keys, the runs of a
+-- filter, the cached group figures of fleet_summary and their refresh, and
+-- the default method. A function file (schema/README.md):
+-- `fleetbench-collector migrate` runs all of them again, in name order and
+-- in one transaction, whenever one of them changes or a migration ran.
+-- Functions are CREATE OR REPLACE (a trigger function is never dropped: its
+-- triggers depend on it); views are dropped and made again.
+
+CREATE OR REPLACE FUNCTION fleetbench_query_keys() RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT '{provider,instance_type,kernel,region,vm,thp,vcpus,host,method}'::text[]
+$$;
+
+-- Raises 22023 naming the first of keys that is not a query key.
+CREATE OR REPLACE FUNCTION fleetbench_check_keys(keys text[], what text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	bad text;
+BEGIN
+	SELECT k INTO bad FROM unnest(keys) AS k
+	WHERE k IS NULL OR NOT k = ANY (fleetbench_query_keys()) LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION '%: unknown key ''%'', one of %', what,
+			coalesce(bad, 'NULL'),
+			array_to_string(fleetbench_query_keys(), ', ')
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+END
+$$;
+
+/*
+ * The values a filter object allows for key, as an array (NULL: the key
+ * is not filtered). filter is {"key": "value"} or {"key": ["v1", "v2"]}:
+ * any of the values.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_filter_values(filter jsonb, key text)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE jsonb_typeof(filter -> key)
+		WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(filter -> key))
+		WHEN 'string' THEN ARRAY[filter ->> key]
+		WHEN 'number' THEN ARRAY[filter ->> key]
+	       END
+$$;
+
+-- Checks a filter object: 22023 for an unknown key or a value that is
+-- not a string, a number or an array of them.
+CREATE OR REPLACE FUNCTION fleetbench_check_filter(filter jsonb) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	k text;
+BEGIN
+	IF filter IS NULL THEN
+		RETURN;
+	END IF;
+	IF jsonb_typeof(filter) <> 'object' THEN
+		RAISE EXCEPTION 'where: a JSON object of key: value, not %',
+			jsonb_typeof(filter)
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	PERFORM fleetbench_check_keys(ARRAY(SELECT jsonb_object_keys(filter)),
+				      'where');
+	FOR k IN SELECT jsonb_object_keys(filter) LOOP
+		IF fleetbench_filter_values(filter, k) IS NULL
+		   OR jsonb_path_exists(filter -> k,
+					'$[*] ? (@.type() != "string" && @.type() != "number")') THEN
+			RAISE EXCEPTION 'where: the value of ''%'' must be a string, a number or an array of them', k
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END LOOP;
+END
+$$;
+
+/*
+ * The runs a fleet query looks at: those matching every key of filter
+ * (any of a key's values; NULL: all; the method key included) and started
+ * at or after since (NULL: all). The filter's keys are for the caller to
+ * check (fleetbench_check_filter).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_runs(filter jsonb DEFAULT NULL,
+				since timestamptz DEFAULT NULL)
+RETURNS SETOF run_figures
+LANGUAGE sql STABLE AS $$
+	SELECT f.*
+	FROM run_figures f,
+	     (SELECT fleetbench_filter_values(filter, 'provider') AS provider,
+		     fleetbench_filter_values(filter, 'instance_type') AS instance_type,
+		     fleetbench_filter_values(filter, 'kernel') AS kernel,
+		     fleetbench_filter_values(filter, 'region') AS region,
+		     fleetbench_filter_values(filter, 'vm') AS vm,
+		     fleetbench_filter_values(filter, 'thp') AS thp,
+		     fleetbench_filter_values(filter, 'vcpus') AS vcpus,
+		     fleetbench_filter_values(filter, 'host') AS host,
+		     fleetbench_filter_values(filter, 'method') AS method) AS w
+	WHERE (since IS NULL OR f.started_at >= since)
+	  AND (w.provider IS NULL OR f.provider = ANY (w.provider))
+	  AND (w.instance_type IS NULL OR f.instance_type = ANY (w.instance_type))
+	  AND (w.kernel IS NULL OR f.kernel_release = ANY (w.kernel))
+	  AND (w.region IS NULL OR f.region = ANY (w.region))
+	  AND (w.vm IS NULL OR f.vm = ANY (w.vm))
+	  AND (w.thp IS NULL OR f.thp_enabled = ANY (w.thp))
+	  AND (w.vcpus IS NULL OR f.vcpus::text = ANY (w.vcpus))
+	  AND (w.host IS NULL OR f.hostname = ANY (w.host))
+	  AND (w.method IS NULL OR f.method = ANY (w.method))
+$$;
+
+/*
+ * The groups of fleetbench_runs(filter, since) by keys (a subset of
+ * fleetbench_query_keys(); the caller checks them), as fleet_summary rows
+ * with level NULL. Every figure is the median over the group's runs that
+ * measured it; per_vcpu figures divide each run's by its vCPUs first.
+ * failed counts the runs with at least one failed variant, and failures
+ * lists each failed variant with the number of runs it failed in, most
+ * first ("randread/io_uring_sqpoll (3)"), NULL when none failed. Every
+ * group is of one method: the method column (last) is always filled,
+ * whatever keys holds.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_groups(keys text[], filter jsonb,
+				  since timestamptz)
+RETURNS SETOF fleet_summary
+LANGUAGE sql STABLE AS $$
+	SELECT NULL::smallint,
+	       CASE WHEN 'provider' = ANY (keys) THEN f.provider END,
+	       CASE WHEN 'instance_type' = ANY (keys) THEN f.instance_type END,
+	       CASE WHEN 'kernel' = ANY (keys) THEN f.kernel_release END,
+	       CASE WHEN 'region' = ANY (keys) THEN f.region END,
+	       CASE WHEN 'vm' = ANY (keys) THEN f.vm END,
+	       CASE WHEN 'thp' = ANY (keys) THEN f.thp_enabled END,
+	       CASE WHEN 'vcpus' = ANY (keys) THEN f.vcpus END,
+	       CASE WHEN 'host' = ANY (keys) THEN f.hostname END,
+	       count(DISTINCT f.machine_id),
+	       count(*),
+	       count(DISTINCT f.kernel_release),
+	       mode() WITHIN GROUP (ORDER BY f.vcpus),
+	       count(*) FILTER (WHERE f.iouring_ok),
+	       count(*) FILTER (WHERE f.sqpoll_ok),
+	       count(*) FILTER (WHERE f.hugepage_1g),
+	       count(*) FILTER (WHERE f.steal_flagged),
+	       mode() WITHIN GROUP (ORDER BY f.thp_enabled),
+	       min(f.started_at),
+	       max(f.started_at),
+	       fleetbench_median_ci(array_agg(f.thp_speedup ORDER BY f.thp_speedup)
+			FILTER (WHERE f.thp_speedup IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.thp_huge_fraction ORDER BY f.thp_huge_fraction)
+			FILTER (WHERE f.thp_huge_fraction IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.hugetlb_2m_speedup ORDER BY f.hugetlb_2m_speedup)
+			FILTER (WHERE f.hugetlb_2m_speedup IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.hugetlb_1g_speedup ORDER BY f.hugetlb_1g_speedup)
+			FILTER (WHERE f.hugetlb_1g_speedup IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.thp_fault_p99_us ORDER BY f.thp_fault_p99_us)
+			FILTER (WHERE f.thp_fault_p99_us IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_vs_pread ORDER BY f.iouring_vs_pread)
+			FILTER (WHERE f.iouring_vs_pread IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_vs_libaio ORDER BY f.iouring_vs_libaio)
+			FILTER (WHERE f.iouring_vs_libaio IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_iops ORDER BY f.iouring_iops)
+			FILTER (WHERE f.iouring_iops IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.pread_iops ORDER BY f.pread_iops)
+			FILTER (WHERE f.pread_iops IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_iops / f.vcpus ORDER BY f.iouring_iops / f.vcpus)
+			FILTER (WHERE f.iouring_iops / f.vcpus IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.pread_iops / f.vcpus ORDER BY f.pread_iops / f.vcpus)
+			FILTER (WHERE f.pread_iops / f.vcpus IS NOT NULL)),
+	       count(*) FILTER (WHERE f.failed <> '{}'),
+	       (SELECT string_agg(format('%s (%s)', v.name, v.n), ', '
+				  ORDER BY v.n DESC, v.name)
+		FROM (SELECT x.name, count(*) AS n
+		      FROM jsonb_array_elements(jsonb_agg(to_jsonb(f.failed))
+				FILTER (WHERE f.failed <> '{}')) AS r(a),
+			   jsonb_array_elements_text(r.a) AS x(name)
+		      GROUP BY x.name) AS v),
+	       f.method
+	FROM fleetbench_runs(filter, since) AS f
+	GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, f.method
+$$;
+
+/*
+ * Brings fleet_summary up to date with fleet_dirty: recomputes the levels
+ * 3 and 2 rows of every instance type, kernel and method with a changed
+ * run (a superset: the product of their providers, instance types and
+ * kernels) and takes them out of fleet_dirty. Runs committed meanwhile
+ * stay dirty for the next call. Returns false, and changes nothing, when
+ * it cannot: in a read-only transaction, or when the refresh lock stays
+ * taken for 200 ms (another transaction is refreshing, or writers keep
+ * committing); the caller then computes from run_figures directly.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_refresh() RETURNS boolean
+LANGUAGE plpgsql
+-- the filters are constants to the planner: index scans for a few
+-- changed instance types, a sort in memory for many
+SET plan_cache_mode = force_custom_plan
+SET work_mem = '256MB'
+AS $$
+DECLARE
+	changed jsonb;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM fleet_dirty) THEN
+		RETURN true;
+	END IF;
+	IF current_setting('transaction_read_only')::boolean THEN
+		RETURN false;
+	END IF;
+	-- the refresh lock (see fleet_dirty): writers hold it shared for
+	-- the moment of their commit
+	FOR i IN 1 .. 20 LOOP
+		EXIT WHEN pg_try_advisory_xact_lock(112723185853042);
+		IF i = 20 THEN
+			RETURN false;
+		END IF;
+		PERFORM pg_sleep(0.01);
+	END LOOP;
+	WITH gone AS (DELETE FROM fleet_dirty RETURNING *)
+	SELECT jsonb_build_object(
+		       'provider', jsonb_agg(DISTINCT provider),
+		       'instance_type', jsonb_agg(DISTINCT instance_type),
+		       'kernel', jsonb_agg(DISTINCT kernel_release),
+		       'method', jsonb_agg(DISTINCT method))
+	INTO changed
+	FROM gone
+	HAVING count(*) > 0;
+	IF changed IS NULL THEN
+		RETURN true;
+	END IF;
+	DELETE FROM fleet_summary AS s
+	WHERE s.provider = ANY (fleetbench_filter_values(changed, 'provider'))
+	  AND s.instance_type = ANY (fleetbench_filter_values(changed, 'instance_type'))
+	  AND s.method = ANY (fleetbench_filter_values(changed, 'method'))
+	  AND (s.level = 2
+	       OR s.kernel = ANY (fleetbench_filter_values(changed, 'kernel')));
+	INSERT INTO fleet_summary
+	SELECT * FROM fleetbench_groups('{provider,instance_type,kernel}',
+					changed, NULL);
+	UPDATE fleet_summary SET level = 3 WHERE level IS NULL;
+	INSERT INTO fleet_summary
+	SELECT * FROM fleetbench_groups('{provider,instance_type}',
+					changed - 'kernel', NULL);
+	UPDATE fleet_summary SET level = 2 WHERE level IS NULL;
+	RETURN true;
+END
+$$;
+
+/*
+ * fleetbench_groups(keys, filter, since), from fleet_summary when it
+ * holds them (keys provider, instance_type and kernel, or provider and
+ * instance_type, with the method; a filter on those keys only; no since)
+ * and can be brought up to date, else computed from run_figures: the same
+ * rows either way.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_group_rows(keys text[], filter jsonb,
+				      since timestamptz)
+RETURNS SETOF fleet_summary
+LANGUAGE plpgsql
+SET plan_cache_mode = force_custom_plan
+SET work_mem = '256MB'
+AS $$
+DECLARE
+	-- every grouping is by method too (fleetbench_groups)
+	lvl smallint := CASE
+		WHEN keys @> '{provider,instance_type,kernel}'
+		     AND keys <@ '{provider,instance_type,kernel,method}' THEN 3
+		WHEN keys @> '{provider,instance_type}'
+		     AND keys <@ '{provider,instance_type,method}' THEN 2 END;
+	filtered text[] := ARRAY(SELECT jsonb_object_keys(coalesce(filter, '{}')));
+BEGIN
+	IF since IS NULL AND lvl IS NOT NULL
+	   AND filtered <@ (CASE lvl WHEN 3 THEN '{provider,instance_type,kernel,method}'
+			    ELSE '{provider,instance_type,method}' END)::text[]
+	   AND fleetbench_refresh() THEN
+		RETURN QUERY
+		SELECT s.* FROM fleet_summary AS s
+		WHERE s.level = lvl
+		  AND (NOT 'provider' = ANY (filtered)
+		       OR s.provider = ANY (fleetbench_filter_values(filter, 'provider')))
+		  AND (NOT 'instance_type' = ANY (filtered)
+		       OR s.instance_type = ANY (fleetbench_filter_values(filter, 'instance_type')))
+		  AND (NOT 'kernel' = ANY (filtered)
+		       OR s.kernel = ANY (fleetbench_filter_values(filter, 'kernel')))
+		  AND (NOT 'method' = ANY (filtered)
+		       OR s.method = ANY (fleetbench_filter_values(filter, 'method')));
+		RETURN;
+	END IF;
+	RETURN QUERY SELECT * FROM fleetbench_groups(keys, filter, since);
+END
+$$;
+
+/*
+ * The method key a fleet query selects among the runs of filter since
+ * since: method itself when given ('*': every method, NULL returned);
+ * NULL when filter chooses by its "method" key; else the default, the
+ * standard profile's method 'standard' when the selection holds a run of
+ * it, else the method with the most runs (then the first by name).
+ * Runs counted from fleet_summary when it can (as fleetbench_group_rows).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_method_choice(method text, filter jsonb,
+					 since timestamptz)
+RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	chosen text;
+BEGIN
+	IF method = '*' THEN
+		RETURN NULL;
+	END IF;
+	IF method IS NOT NULL THEN
+		RETURN method;
+	END IF;
+	IF coalesce(filter ? 'method', false) THEN
+		RETURN NULL;
+	END IF;
+	SELECT g.method INTO chosen
+	FROM fleetbench_group_rows('{provider,instance_type}', filter, since)
+	     AS g
+	GROUP BY g.method
+	ORDER BY g.method = 'standard' DESC, sum(g.runs) DESC, g.method
+	LIMIT 1;
+	RETURN coalesce(chosen, 'standard');
+END
+$$;
+
+-- filter with the method fleetbench_method_choice() selects added as its
+-- "method" key (unchanged when it selects every method).
+CREATE OR REPLACE FUNCTION fleetbench_method_filter(method text, filter jsonb,
+					 since timestamptz)
+RETURNS jsonb
+LANGUAGE sql VOLATILE AS $$
+	SELECT CASE WHEN m IS NULL THEN filter
+		    ELSE coalesce(filter, '{}') || jsonb_build_object('method', m)
+	       END
+	FROM fleetbench_method_choice(method, filter, since) AS m
+$$;

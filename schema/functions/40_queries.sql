@@ -1,0 +1,436 @@
+-- SPDX-License-Identifier: MIT
+-- The queries of the fleetbench CLI and psql: compare, kernels, rank
+-- (docs/queries.md). A function file (schema/README.md):
+-- `fleetbench-collector migrate` runs all of them again, in name order and
+-- in one transaction, whenever one of them changes or a migration ran.
+-- Functions are CREATE OR REPLACE (a trigger function is never dropped: its
+-- triggers depend on it); views are dropped and made again.
+
+/*
+ * One row per group of runs (by the keys in by, default provider,
+ * instance_type, kernel), among the runs of one method matching filter
+ * (see fleetbench_runs) started at or after since: the group's method,
+ * its keys (NULL for a key not in by), hosts and runs, few_runs when there
+ * are too few runs (below 6) for a 95% interval, and for each headline
+ * figure the median over the runs that measured it with its interval
+ * (_lo, _hi; NULL below 6 such runs), the shares of runs with each
+ * capability, and the most common THP mode; failed, the runs with a
+ * failed variant, and failures, each variant that failed with the number
+ * of runs it failed in (most first). Ordered by the keys. method NULL
+ * selects the default (fleetbench_method_choice: 'standard', else the
+ * method most run), a key selects that method, '*' every method, each
+ * group then of one method; a "method" key in filter selects as well.
+ */
+CREATE OR REPLACE FUNCTION fleet_compare_by(by text[] DEFAULT NULL,
+				 filter jsonb DEFAULT NULL,
+				 since timestamptz DEFAULT NULL,
+				 method_key text DEFAULT NULL)
+RETURNS TABLE (
+	method text, provider text, instance_type text, kernel text, region text,
+	vm text, thp text, vcpus integer, host text,
+	hosts bigint, runs bigint, few_runs boolean,
+	thp_speedup numeric, thp_speedup_lo numeric, thp_speedup_hi numeric,
+	thp_huge_fraction numeric,
+	hugetlb_2m_speedup numeric, hugetlb_2m_speedup_lo numeric,
+	hugetlb_2m_speedup_hi numeric,
+	hugetlb_1g_speedup numeric, hugetlb_1g_speedup_lo numeric,
+	hugetlb_1g_speedup_hi numeric,
+	thp_fault_p99_us numeric, thp_fault_p99_us_lo numeric,
+	thp_fault_p99_us_hi numeric,
+	iouring_vs_pread numeric, iouring_vs_pread_lo numeric,
+	iouring_vs_pread_hi numeric,
+	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
+	iouring_vs_libaio_hi numeric,
+	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
+	steal_share numeric, thp_mode text,
+	first_run timestamptz, last_run timestamptz,
+	failed bigint, failures text)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+	keys text[] := coalesce(by, '{provider,instance_type,kernel}');
+	chosen jsonb;
+BEGIN
+	PERFORM fleetbench_check_keys(keys, 'by');
+	PERFORM fleetbench_check_filter(filter);
+	chosen := fleetbench_method_filter(method_key, filter,
+					   since);
+	RETURN QUERY
+	SELECT g.method, g.provider, g.instance_type, g.kernel, g.region, g.vm, g.thp,
+	       g.vcpus, g.host, g.hosts, g.runs, g.runs < 6,
+	       fleetbench_round((g.thp_speedup).median),
+	       fleetbench_round((g.thp_speedup).ci_low),
+	       fleetbench_round((g.thp_speedup).ci_high),
+	       fleetbench_round((g.thp_huge_fraction).median),
+	       fleetbench_round((g.hugetlb_2m_speedup).median),
+	       fleetbench_round((g.hugetlb_2m_speedup).ci_low),
+	       fleetbench_round((g.hugetlb_2m_speedup).ci_high),
+	       fleetbench_round((g.hugetlb_1g_speedup).median),
+	       fleetbench_round((g.hugetlb_1g_speedup).ci_low),
+	       fleetbench_round((g.hugetlb_1g_speedup).ci_high),
+	       fleetbench_round((g.thp_fault_p99_us).median),
+	       fleetbench_round((g.thp_fault_p99_us).ci_low),
+	       fleetbench_round((g.thp_fault_p99_us).ci_high),
+	       fleetbench_round((g.iouring_vs_pread).median),
+	       fleetbench_round((g.iouring_vs_pread).ci_low),
+	       fleetbench_round((g.iouring_vs_pread).ci_high),
+	       fleetbench_round((g.iouring_vs_libaio).median),
+	       fleetbench_round((g.iouring_vs_libaio).ci_low),
+	       fleetbench_round((g.iouring_vs_libaio).ci_high),
+	       fleetbench_share(g.iouring_ok, g.runs),
+	       fleetbench_share(g.sqpoll_ok, g.runs),
+	       fleetbench_share(g.hugepage_1g, g.runs),
+	       fleetbench_share(g.steal_flagged, g.runs),
+	       g.thp_mode, g.first_run, g.last_run, g.failed, g.failures
+	FROM fleetbench_group_rows(keys, chosen, since) AS g
+	ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+END
+$$;
+
+-- `fleetbench compare` with its defaults: per provider, instance type and
+-- kernel release, over all runs of the default method.
+DROP VIEW IF EXISTS fleet_compare CASCADE;
+CREATE VIEW fleet_compare AS
+SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
+       thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction,
+       hugetlb_2m_speedup, hugetlb_2m_speedup_lo, hugetlb_2m_speedup_hi,
+       hugetlb_1g_speedup, hugetlb_1g_speedup_lo, hugetlb_1g_speedup_hi,
+       thp_fault_p99_us, thp_fault_p99_us_lo, thp_fault_p99_us_hi,
+       iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi,
+       iouring_vs_libaio, iouring_vs_libaio_lo, iouring_vs_libaio_hi,
+       iouring_share, sqpoll_share, hugepage_1g_share, steal_share,
+       thp_mode, first_run, last_run, failed, failures
+FROM fleet_compare_by();
+COMMENT ON VIEW fleet_compare IS
+	'per method, provider, instance type and kernel, of the default method: median and 95% interval of each headline figure, capability shares, runs with a failed variant';
+
+-- "+12%", "-63%": the relative change from old to new.
+CREATE OR REPLACE FUNCTION fleetbench_percent(old numeric, new numeric) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE WHEN old <> 0
+		    THEN to_char(round(100 * (new - old) / abs(old)), 'FMSG999990') || '%'
+	       END
+$$;
+
+/*
+ * What changed in one figure between two kernels, in words, or NULL when
+ * nothing did beyond noise: the two 95% intervals do not overlap, or,
+ * when a side has too few runs for an interval, the median moved by 20%
+ * or more (said so).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_figure_change(name text, old numeric,
+					 old_lo numeric, old_hi numeric,
+					 new numeric, new_lo numeric,
+					 new_hi numeric)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE
+		WHEN old IS NULL AND new IS NULL THEN NULL
+		WHEN old IS NULL THEN format('%s measured: %s', name, new)
+		WHEN new IS NULL THEN format('%s no longer measured (was %s)',
+					     name, old)
+		WHEN old_lo IS NOT NULL AND new_lo IS NOT NULL THEN
+			CASE WHEN new_lo > old_hi OR new_hi < old_lo
+			     THEN format('%s %s -> %s (%s)', name, old, new,
+					 fleetbench_percent(old, new)) END
+		WHEN old <> 0 AND abs(new - old) >= 0.2 * abs(old) THEN
+			format('%s %s -> %s (%s, too few runs for an interval)',
+			       name, old, new, fleetbench_percent(old, new))
+	       END
+$$;
+
+-- A capability share that differs between two kernels, in percent of
+-- runs, or NULL.
+CREATE OR REPLACE FUNCTION fleetbench_share_change(name text, old numeric, new numeric)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE WHEN old IS DISTINCT FROM new
+		    THEN format('%s %s%% -> %s%% of runs', name,
+				round(100 * old), round(100 * new)) END
+$$;
+
+/*
+ * fleet_compare_by() per provider, instance type and kernel release, each
+ * instance type's kernels from oldest to newest (by their first run, then
+ * name), with what changed from the kernel before: figures whose
+ * intervals moved apart, capability shares, the share of runs with a
+ * failed variant and the THP mode that differ; 'nothing beyond noise'
+ * when none did, NULL for the first. With a method column. method NULL (the default)
+ * chooses per kernel: the standard method when the kernel has runs of
+ * it, else its method most run; a kernel whose method differs from the
+ * kernel before says 'method OLD -> NEW: figures not compared' in
+ * changes and compares no figures. A key (or filter's "method") selects
+ * one method; '*' every method, each a sequence of kernels of its own.
+ */
+CREATE OR REPLACE FUNCTION fleet_kernels_by(filter jsonb DEFAULT NULL,
+				 since timestamptz DEFAULT NULL,
+				 method_key text DEFAULT NULL)
+RETURNS TABLE (
+	method text, provider text, instance_type text, kernel text,
+	hosts bigint, runs bigint, few_runs boolean,
+	thp_speedup numeric, thp_speedup_lo numeric, thp_speedup_hi numeric,
+	thp_huge_fraction numeric,
+	hugetlb_2m_speedup numeric, hugetlb_2m_speedup_lo numeric,
+	hugetlb_2m_speedup_hi numeric,
+	hugetlb_1g_speedup numeric, hugetlb_1g_speedup_lo numeric,
+	hugetlb_1g_speedup_hi numeric,
+	thp_fault_p99_us numeric, thp_fault_p99_us_lo numeric,
+	thp_fault_p99_us_hi numeric,
+	iouring_vs_pread numeric, iouring_vs_pread_lo numeric,
+	iouring_vs_pread_hi numeric,
+	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
+	iouring_vs_libaio_hi numeric,
+	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
+	steal_share numeric, thp_mode text,
+	first_run timestamptz, last_run timestamptz, failed bigint,
+	failures text, changes text)
+LANGUAGE sql VOLATILE AS $$
+	WITH o AS (
+		-- every method, when the choice is per kernel
+		SELECT $3 IS NULL AND NOT coalesce($1 ? 'method', false)
+			       AS per_kernel,
+		       coalesce($3 = '*', false) AS all_methods
+	), a AS (
+		SELECT x.*
+		FROM o, fleet_compare_by('{provider,instance_type,kernel}', $1,
+					 $2, CASE WHEN o.per_kernel THEN '*'
+						  ELSE $3 END) AS x
+	), k AS (
+		-- per kernel: the standard method, else the one most run
+		SELECT a.*
+		FROM a, o
+		WHERE NOT o.per_kernel
+		   OR a.method = (SELECT b.method FROM a AS b
+				  WHERE b.provider = a.provider
+					AND b.instance_type = a.instance_type
+					AND b.kernel = a.kernel
+				  ORDER BY b.method = 'standard' DESC, b.runs DESC,
+					   b.method
+				  LIMIT 1)
+	), c AS (
+		SELECT x.*, row_number() OVER (
+				PARTITION BY x.provider, x.instance_type,
+					     CASE WHEN o.all_methods THEN x.method END
+				ORDER BY x.first_run, x.kernel, x.method) AS pos,
+		       o.all_methods
+		FROM k AS x, o
+	)
+	SELECT c.method, c.provider, c.instance_type, c.kernel, c.hosts, c.runs,
+	       c.few_runs, c.thp_speedup, c.thp_speedup_lo, c.thp_speedup_hi,
+	       c.thp_huge_fraction, c.hugetlb_2m_speedup,
+	       c.hugetlb_2m_speedup_lo, c.hugetlb_2m_speedup_hi,
+	       c.hugetlb_1g_speedup, c.hugetlb_1g_speedup_lo,
+	       c.hugetlb_1g_speedup_hi, c.thp_fault_p99_us,
+	       c.thp_fault_p99_us_lo, c.thp_fault_p99_us_hi,
+	       c.iouring_vs_pread, c.iouring_vs_pread_lo, c.iouring_vs_pread_hi,
+	       c.iouring_vs_libaio, c.iouring_vs_libaio_lo,
+	       c.iouring_vs_libaio_hi, c.iouring_share, c.sqpoll_share,
+	       c.hugepage_1g_share, c.steal_share, c.thp_mode, c.first_run,
+	       c.last_run, c.failed, c.failures,
+	       CASE WHEN p.method <> c.method
+		    THEN format('method %s -> %s: figures not compared',
+				p.method, c.method)
+		    WHEN p.kernel IS NOT NULL THEN coalesce(nullif(concat_ws('; ',
+		fleetbench_share_change('runs with a failed variant',
+					fleetbench_share(p.failed, p.runs),
+					fleetbench_share(c.failed, c.runs)),
+		fleetbench_share_change('io_uring usable', p.iouring_share, c.iouring_share),
+		fleetbench_share_change('SQPOLL permitted', p.sqpoll_share, c.sqpoll_share),
+		fleetbench_share_change('1 GiB pages', p.hugepage_1g_share, c.hugepage_1g_share),
+		CASE WHEN p.thp_mode IS DISTINCT FROM c.thp_mode
+		     THEN format('THP mode %s -> %s', coalesce(p.thp_mode, 'unknown'),
+				 coalesce(c.thp_mode, 'unknown')) END,
+		fleetbench_figure_change('thp_speedup', p.thp_speedup, p.thp_speedup_lo, p.thp_speedup_hi,
+					 c.thp_speedup, c.thp_speedup_lo, c.thp_speedup_hi),
+		fleetbench_figure_change('thp_huge_fraction', p.thp_huge_fraction, NULL, NULL,
+					 c.thp_huge_fraction, NULL, NULL),
+		fleetbench_figure_change('hugetlb_2m_speedup', p.hugetlb_2m_speedup, p.hugetlb_2m_speedup_lo,
+					 p.hugetlb_2m_speedup_hi, c.hugetlb_2m_speedup,
+					 c.hugetlb_2m_speedup_lo, c.hugetlb_2m_speedup_hi),
+		fleetbench_figure_change('hugetlb_1g_speedup', p.hugetlb_1g_speedup, p.hugetlb_1g_speedup_lo,
+					 p.hugetlb_1g_speedup_hi, c.hugetlb_1g_speedup,
+					 c.hugetlb_1g_speedup_lo, c.hugetlb_1g_speedup_hi),
+		fleetbench_figure_change('thp_fault_p99_us', p.thp_fault_p99_us, p.thp_fault_p99_us_lo,
+					 p.thp_fault_p99_us_hi, c.thp_fault_p99_us,
+					 c.thp_fault_p99_us_lo, c.thp_fault_p99_us_hi),
+		fleetbench_figure_change('iouring_vs_pread', p.iouring_vs_pread, p.iouring_vs_pread_lo,
+					 p.iouring_vs_pread_hi, c.iouring_vs_pread,
+					 c.iouring_vs_pread_lo, c.iouring_vs_pread_hi),
+		fleetbench_figure_change('iouring_vs_libaio', p.iouring_vs_libaio, p.iouring_vs_libaio_lo,
+					 p.iouring_vs_libaio_hi, c.iouring_vs_libaio,
+					 c.iouring_vs_libaio_lo, c.iouring_vs_libaio_hi)),
+		''), 'nothing beyond noise') END
+	FROM c
+	LEFT JOIN c AS p
+		ON p.provider = c.provider AND p.instance_type = c.instance_type
+		   AND (NOT c.all_methods OR p.method = c.method)
+		   AND p.pos = c.pos - 1
+	ORDER BY c.provider, c.instance_type,
+		 CASE WHEN c.all_methods THEN c.method END, c.pos
+$$;
+
+-- `fleetbench kernels` for every instance type (the CLI picks one).
+DROP VIEW IF EXISTS fleet_kernels CASCADE;
+CREATE VIEW fleet_kernels AS SELECT * FROM fleet_kernels_by();
+COMMENT ON VIEW fleet_kernels IS
+	'per instance type and kernel, oldest kernel first, of the default method per kernel: fleet_compare''s figures, failures and what changed from the kernel before';
+
+/*
+ * The figures an instance type can be ranked by: which way is better, and
+ * whether --per vcpu makes sense (absolute rates only: a ratio per vCPU
+ * means nothing).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_rank_metrics()
+RETURNS TABLE (metric text, higher_is_better boolean, per_vcpu boolean)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	VALUES ('thp_speedup', true, false),
+	       ('thp_huge_fraction', true, false),
+	       ('hugetlb_2m_speedup', true, false),
+	       ('hugetlb_1g_speedup', true, false),
+	       ('thp_fault_p99_us', false, false),
+	       ('iouring_vs_pread', true, false),
+	       ('iouring_vs_libaio', true, false),
+	       ('iouring_iops', true, true),
+	       ('pread_iops', true, true)
+$$;
+
+-- Raises 22023 for a metric, per or require value rank does not know.
+CREATE OR REPLACE FUNCTION fleetbench_check_rank(metric text, per text, require text[])
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	m record;
+	bad text;
+BEGIN
+	SELECT * INTO m FROM fleetbench_rank_metrics() AS r
+	WHERE r.metric = fleetbench_check_rank.metric;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'metric: %, one of %',
+			CASE WHEN metric IS NULL THEN 'missing'
+			     ELSE format('unknown metric ''%s''', metric) END,
+			(SELECT string_agg(r.metric, ', ')
+			 FROM fleetbench_rank_metrics() AS r)
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF per IS NOT NULL AND per <> 'vcpu' THEN
+		RAISE EXCEPTION 'per: unknown ''%'', only vcpu', per
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF per = 'vcpu' AND NOT m.per_vcpu THEN
+		RAISE EXCEPTION 'per: % is a ratio, which per vCPU means nothing; per vcpu takes %',
+			metric,
+			(SELECT string_agg(r.metric, ', ')
+			 FROM fleetbench_rank_metrics() AS r WHERE r.per_vcpu)
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	SELECT q INTO bad FROM unnest(require) AS q
+	WHERE q IS NULL OR q NOT IN ('sqpoll', 'io_uring', 'hugepages-1g')
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'require: unknown capability ''%'', one of sqpoll, io_uring, hugepages-1g',
+			coalesce(bad, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+END
+$$;
+
+/*
+ * Instance types (provider and instance type) ordered by one figure, best
+ * first: the median over their runs (each run's figure divided by its
+ * vCPUs with per = 'vcpu') with its 95% interval. rank is 1 + the number
+ * of instance types that are better beyond noise (their interval entirely
+ * on the better side of this one's; a type without an interval counts as
+ * its median), so types whose intervals overlap share a rank: tie says
+ * so. Only types with at least min_runs (default 6) runs that measured
+ * the figure, and, for each capability in require (sqpoll, io_uring,
+ * hugepages-1g; default none), that had it in every run. Among the runs
+ * of one method, chosen as by fleet_compare_by() ('*': every method, each
+ * ranked on its own); the second column is the method.
+ */
+CREATE OR REPLACE FUNCTION fleet_rank_by(metric_name text,
+			      per text DEFAULT NULL,
+			      require text[] DEFAULT NULL,
+			      min_runs integer DEFAULT NULL,
+			      filter jsonb DEFAULT NULL,
+			      since timestamptz DEFAULT NULL,
+			      method_key text DEFAULT NULL)
+RETURNS TABLE (
+	metric text, method text, rank bigint, tie boolean, provider text,
+	instance_type text, median numeric, median_lo numeric,
+	median_hi numeric, runs integer, hosts bigint, kernels bigint,
+	vcpus integer, iouring_share numeric, sqpoll_share numeric,
+	hugepage_1g_share numeric)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+	need text[] := coalesce(require, '{}');
+	up boolean;
+	chosen jsonb;
+BEGIN
+	PERFORM fleetbench_check_rank(metric_name, per, require);
+	PERFORM fleetbench_check_filter(filter);
+	SELECT m.higher_is_better INTO up
+	FROM fleetbench_rank_metrics() AS m WHERE m.metric = metric_name;
+	chosen := fleetbench_method_filter(method_key, filter, since);
+	RETURN QUERY
+	WITH e AS (
+		SELECT g.method, g.provider, g.instance_type, g.hosts, g.kernels,
+		       g.vcpus_mode, g.runs AS all_runs, g.iouring_ok,
+		       g.sqpoll_ok, g.hugepage_1g, (x.est).n,
+		       fleetbench_round((x.est).median) AS median,
+		       fleetbench_round((x.est).ci_low) AS lo,
+		       fleetbench_round((x.est).ci_high) AS hi
+		FROM fleetbench_group_rows('{provider,instance_type}', chosen,
+					   since) AS g,
+		     LATERAL (SELECT CASE metric_name
+				WHEN 'thp_speedup' THEN g.thp_speedup
+				WHEN 'thp_huge_fraction' THEN g.thp_huge_fraction
+				WHEN 'hugetlb_2m_speedup' THEN g.hugetlb_2m_speedup
+				WHEN 'hugetlb_1g_speedup' THEN g.hugetlb_1g_speedup
+				WHEN 'thp_fault_p99_us' THEN g.thp_fault_p99_us
+				WHEN 'iouring_vs_pread' THEN g.iouring_vs_pread
+				WHEN 'iouring_vs_libaio' THEN g.iouring_vs_libaio
+				WHEN 'iouring_iops' THEN
+					CASE WHEN per = 'vcpu' THEN g.iouring_iops_per_vcpu
+					     ELSE g.iouring_iops END
+				WHEN 'pread_iops' THEN
+					CASE WHEN per = 'vcpu' THEN g.pread_iops_per_vcpu
+					     ELSE g.pread_iops END
+			      END AS est) AS x
+		WHERE (x.est).n >= greatest(coalesce(min_runs, 6), 1)
+		  AND (NOT 'sqpoll' = ANY (need) OR g.sqpoll_ok = g.runs)
+		  AND (NOT 'io_uring' = ANY (need) OR g.iouring_ok = g.runs)
+		  AND (NOT 'hugepages-1g' = ANY (need) OR g.hugepage_1g = g.runs)
+	), r AS (
+		SELECT e.*,
+		       1 + (SELECT count(*) FROM e AS o
+			    WHERE o.method = e.method AND CASE WHEN up
+				  THEN coalesce(o.lo, o.median) > coalesce(e.hi, e.median)
+				  ELSE coalesce(o.hi, o.median) < coalesce(e.lo, e.median)
+				  END) AS rank
+		FROM e
+	)
+	SELECT metric_name, r.method, r.rank,
+	       count(*) OVER (PARTITION BY r.method, r.rank) > 1,
+	       r.provider, r.instance_type, r.median, r.lo, r.hi, r.n,
+	       r.hosts, r.kernels, r.vcpus_mode,
+	       fleetbench_share(r.iouring_ok, r.all_runs),
+	       fleetbench_share(r.sqpoll_ok, r.all_runs),
+	       fleetbench_share(r.hugepage_1g, r.all_runs)
+	FROM r
+	ORDER BY r.method, r.rank, CASE WHEN up THEN -r.median ELSE r.median END,
+		 r.provider, r.instance_type;
+END
+$$;
+
+-- `fleetbench rank --metric M` with its defaults, for every metric M.
+DROP VIEW IF EXISTS fleet_rank CASCADE;
+CREATE VIEW fleet_rank AS
+SELECT r.metric, r.method, r.rank, r.tie, r.provider, r.instance_type, r.median,
+       r.median_lo, r.median_hi, r.runs, r.hosts, r.kernels, r.vcpus,
+       r.iouring_share, r.sqpoll_share, r.hugepage_1g_share
+FROM fleetbench_rank_metrics() AS m,
+     LATERAL fleet_rank_by(m.metric) WITH ORDINALITY AS r
+ORDER BY m.metric, r.ordinality;
+COMMENT ON VIEW fleet_rank IS
+	'per metric, of the default method: instance types best first with the median, its interval, and ranks shared by ties within noise';
