@@ -190,9 +190,10 @@ agent a3 send >"$tmp/a3-send.out" 2>&1
 check_eq "a3's send after the reload exits 0" "$?" 0
 check_eq "a3's spool is empty" "$(spooled a3)" 0
 kernel=$(uname -r)
-check_eq "three runs in the right groups of fleet_comparison" "$(q <<-EOF
-	SELECT provider, instance_type, kernel_release, hosts, runs
-	FROM fleet_comparison WHERE provider IN ('p1', 'p2', 'p3')
+check_eq "three runs in the right groups of fleet_compare" "$(q <<-EOF
+	SELECT provider, instance_type, kernel, hosts, runs
+	FROM fleet_compare_by(method_key => '*')
+	WHERE provider IN ('p1', 'p2', 'p3')
 	ORDER BY provider
 EOF
 )" "p1|t1|$kernel|1|1

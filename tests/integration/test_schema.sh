@@ -265,39 +265,63 @@ EOF
 
 # --- views ----------------------------------------------------------------
 
-check_eq "thp_gain" "$(q <<-EOF
-	SELECT string_agg(concat_ws(':', provider, speedup, ci_low, ci_high,
-				    ns_per_access_4k, ns_per_access_thp,
-				    huge_fraction), ' ' ORDER BY started_at)
-	FROM thp_gain
+# what 002's views (retired by 009) said: run_figures, comparisons,
+# bench_metrics and fleet_compare say it now
+check_eq "run_figures: THP per run, with its interval and medians" "$(q <<-EOF
+	SELECT string_agg(concat_ws(':', f.provider, f.thp_speedup, c.ci_low,
+				    c.ci_high, base.median, thp.median,
+				    f.thp_huge_fraction), ' ' ORDER BY f.started_at)
+	FROM run_figures f
+	JOIN comparisons c ON c.run_id = f.run_id AND c.name = 'thp_speedup'
+	JOIN bench_metrics base ON base.run_id = f.run_id
+		AND base.benchmark = c.benchmark AND base.variant = c.numerator
+		AND base.metric = c.metric
+	JOIN bench_metrics thp ON thp.run_id = f.run_id
+		AND thp.benchmark = c.benchmark AND thp.variant = c.denominator
+		AND thp.metric = c.metric
 EOF
 )" "aws:1.42:1.37:1.47:142:100:1 aws:1.38:1.355:1.401:138:100:1 aws:1.42:1.37:1.47:142:100:1 digitalocean:1.05:1.03:1.07:87.4:83.2:0.625"
-check_eq "iouring_gain" "$(q <<-EOF
-	SELECT string_agg(concat_ws(':', provider, vs_pread, vs_pread_ci_low,
-				    vs_pread_ci_high, vs_pread_reason, vs_libaio,
-				    sqpoll, sqpoll_vs_iouring,
-				    sqpoll_variant_status, sqpoll_skip_reason),
-			  ' ' ORDER BY started_at)
-	FROM iouring_gain
+check_eq "run_figures: io_uring per run, with intervals, reasons, SQPOLL" "$(q <<-EOF
+	SELECT string_agg(concat_ws(':', f.provider, f.iouring_vs_pread,
+				    p.ci_low, p.ci_high, p.reason,
+				    f.iouring_vs_libaio, r.sqpoll, s.ratio,
+				    sv.status, sv.skip_reason),
+			  ' ' ORDER BY f.started_at)
+	FROM run_figures f
+	JOIN runs r USING (run_id)
+	JOIN comparisons p ON p.run_id = f.run_id
+		AND p.name = 'iouring_vs_pread'
+	LEFT JOIN comparisons s ON s.run_id = f.run_id
+		AND s.name = 'sqpoll_vs_iouring'
+	LEFT JOIN bench_results sv ON sv.run_id = f.run_id
+		AND sv.benchmark = 'randread' AND sv.variant = 'io_uring_sqpoll'
 EOF
 )" "aws:2.9:2.8:3.05:1.05:EPERM:skipped:sqpoll: EPERM aws:3.1:3.02:3.19:1.1:ok:0.97:ok aws:2.9:2.8:3.05:1.05:EPERM:skipped:sqpoll: EPERM digitalocean:io_uring was skipped:skipped:sqpoll: EPERM"
-check_eq "fleet_comparison groups by provider, instance type, kernel" "$(q <<-EOF
-	SELECT provider, instance_type, kernel_release, hosts, runs,
-	       round(thp_speedup::numeric, 6), round(iouring_vs_pread::numeric, 6),
-	       round(iouring_vs_libaio::numeric, 6),
-	       round(sqpoll_ok_share::numeric, 6),
-	       round(hugepage_1g_share::numeric, 6)
-	FROM fleet_comparison
+check_eq "fleet_compare groups by method, provider, instance type, kernel" "$(q <<-EOF
+	SELECT method, provider, instance_type, kernel, hosts, runs,
+	       thp_speedup, iouring_vs_pread, iouring_vs_libaio, sqpoll_share,
+	       hugepage_1g_share
+	FROM fleet_compare_by(method_key => '*')
 	WHERE provider <> 'local-test'
 EOF
-)" "aws|m5.large|5.4.0-1103-aws|2|3|1.420000|2.900000|1.050000|0.333333|1.000000
-digitalocean|s-4vcpu-8gb-intel|6.8.0-45-generic|1|1|1.050000|NULL|NULL|0.000000|0.000000"
-check_eq "fleet_comparison: the live run is its own group" "$(q <<-EOF
-	SELECT count(*), min(hosts), min(runs), min(kernel_release),
-	       min(thp_speedup)
-	FROM fleet_comparison WHERE provider = 'local-test'
+)" "quick|aws|m5.large|5.4.0-1103-aws|1|2|1.420|2.900|1.050|0.000|1.000
+quick|digitalocean|s-4vcpu-8gb-intel|6.8.0-45-generic|1|1|1.050|NULL|NULL|0.000|0.000
+standard|aws|m5.large|5.4.0-1103-aws|1|1|1.380|3.100|1.100|1.000|1.000"
+check_eq "fleet_compare: the default method's groups" "$(q <<-EOF
+	SELECT method, provider, hosts, runs, thp_speedup FROM fleet_compare
+EOF
+)" "standard|aws|1|1|1.380"
+check_eq "fleet_compare: the live run is its own group" "$(q <<-EOF
+	SELECT count(*), min(hosts), min(runs), min(kernel), min(thp_speedup)
+	FROM fleet_compare_by(method_key => '*')
+	WHERE provider = 'local-test'
 EOF
 )" "1|1|1|$(uname -r)|NULL"
+check_eq "the views of 002 are retired" "$(q <<-EOF
+	SELECT count(to_regclass(v))
+	FROM unnest(ARRAY['thp_gain', 'iouring_gain', 'fleet_comparison']) AS v
+EOF
+)" 0
 check_eq "the latest run of a host" "$(q <<-EOF
 	SELECT run_id FROM runs
 	WHERE machine_id = 'ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b'

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `fleetbench-collector migrate` and the function files on a real
+# PostgreSQL (schema/README.md): the files of schema/functions are applied
+# after the migrations, all in one transaction, when a migration ran or a
+# file's SHA-256 differs from the one recorded in schema_functions; `serve`
+# refuses a database whose recorded files differ from its own.
+#
+# Environment: SOURCE_DIR (the source tree, default: this file's),
+# BUILD_DIR (default SOURCE_DIR/build), COLLECTOR (the binary, default
+# under BUILD_DIR), PG_BINDIR (PostgreSQL 15 server binaries).
+set -uo pipefail
+
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+require_built "$COLLECTOR"
+tmp_new migrate
+# the harness runs PostgreSQL as another user when we are root
+chmod 0755 "$tmp"
+pg_start "$tmp/pg"
+
+# migrate DIR [ARGS]: migrate with the schema in DIR
+migrate() {
+	local dir=$1
+
+	shift
+	"$COLLECTOR" migrate --schema-dir "$dir" --dsn "$conninfo" "$@"
+}
+
+# serve DIR: serve with the schema in DIR; exits at once when it refuses
+serve() {
+	timeout 10 "$COLLECTOR" serve --schema-dir "$1" --dsn "$conninfo" \
+		--insecure --bind 'tcp://127.0.0.1:*'
+}
+
+# recorded: the function files and checksums schema_functions holds
+recorded() {
+	q <<<"SELECT string_agg(name || ' ' || sha256, ' ' ORDER BY name)
+	      FROM schema_functions"
+}
+
+# files DIR: the same, from the files of DIR/functions
+files() {
+	local f out=()
+
+	for f in "$1"/functions/[0-9][0-9]_*.sql; do
+		out+=("${f##*/} $(sha256sum "$f" | cut -d' ' -f1)")
+	done
+	echo "${out[*]}"
+}
+
+# definitions: every function, view and trigger of the database with its
+# definition, comment and grants
+definitions() {
+	q <<-'EOF'
+	SELECT p.oid::regprocedure || pg_get_functiondef(p.oid)
+	       || coalesce(obj_description(p.oid, 'pg_proc'), '')
+	       || coalesce(p.proacl::text, '')
+	FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
+	UNION ALL
+	SELECT c.relname || pg_get_viewdef(c.oid)
+	       || coalesce(obj_description(c.oid, 'pg_class'), '')
+	       || coalesce(c.relacl::text, '')
+	FROM pg_class c
+	WHERE c.relkind = 'v' AND c.relnamespace = 'public'::regnamespace
+	UNION ALL
+	SELECT tgname || tgrelid::regclass || tgfoid::regprocedure
+	FROM pg_trigger WHERE NOT tgisinternal
+	ORDER BY 1
+	EOF
+}
+
+schema=$SOURCE_DIR/schema
+nmig=$(find "$schema" -maxdepth 1 -name '[0-9][0-9][0-9]_*.sql' | wc -l)
+nfun=$(find "$schema/functions" -name '[0-9][0-9]_*.sql' | wc -l)
+check_eq "there are function files" "$((nfun >= 6))" 1
+
+# --- a fresh database -----------------------------------------------------
+
+migrate "$schema" >"$tmp/fresh.out" 2>&1
+check_eq "migrate exits 0" "$?" 0
+check_eq "every function file is re-applied, in name order" \
+	"$(grep '^re-applied ' "$tmp/fresh.out" | tr '\n' ' ')" \
+	"$(cd "$schema" && printf 're-applied %s ' functions/[0-9][0-9]_*.sql)"
+check_grep "it says how many" "$tmp/fresh.out" \
+	"current: $nmig migrations, $nmig applied now, $nfun function files, $nfun re-applied now"
+check_eq "schema_functions records each file's SHA-256" "$(recorded)" \
+	"$(files "$schema")"
+
+# each function and view is defined in one place: one function file
+q >"$tmp/objects" <<-'EOF'
+	SELECT 'FUNCTION ' || proname FROM pg_proc
+	WHERE pronamespace = 'public'::regnamespace
+	UNION ALL
+	SELECT 'VIEW ' || relname FROM pg_class
+	WHERE relkind = 'v' AND relnamespace = 'public'::regnamespace
+EOF
+check_eq "the database has functions and views" \
+	"$(($(wc -l <"$tmp/objects") > 40))" 1
+while read -r kind name; do
+	where=$(grep -lE "^CREATE (OR REPLACE )?$kind $name[ (]" \
+		"$schema"/functions/*.sql | sed 's|.*/||' | tr '\n' ' ')
+	check_match "$kind $name is created by exactly one function file" \
+		"$where" "+([0-9])_+([a-z_]).sql "
+done <"$tmp/objects"
+
+# --- migrate again: nothing to do -----------------------------------------
+
+applied_at=$(q <<<"SELECT string_agg(applied_at::text, ' ' ORDER BY name)
+		   FROM schema_functions")
+definitions >"$tmp/defs1"
+migrate "$schema" >"$tmp/again.out" 2>&1
+check_eq "migrate again exits 0" "$?" 0
+check_grep "migrate again changes nothing" "$tmp/again.out" \
+	"current: $nmig migrations, 0 applied now, $nfun function files, 0 re-applied now"
+check_eq "and re-applies no file" "$(grep -c '^re-applied ' "$tmp/again.out")" 0
+check_eq "schema_functions is as it was" \
+	"$(q <<<"SELECT string_agg(applied_at::text, ' ' ORDER BY name)
+		 FROM schema_functions")" "$applied_at"
+
+# files applied again define the same objects; triggers keep their
+# functions (a trigger function is replaced, never dropped)
+q <<<"DELETE FROM schema_functions"
+migrate "$schema" >"$tmp/unrecorded.out" 2>&1
+check_eq "files not recorded are re-applied" \
+	"$(grep -c '^re-applied ' "$tmp/unrecorded.out")" "$nfun"
+definitions >"$tmp/defs2"
+if cmp -s "$tmp/defs1" "$tmp/defs2"; then
+	ok
+else
+	not_ok "applying the files again changed definitions: $(diff "$tmp/defs1" "$tmp/defs2" | head -20)"
+fi
+check_eq "the triggers of runs and run_figures are still there" \
+	"$(q <<<"SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal
+		 AND tgrelid IN ('runs'::regclass, 'run_figures'::regclass)")" 3
+
+# --- one file edited ------------------------------------------------------
+
+cp -r "$schema" "$tmp/edited"
+q <<<"CREATE ROLE fleetbench_reader; GRANT SELECT ON fleet_compare TO fleetbench_reader" >/dev/null
+printf "\nCOMMENT ON VIEW fleet_compare IS 'edited by test_migrate';\n" \
+	>>"$tmp/edited/functions/40_queries.sql"
+serve "$tmp/edited" >"$tmp/serve-edited.out" 2>&1
+check_eq "serve refuses a database whose function files differ" "$?" 1
+check_grep "and says which file and to run migrate" "$tmp/serve-edited.out" \
+	"function file '$tmp/edited/functions/40_queries.sql' differs from the one applied.*run 'fleetbench-collector migrate' first"
+migrate "$tmp/edited" >"$tmp/edited.out" 2>&1
+check_eq "migrate with an edited file exits 0" "$?" 0
+check_grep "it re-applies the function files" "$tmp/edited.out" \
+	"current: $nmig migrations, 0 applied now, $nfun function files, $nfun re-applied now"
+check_eq "the edit is in force" \
+	"$(q <<<"SELECT obj_description('fleet_compare'::regclass, 'pg_class')")" \
+	"edited by test_migrate"
+check_eq "the new checksum is recorded" "$(recorded)" "$(files "$tmp/edited")"
+check_eq "a grant on a view outlives its DROP VIEW and CREATE VIEW" \
+	"$(q <<<"SELECT has_table_privilege('fleetbench_reader', 'fleet_compare', 'SELECT')")" t
+serve "$schema" >"$tmp/serve-source.out" 2>&1
+check_eq "serve with the unedited files refuses that database" "$?" 1
+check_grep "it names the file" "$tmp/serve-source.out" \
+	"function file '$schema/functions/40_queries.sql' differs from the one applied"
+mv "$tmp/edited/functions/60_partitions.sql" "$tmp/60_partitions.sql"
+serve "$tmp/edited" >"$tmp/serve-missing.out" 2>&1
+check_eq "serve refuses a database with a file it does not have" "$?" 1
+check_grep "it names the file" "$tmp/serve-missing.out" \
+	"the database has function file '60_partitions.sql', which this collector does not have"
+mv "$tmp/60_partitions.sql" "$tmp/edited/functions/"
+
+# a migration that runs re-applies the files, changed or not
+last=$(find "$schema" -maxdepth 1 -name '[0-9][0-9][0-9]_*.sql' -printf '%f\n' |
+	sort | tail -1)
+next=$(printf '%03d_test_noop.sql' $((10#${last%%_*} + 1)))
+printf 'CREATE TABLE test_noop (a int);\n' >"$tmp/edited/$next"
+migrate "$tmp/edited" >"$tmp/migration.out" 2>&1
+check_eq "migrate with a new migration exits 0" "$?" 0
+check_grep "a migration ran: the files are re-applied" "$tmp/migration.out" \
+	"current: $((nmig + 1)) migrations, 1 applied now, $nfun function files, $nfun re-applied now"
+
+# --- a broken function file -----------------------------------------------
+
+cp -r "$tmp/edited" "$tmp/broken"
+printf "\nCOMMENT ON FUNCTION fleetbench_round(double precision) IS 'half';\n" \
+	>>"$tmp/broken/functions/10_util.sql"
+bad=$tmp/broken/functions/30_figures.sql
+line=$(($(wc -l <"$bad") + 1))
+printf 'CREATE VIEW test_oops AS SELEC 1;\n' >>"$bad"
+before=$(recorded)
+migrate "$tmp/broken" >"$tmp/broken.out" 2>&1
+check_eq "a broken function file fails migrate" "$?" 1
+check_grep "the error names the file and line" "$tmp/broken.out" \
+	"the function files failed, nothing of them applied: $bad:$line: syntax error"
+check_eq "nothing is recorded" "$(recorded)" "$before"
+check_eq "an earlier file's change is rolled back with it" \
+	"$(q <<<"SELECT obj_description('fleetbench_round(double precision)'::regprocedure, 'pg_proc') IS NULL")" t
+check_eq "the views are all still there" \
+	"$(q <<<"SELECT to_regclass('fleet_compare') IS NOT NULL AND to_regclass('test_oops') IS NULL")" t
+
+# --- a view of the database's users over one of the files' ----------------
+
+q <<<"CREATE VIEW users_view AS SELECT provider FROM fleet_compare" >/dev/null
+printf '\n-- edited again\n' >>"$tmp/edited/functions/40_queries.sql"
+migrate "$tmp/edited" >"$tmp/users-view.out" 2>&1
+check_eq "a view a CASCADE would drop fails migrate" "$?" 1
+check_grep "the error names the view" "$tmp/users-view.out" \
+	"after the function files: view users_view depends on a view of the function files"
+check_eq "the view is still there" \
+	"$(q <<<"SELECT to_regclass('users_view') IS NOT NULL")" t
+q <<<"DROP VIEW users_view" >/dev/null
+migrate "$tmp/edited" >/dev/null 2>&1
+check_eq "without it, migrate exits 0" "$?" 0
+
+finish
