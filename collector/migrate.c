@@ -17,7 +17,7 @@
 
 #include "cleanup.h"
 
-#define PG_MIGRATION_MAX (16u << 20) /* bytes of one migration script */
+#define PG_SCRIPT_MAX (16u << 20) /* bytes of one schema file */
 /* pg_advisory_xact_lock key of migrate: "fleetb" in ASCII */
 #define PG_MIGRATE_LOCK "112723185853026"
 
@@ -65,6 +65,21 @@ static int begin_locked(struct pg *p, char *err)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* array (of *cap elements of size, n used) with room for one more, or
+ * NULL (array is unchanged). */
+static void *grow(void *array, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? 2 * *cap : 8;
+	void *q;
+
+	if (n < *cap)
+		return array;
+	q = reallocarray(array, c, size);
+	if (q)
+		*cap = c;
+	return q;
 }
 
 /* ---- migrations ---- */
@@ -124,6 +139,7 @@ int pg_migrations_scan(const char *dir, struct pg_migration **ret,
 	struct pg_migration *m = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
+	void *q;
 	int r = 0;
 
 	d = opendir(dir);
@@ -156,15 +172,10 @@ int pg_migrations_scan(const char *dir, struct pg_migration **ret,
 			r = -EINVAL;
 			goto fail;
 		}
-		if (n == cap) {
-			size_t c = cap ? 2 * cap : 8;
-			void *q = reallocarray(m, c, sizeof(*m));
-
-			if (!q)
-				goto nomem;
-			m = q;
-			cap = c;
-		}
+		q = grow(m, &cap, n, sizeof(*m));
+		if (!q)
+			goto nomem;
+		m = q;
 		m[n] = (struct pg_migration){ .version = (unsigned)v };
 		n++;
 		m[n - 1].name = strndup(f, strlen(f) - 4);
@@ -262,8 +273,8 @@ int pg_migrations_check(struct pg *p, const struct pg_migration *m, size_t n,
 	return pending;
 }
 
-/* Reads a whole migration script, refusing a NUL (PQexec would stop
- * there and run half of it). */
+/* Reads a whole schema file, refusing a NUL (PQexec would stop there
+ * and run half of it). */
 static int script_read(const char *path, char **ret, char *err)
 {
 	_cleanup_close_ int fd = -1;
@@ -278,9 +289,9 @@ static int script_read(const char *path, char **ret, char *err)
 		err_set(err, "cannot read '%s': %s", path, strerror(-r));
 		return r;
 	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PG_MIGRATION_MAX) {
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PG_SCRIPT_MAX) {
 		err_set(err, "'%s' is not a regular file of at most %u bytes",
-			path, PG_MIGRATION_MAX);
+			path, PG_SCRIPT_MAX);
 		return -EINVAL;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -474,6 +485,7 @@ int pg_functions_scan(const char *schema_dir, struct pg_function_file **ret,
 	struct pg_function_file *f = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
+	void *q;
 	int r = 0;
 
 	if (asprintf(&dir, "%s/" PG_FUNCTIONS_DIR, schema_dir) < 0) {
@@ -504,15 +516,10 @@ int pg_functions_scan(const char *schema_dir, struct pg_function_file **ret,
 			r = -EINVAL;
 			goto fail;
 		}
-		if (n == cap) {
-			size_t c = cap ? 2 * cap : 8;
-			void *q = reallocarray(f, c, sizeof(*f));
-
-			if (!q)
-				goto nomem;
-			f = q;
-			cap = c;
-		}
+		q = grow(f, &cap, n, sizeof(*f));
+		if (!q)
+			goto nomem;
+		f = q;
 		it = &f[n++];
 		*it = (struct pg_function_file){ .name = strdup(name) };
 		if (!it->name || asprintf(&it->path, "%s/%s", dir, name) < 0) {

@@ -51,6 +51,14 @@ for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
 	fi
 done
 check_eq "migrations found" "$((n >= 2))" 1
+# then the function files, as migrate applies them: all in one transaction
+if out=$(cat "$SOURCE_DIR"/schema/functions/[0-9][0-9]_*.sql |
+	q --single-transaction -f - 2>&1); then
+	ok
+else
+	not_ok "the function files do not apply: $out"
+	finish
+fi
 
 # --- ingest ---------------------------------------------------------------
 
