@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The collector's libpq: the connection and the pipelined group commit
- * of fleetbench_ingest() calls (schema/001_init.sql); the migrations are
- * migrate.h's. Nothing here logs; failures
- * come back as -errno with PQerrorMessage (or the server's message)
- * copied into the caller's err buffer.
+ * of fleetbench_ingest() calls (schema/functions/20_ingest.sql); the
+ * migrations are migrate.h's. Nothing here logs; failures come back as
+ * -errno with PQerrorMessage (or the server's message) copied into the
+ * caller's err buffer.
  */
 #ifndef FLEETBENCH_PG_H
 #define FLEETBENCH_PG_H
