@@ -128,13 +128,13 @@ static struct json_object *base64(const ProtobufCBinaryData *b)
 /*
  * One value of field f at v as a new json-c value in *ret. A NULL string
  * or message (an invalid message: protobuf_c_message_check() refuses it)
- * is a JSON null. 0 or -ENOMEM.
+ * is a JSON null, which json-c holds as NULL. 0 or -ENOMEM.
  */
 static int value(const ProtobufCFieldDescriptor *f, const void *v,
 		 struct json_object **ret)
 {
 	struct json_object *o = NULL;
-	const void *p = NULL;
+	const void *p;
 
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_INT32:
@@ -173,25 +173,28 @@ static int value(const ProtobufCFieldDescriptor *f, const void *v,
 			json_object_new_int(x);
 		break;
 	}
+	case PROTOBUF_C_TYPE_BYTES:
+		o = base64(v);
+		break;
 	case PROTOBUF_C_TYPE_STRING:
 		p = *(const char *const *)v;
-		if (p)
-			o = string(p);
-		break;
-	case PROTOBUF_C_TYPE_BYTES:
-		p = v;
-		o = base64(v);
+		if (!p) {
+			*ret = NULL;
+			return 0;
+		}
+		o = string(p);
 		break;
 	case PROTOBUF_C_TYPE_MESSAGE:
 		p = *(const ProtobufCMessage *const *)v;
-		if (p)
-			o = pbjson_from_message(p);
+		if (!p) {
+			*ret = NULL;
+			return 0;
+		}
+		o = pbjson_from_message(p);
 		break;
 	}
-	if (!o && (p || f->type < PROTOBUF_C_TYPE_STRING))
-		return -ENOMEM;
 	*ret = o;
-	return 0;
+	return o ? 0 : -ENOMEM;
 }
 
 static int add(struct json_object *obj, const ProtobufCFieldDescriptor *f,
@@ -252,7 +255,8 @@ struct json_object *pbjson_from_message(const ProtobufCMessage *m)
 		if (f->label == PROTOBUF_C_LABEL_REPEATED)
 			r = repeated(obj, m, f);
 		else if (pbjson_field_present(m, f))
-			r = value(f, (const char *)m + f->offset, &v) ?: add(obj, f, v);
+			r = value(f, (const char *)m + f->offset, &v) ?:
+				    add(obj, f, v);
 		if (r < 0)
 			goto oom;
 	}
