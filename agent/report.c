@@ -261,11 +261,16 @@ static int caps_field(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 	int r;
 
 	if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+		/* a string or message is set by its pointer, others by has_ */
+		bool flag = f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+			    f->type != PROTOBUF_C_TYPE_STRING &&
+			    f->type != PROTOBUF_C_TYPE_MESSAGE;
+		protobuf_c_boolean *has =
+			(protobuf_c_boolean *)(base + f->quantifier_offset);
+
 		r = caps_value(f, base + f->offset, v);
-		if (r > 0 && f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-		    f->type != PROTOBUF_C_TYPE_STRING &&
-		    f->type != PROTOBUF_C_TYPE_MESSAGE)
-			*(protobuf_c_boolean *)(base + f->quantifier_offset) = 1;
+		if (r > 0 && flag)
+			*has = 1;
 		return r;
 	}
 	if (!json_object_is_type(v, json_type_array))

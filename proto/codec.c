@@ -441,7 +441,8 @@ static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
 	const char *base = (const char *)m;
 	size_t n = *(const size_t *)(base + f->quantifier_offset);
 	const char *arr = *(const char *const *)(base + f->offset);
-	size_t max = field_limit(m->descriptor, f), size = pbjson_value_size(f->type);
+	size_t max = field_limit(m->descriptor, f);
+	size_t size = pbjson_value_size(f->type);
 
 	struct walk_frame *frame = &w->frames[w->depth - 1];
 
@@ -1036,7 +1037,8 @@ static int check_capabilities(const Fleetbench__Capabilities *c,
 	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
-		if (texts[i].value && !cap_text_ok(texts[i].value, texts[i].set))
+		if (texts[i].value &&
+		    !cap_text_ok(texts[i].value, texts[i].set))
 			return invalid(err, "capabilities.%s: %s, not %s",
 				       texts[i].name,
 				       *texts[i].value ? "bad bytes" : "empty",

@@ -40,10 +40,11 @@
 #define CODEC_MAX_METHOD_NAME 64 /* bytes of each method.only entry */
 #define CODEC_MAX_METHOD_ONLY 16 /* entries of method.only */
 /* capabilities (docs/wire.md) */
-#define CODEC_MAX_CAP_NAME 64 /* bytes of a THP mode, errno, vm, container, opcode or feature name */
+/* bytes of a THP mode, errno, vm, container, opcode or feature name */
+#define CODEC_MAX_CAP_NAME 64
 #define CODEC_MAX_CPU_MODEL 256 /* bytes of capabilities.cpu_model */
 #define CODEC_MAX_HUGEPAGE_SIZES 16 /* entries of capabilities.hugepages */
-#define CODEC_MAX_IOURING_NAMES 256 /* entries of io_uring_opcodes, io_uring_features */
+#define CODEC_MAX_IOURING_NAMES 256 /* io_uring_opcodes, io_uring_features */
 #define CODEC_MAX_ERRNO 4095 /* io_uring_setup_errno, sqpoll_errno */
 #define CODEC_MAX_VCPUS 65536
 #define CODEC_MAX_ACK 8192 /* bytes of one packed Ack */
