@@ -20,6 +20,7 @@
 #include "link.h"
 #include "log.h"
 #include "output.h"
+#include "pbjson.h"
 #include "probe.h"
 #include "report.h"
 #include "send.h"
@@ -201,6 +202,8 @@ static void usage(FILE *f)
 		"  send     send the spooled reports to the collector (docs/agent.md)\n"
 		"  spool    list the spooled reports and the rejected and quarantined counts\n"
 		"  keygen   write this agent's CURVE keypair: DIR/NAME.key (0600), DIR/NAME.pub\n"
+		"  show FILE  print a spooled (or rejected, quarantined, bare packed) report\n"
+		"           as JSON, every field of the wire Report (docs/wire.md)\n"
 		"\n"
 		"options:\n"
 		"  -c, --config FILE        agent config (default " DEFAULT_CONFIG
@@ -781,6 +784,54 @@ static int cmd_spool(const struct agent_config *cfg)
 	return ST_OK;
 }
 
+/* ---- show ---- */
+
+/*
+ * Prints the report in path (a spool file of any spool directory, or a bare
+ * packed report) as JSON, every field by pbjson. A report the collector
+ * would refuse is printed too, for that is when one looks: the reason goes
+ * to stderr and the exit status is 1.
+ */
+static int cmd_show(const char *path)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	Fleetbench__Report *rep = NULL;
+	char err[SPOOL_ERR_LEN > CODEC_ERR_LEN ? SPOOL_ERR_LEN : CODEC_ERR_LEN];
+	struct json_object *o;
+	size_t len = 0;
+	int r = spool_read_file(path, &buf, &len, err);
+	int ret = ST_OK;
+
+	if (r < 0) {
+		log_error("%s", err);
+		return ST_FAILURE;
+	}
+	r = codec_unpack_report(buf, len, &rep, err);
+	if (r < 0 && !rep) {
+		log_error("cannot read the report in '%s': %s", path, err);
+		return ST_FAILURE;
+	}
+	if (r < 0) {
+		log_error("the report in '%s' would be rejected: %s", path, err);
+		ret = ST_FAILURE;
+	}
+	o = pbjson_from_message(&rep->base);
+	codec_free_report(rep);
+	if (!o) {
+		log_error("out of memory");
+		return ST_FAILURE;
+	}
+	printf("%s\n", json_object_to_json_string_ext(
+				o, JSON_C_TO_STRING_PRETTY |
+					   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		log_error("cannot write the report: %s", strerror(errno));
+		return ST_FAILURE;
+	}
+	return ret;
+}
+
 /* ---- keygen ---- */
 
 static int cmd_keygen(const char *dir)
@@ -1024,6 +1075,13 @@ int main(int argc, char **argv)
 		return ST_OK;
 	}
 	command = argv[1];
+	if (!strcmp(command, "show")) {
+		if (argc != 3 || argv[2][0] == '-') {
+			log_error("usage: fleetbench-agent show FILE");
+			return ST_USAGE;
+		}
+		return cmd_show(argv[2]);
+	}
 	if (!known_command(command)) {
 		log_error("unknown command '%s' (see --help)", command);
 		return ST_USAGE;

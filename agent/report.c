@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "cleanup.h"
 #include "codec.h"
+#include "pbjson.h"
 
 #define PATH_LEN 64
 
@@ -144,6 +146,188 @@ static int convert_kernel(struct json_object *probe, Fleetbench__Kernel *k,
 		r = probe_item(probe, "kernel", "cmdline", false, &k->cmdline,
 			       err);
 	return r;
+}
+
+/* ---- the capabilities ---- */
+
+/*
+ * The probe items that the collector stores in typed columns
+ * (docs/probe.md), each to the Capabilities field of the same meaning. The
+ * field's descriptor says how to read the item; a message's fields are
+ * read from the members of the same name (hugetlb.sizes[].size_kb, nr and
+ * free into HugepagePool).
+ */
+static const struct {
+	const char *path; /* in the probe object, '.' between members */
+	const char *field;
+} caps_map[] = {
+	{ "thp.enabled.selected", "thp_enabled" },
+	{ "thp.defrag.selected", "thp_defrag" },
+	{ "thp.shmem_enabled.selected", "thp_shmem_enabled" },
+	{ "hugetlb.sizes", "hugepages" },
+	{ "io_uring.disabled", "io_uring_disabled" },
+	{ "io_uring.setup", "io_uring_setup" },
+	{ "io_uring.setup_errno", "io_uring_setup_errno" },
+	{ "io_uring.sqpoll", "sqpoll" },
+	{ "io_uring.sqpoll_errno", "sqpoll_errno" },
+	{ "io_uring.opcodes", "io_uring_opcodes" },
+	{ "io_uring.features", "io_uring_features" },
+	{ "host.vcpus_online", "vcpus" },
+	{ "host.memory_total_kb", "memory_kb" },
+	{ "host.cpu_model", "cpu_model" },
+	{ "virt.vm.name", "vm" },
+	{ "virt.container.name", "container" },
+};
+
+static struct json_object *at_path(struct json_object *o, const char *path)
+{
+	char key[PATH_LEN];
+
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		o = member(o, key);
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+static int fill_message(ProtobufCMessage *m, struct json_object *o);
+
+/*
+ * One value of field f from v into dst. Returns 1 when set, 0 when v is not
+ * a value of the field's type and range (an {"unknown": ...} item, null,
+ * absent: the field stays unset), or -ENOMEM.
+ */
+static int caps_value(const ProtobufCFieldDescriptor *f, void *dst,
+		      struct json_object *v)
+{
+	const ProtobufCMessageDescriptor *d = f->descriptor;
+	ProtobufCMessage *sub;
+	int64_t x = json_object_get_int64(v);
+	int r;
+
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_STRING:
+		if (!json_object_is_type(v, json_type_string) ||
+		    !json_object_get_string_len(v))
+			return 0;
+		*(char **)dst = strdup(json_object_get_string(v));
+		return *(char **)dst ? 1 : -ENOMEM;
+	case PROTOBUF_C_TYPE_INT32:
+		if (!json_object_is_type(v, json_type_int) || x < INT32_MIN ||
+		    x > INT32_MAX)
+			return 0;
+		*(int32_t *)dst = (int32_t)x;
+		return 1;
+	case PROTOBUF_C_TYPE_UINT32:
+		if (!json_object_is_type(v, json_type_int) || x < 0 ||
+		    x > UINT32_MAX)
+			return 0;
+		*(uint32_t *)dst = (uint32_t)x;
+		return 1;
+	case PROTOBUF_C_TYPE_UINT64:
+		if (!json_object_is_type(v, json_type_int) || x < 0)
+			return 0;
+		*(uint64_t *)dst = (uint64_t)x;
+		return 1;
+	case PROTOBUF_C_TYPE_MESSAGE:
+		if (!json_object_is_type(v, json_type_object))
+			return 0;
+		sub = malloc(d->sizeof_message);
+		if (!sub)
+			return -ENOMEM;
+		protobuf_c_message_init(d, sub);
+		r = fill_message(sub, v);
+		if (r <= 0) {
+			protobuf_c_message_free_unpacked(sub, NULL);
+			return r;
+		}
+		*(ProtobufCMessage **)dst = sub;
+		return 1;
+	default:
+		return 0; /* no capability has another type */
+	}
+}
+
+/* Field f of m from v: a value, or an array's values that fit, in order. */
+static int caps_field(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+		      struct json_object *v)
+{
+	char *base = (char *)m;
+	size_t size = pbjson_value_size(f->type), *n;
+	char **arr;
+	int r;
+
+	if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+		/* a string or message is set by its pointer, others by has_ */
+		bool flag = f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+			    f->type != PROTOBUF_C_TYPE_STRING &&
+			    f->type != PROTOBUF_C_TYPE_MESSAGE;
+		protobuf_c_boolean *has =
+			(protobuf_c_boolean *)(base + f->quantifier_offset);
+
+		r = caps_value(f, base + f->offset, v);
+		if (r > 0 && flag)
+			*has = 1;
+		return r;
+	}
+	if (!json_object_is_type(v, json_type_array))
+		return 0;
+	n = (size_t *)(base + f->quantifier_offset);
+	arr = (char **)(base + f->offset);
+	*arr = alloc_array(json_object_array_length(v), size);
+	if (!*arr)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		r = caps_value(f, *arr + *n * size,
+			       json_object_array_get_idx(v, i));
+		if (r < 0)
+			return r;
+		*n += (size_t)r;
+	}
+	return 1;
+}
+
+/* Every field of m from o's member of its name. Returns 1, or 0 when a
+ * required field is not there (m is then of no use), or -ENOMEM. */
+static int fill_message(ProtobufCMessage *m, struct json_object *o)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		int r = caps_field(m, &d->fields[i],
+				   member(o, d->fields[i].name));
+
+		if (r < 0 || (r == 0 &&
+			      d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED))
+			return r;
+	}
+	return 1;
+}
+
+static int convert_capabilities(struct json_object *probe,
+				Fleetbench__Report *rep,
+				char err[REPORT_ERR_LEN])
+{
+	const ProtobufCMessageDescriptor *d =
+		&fleetbench__capabilities__descriptor;
+
+	rep->capabilities = malloc(sizeof(*rep->capabilities));
+	if (!rep->capabilities)
+		return oom(err);
+	fleetbench__capabilities__init(rep->capabilities);
+	for (size_t i = 0; i < ARRAY_SIZE(caps_map); i++) {
+		const ProtobufCFieldDescriptor *f =
+			protobuf_c_message_descriptor_get_field_by_name(
+				d, caps_map[i].field);
+
+		if (caps_field(&rep->capabilities->base, f,
+			       at_path(probe, caps_map[i].path)) < 0)
+			return oom(err);
+	}
+	return 0;
 }
 
 /* ---- the bench report (docs/bench.md) ---- */
@@ -656,6 +840,8 @@ int report_build(struct json_object *probe, struct json_object *bench,
 		r = convert_host(probe, rep->host, err);
 	if (r == 0)
 		r = convert_kernel(probe, rep->kernel, err);
+	if (r == 0)
+		r = convert_capabilities(probe, rep, err);
 	if (r < 0)
 		goto out;
 	text = json_object_to_json_string_ext(

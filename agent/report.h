@@ -28,6 +28,14 @@
  * - kernel: release, version and cmdline from the kernel section (version
  *   and cmdline are left unset when unknown);
  * - probe_json: the whole probe object as JSON text;
+ * - capabilities: always set, its fields from the probe items the collector
+ *   stores in typed columns (thp.{enabled,defrag,shmem_enabled}.selected,
+ *   hugetlb.sizes[].{size_kb,nr,free}, io_uring.{disabled,setup,
+ *   setup_errno,sqpoll,sqpoll_errno,opcodes,features},
+ *   host.{vcpus_online,memory_total_kb,cpu_model}, virt.vm.name,
+ *   virt.container.name); an item that is unknown, absent, empty or not of
+ *   the field's type and range is left unset (an array keeps the entries
+ *   that fit; a hugetlb size without size_kb is left out);
  * - benchmarks: one per results[] entry, skip_reason set when it was
  *   skipped, failure when it failed (status "failed"), its windows from repeats[] (a null steal_pct is left unset);
  *   parameters map by JSON type: integer to int_value, double to

@@ -570,14 +570,14 @@ static int pread_all(int fd, void *buf, size_t len, off_t off)
 }
 
 /*
- * Checks a header against the file name and size: true when good, else
- * false with the reason in why.
+ * Checks a header against the file name (NULL: any) and size: true when
+ * good, else false with the reason in why.
  */
 static bool header_ok(const uint8_t *hdr, const char *name, uint64_t size,
 		      uint32_t *ret_len, uint32_t *ret_crc, char *why,
 		      size_t whylen)
 {
-	size_t stem = strlen(name) - strlen(SPOOL_EXT);
+	size_t stem = name ? strlen(name) - strlen(SPOOL_EXT) : UUID_LEN;
 	const char *rid = (const char *)hdr + HDR_RUN_ID;
 	uint32_t version, len, crc;
 
@@ -608,7 +608,7 @@ static bool header_ok(const uint8_t *hdr, const char *name, uint64_t size,
 			return false;
 		}
 	}
-	if (stem != UUID_LEN || memcmp(rid, name, UUID_LEN)) {
+	if (name && (stem != UUID_LEN || memcmp(rid, name, UUID_LEN))) {
 		snprintf(why, whylen,
 			 "run id %.36s does not match the file name", rid);
 		return false;
@@ -798,5 +798,63 @@ int spool_counts(struct spool *s, unsigned *ret_rejected,
 		*ret_rejected = rej;
 	if (ret_quarantined)
 		*ret_quarantined = quar;
+	return 0;
+}
+
+int spool_read_file(const char *path, uint8_t **ret, size_t *ret_len,
+		    char err[SPOOL_ERR_LEN])
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ uint8_t *buf = NULL;
+	uint32_t len = 0, crc = 0;
+	size_t size;
+	struct stat st;
+	char why[160];
+	int r;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		errf(err, "cannot read '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > SPOOL_HDR_LEN + (uint64_t)UINT32_MAX) {
+		errf(err, "'%s' is not a report file (%s)", path,
+		     S_ISREG(st.st_mode) ? "too large" : "not a regular file");
+		return -EINVAL;
+	}
+	size = (size_t)st.st_size;
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		errf(err, "out of memory reading '%s' (%zu bytes)", path, size);
+		return -ENOMEM;
+	}
+	r = pread_all(fd, buf, size, 0);
+	if (r < 0) {
+		errf(err, "cannot read '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (size < 8 || memcmp(buf, SPOOL_MAGIC, 8)) {
+		/* no spool header: the packed report itself */
+		*ret = TAKE_PTR(buf);
+		*ret_len = size;
+		return 0;
+	}
+	if (size < SPOOL_HDR_LEN) {
+		errf(err, "damaged spool file '%s': truncated: %zu bytes, shorter than the %d-byte header",
+		     path, size, SPOOL_HDR_LEN);
+		return -EBADMSG;
+	}
+	if (!header_ok(buf, NULL, size, &len, &crc, why, sizeof(why))) {
+		errf(err, "damaged spool file '%s': %s", path, why);
+		return -EBADMSG;
+	}
+	if ((uint32_t)crc32_z(0L, buf + SPOOL_HDR_LEN, len) != crc) {
+		errf(err, "damaged spool file '%s': checksum mismatch", path);
+		return -EBADMSG;
+	}
+	memmove(buf, buf + SPOOL_HDR_LEN, len);
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
 	return 0;
 }

@@ -58,6 +58,18 @@ int spool_list(struct spool *s, struct spool_entry **ret);
 int spool_read(struct spool *s, const struct spool_entry *e, uint8_t **ret,
 	       size_t *ret_len, char err[SPOOL_ERR_LEN]);
 
+/*
+ * Reads the report in the file at path, of any directory: a spool file
+ * (from the spool, rejected/ or quarantine/), whose header and CRC are
+ * checked but not its name, or else the bare packed report (a file that
+ * does not start with the spool's magic). Returns 0 and the payload in a
+ * new buffer; -EBADMSG for a damaged spool file, which stays where it is;
+ * -EINVAL for a directory or a file over 4 GiB; other -errno. err says
+ * which, naming the file.
+ */
+int spool_read_file(const char *path, uint8_t **ret, size_t *ret_len,
+		    char err[SPOOL_ERR_LEN]);
+
 /* The collector stored it: deletes the file (and fsyncs the dir). */
 int spool_ack(struct spool *s, const struct spool_entry *e);
 

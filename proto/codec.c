@@ -3,6 +3,7 @@
 #include "codec.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdalign.h>
@@ -17,6 +18,7 @@
 
 #include "bounds.h"
 #include "cleanup.h"
+#include "pbjson.h"
 
 static int invalid(char err[CODEC_ERR_LEN], const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -33,12 +35,7 @@ static int invalid(char err[CODEC_ERR_LEN], const char *fmt, ...)
 
 /* ---- UTF-8 and UUIDs ---- */
 
-/*
- * Offset of the first byte that does not start a valid UTF-8 character
- * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF),
- * or of the first NUL; -1 when all len bytes are fine.
- */
-static ssize_t utf8_invalid_at(const char *s, size_t len)
+ssize_t codec_utf8_invalid_at(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
@@ -87,7 +84,7 @@ int codec_utf8_valid(const char *s, size_t len)
 {
 	if (!s)
 		return len == 0;
-	return utf8_invalid_at(s, len) < 0;
+	return codec_utf8_invalid_at(s, len) < 0;
 }
 
 int codec_uuid_valid(const char *s)
@@ -299,6 +296,14 @@ static const struct field_limit field_limits[] = {
 	{ &fleetbench__comparison__descriptor, "reason", CODEC_MAX_REASON },
 	{ &fleetbench__ack__descriptor, "reason", CODEC_MAX_REASON },
 	{ &fleetbench__method__descriptor, "only", CODEC_MAX_METHOD_ONLY },
+	{ &fleetbench__capabilities__descriptor, "hugepages",
+	  CODEC_MAX_HUGEPAGE_SIZES },
+	{ &fleetbench__capabilities__descriptor, "io_uring_opcodes",
+	  CODEC_MAX_IOURING_NAMES },
+	{ &fleetbench__capabilities__descriptor, "io_uring_features",
+	  CODEC_MAX_IOURING_NAMES },
+	{ &fleetbench__capabilities__descriptor, "cpu_model",
+	  CODEC_MAX_CPU_MODEL },
 };
 
 static size_t field_limit(const ProtobufCMessageDescriptor *d,
@@ -308,6 +313,10 @@ static size_t field_limit(const ProtobufCMessageDescriptor *d,
 		if (field_limits[i].msg == d &&
 		    !strcmp(field_limits[i].field, f->name))
 			return field_limits[i].max;
+	/* the capabilities' other strings are names: short */
+	if (d == &fleetbench__capabilities__descriptor &&
+	    f->label != PROTOBUF_C_LABEL_REPEATED)
+		return CODEC_MAX_CAP_NAME;
 	return f->label == PROTOBUF_C_LABEL_REPEATED ? 0 : CODEC_MAX_STRING;
 }
 
@@ -381,7 +390,7 @@ static int walk_string(struct walk *w, const ProtobufCMessageDescriptor *d,
 						      field_limit(d, f);
 	if (len > max)
 		return walk_fail(w, "%zu bytes, limit %zu", len, max);
-	bad = utf8_invalid_at(s, len);
+	bad = codec_utf8_invalid_at(s, len);
 	if (bad >= 0)
 		return walk_fail(w, "invalid UTF-8 at byte %zd", bad);
 	return 0;
@@ -426,42 +435,14 @@ static int walk_value(struct walk *w, const ProtobufCMessageDescriptor *d,
 	}
 }
 
-static size_t elt_size(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-	case PROTOBUF_C_TYPE_FLOAT:
-	case PROTOBUF_C_TYPE_ENUM:
-		return 4;
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return 8;
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(void *);
-	}
-	return 0;
-}
-
 static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
 			 const ProtobufCFieldDescriptor *f)
 {
 	const char *base = (const char *)m;
 	size_t n = *(const size_t *)(base + f->quantifier_offset);
 	const char *arr = *(const char *const *)(base + f->offset);
-	size_t max = field_limit(m->descriptor, f), size = elt_size(f->type);
+	size_t max = field_limit(m->descriptor, f);
+	size_t size = pbjson_value_size(f->type);
 
 	struct walk_frame *frame = &w->frames[w->depth - 1];
 
@@ -486,28 +467,6 @@ static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
 	return 0;
 }
 
-/* Whether an optional field is set, as protobuf-c's packer decides it. */
-static bool field_present(const ProtobufCMessage *m,
-			  const ProtobufCFieldDescriptor *f)
-{
-	const char *base = (const char *)m;
-
-	if (f->label == PROTOBUF_C_LABEL_REQUIRED)
-		return true;
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-		return *(const uint32_t *)(base + f->quantifier_offset) ==
-		       f->id;
-	if (f->type == PROTOBUF_C_TYPE_STRING ||
-	    f->type == PROTOBUF_C_TYPE_MESSAGE) {
-		const void *p = *(const void *const *)(base + f->offset);
-
-		return p && p != f->default_value;
-	}
-	if (f->label == PROTOBUF_C_LABEL_NONE)
-		return true;
-	return *(const protobuf_c_boolean *)(base + f->quantifier_offset);
-}
-
 static int walk_message(struct walk *w, const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -529,7 +488,7 @@ static int walk_message(struct walk *w, const ProtobufCMessage *m)
 			(struct walk_frame){ .field = f->name };
 		if (f->label == PROTOBUF_C_LABEL_REPEATED)
 			r = walk_repeated(w, m, f);
-		else if (field_present(m, f))
+		else if (pbjson_field_present(m, f))
 			r = walk_value(w, d, f, (const char *)m + f->offset);
 		if (r < 0)
 			return r;
@@ -958,6 +917,163 @@ static int check_comparisons(const Fleetbench__Report *r,
 	return 0;
 }
 
+/* ---- capabilities ---- */
+
+#define CAP_LOWER "abcdefghijklmnopqrstuvwxyz"
+#define CAP_DIGITS "0123456789"
+#define CAP_UPPER "ABCDEFGHIJKLMNOPQRSTUVWXYZ" CAP_DIGITS "_"
+
+/* Non-empty and only bytes of set (NULL: printable, no control byte). */
+static bool cap_text_ok(const char *s, const char *set)
+{
+	size_t len = strlen(s);
+
+	if (set)
+		return len && strspn(s, set) == len;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return len > 0;
+}
+
+/*
+ * A setup result: "ok" with errno 0, or an errno's name (strerrorname_np,
+ * or the probe's "ERRNO_<n>" for a number without one) with errno
+ * 1..CODEC_MAX_ERRNO. An errno without its result makes no sense.
+ */
+static int check_setup(const char *name, const char *result, bool has_errno,
+		       int32_t e, char err[CODEC_ERR_LEN])
+{
+	bool ok;
+
+	if (!result)
+		return has_errno ? invalid(err,
+					   "capabilities.%s_errno: set without capabilities.%s",
+					   name, name) :
+				   0;
+	ok = !strcmp(result, "ok");
+	if (!ok && (result[0] != 'E' || !cap_text_ok(result + 1, CAP_UPPER)))
+		return invalid(err,
+			       "capabilities.%s: neither \"ok\" nor an errno name (E[A-Z0-9_]+)",
+			       name);
+	if (has_errno && ok && e != 0)
+		return invalid(err,
+			       "capabilities.%s_errno: %d, but %s is \"ok\" (expected 0)",
+			       name, e, name);
+	if (has_errno && !ok && (e < 1 || e > CODEC_MAX_ERRNO))
+		return invalid(err,
+			       "capabilities.%s_errno: %d is outside [1, %d] for a failed setup",
+			       name, e, CODEC_MAX_ERRNO);
+	return 0;
+}
+
+/* IORING_OP_* or IORING_FEAT_* names without the prefix, each once. */
+static int check_iouring_names(const char *field, char *const *names,
+			       size_t n, char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strlen(names[i]) > CODEC_MAX_CAP_NAME)
+			return invalid(err,
+				       "capabilities.%s[%zu]: %zu bytes, limit %d",
+				       field, i, strlen(names[i]),
+				       CODEC_MAX_CAP_NAME);
+		if (!cap_text_ok(names[i], CAP_UPPER))
+			return invalid(err,
+				       "capabilities.%s[%zu]: not a name of [A-Z0-9_]",
+				       field, i);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(names[i], names[j]))
+				return invalid(err,
+					       "capabilities.%s[%zu]: same as %s[%zu]",
+					       field, i, field, j);
+	}
+	return 0;
+}
+
+static int check_hugepages(const Fleetbench__Capabilities *c,
+			   char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < c->n_hugepages; i++) {
+		const Fleetbench__HugepagePool *h = c->hugepages[i];
+
+		if (h->size_kb < 4 || (h->size_kb & (h->size_kb - 1)))
+			return invalid(err,
+				       "capabilities.hugepages[%zu].size_kb: %" PRIu64
+				       " is not a power of two of at least 4",
+				       i, h->size_kb);
+		if (i && h->size_kb <= c->hugepages[i - 1]->size_kb)
+			return invalid(err,
+				       "capabilities.hugepages[%zu].size_kb: %" PRIu64
+				       " is not above hugepages[%zu]'s (sizes ascend, each once)",
+				       i, h->size_kb, i - 1);
+		if (h->has_nr && h->has_free && h->free > h->nr)
+			return invalid(err,
+				       "capabilities.hugepages[%zu].free: %" PRIu64
+				       " is above nr %" PRIu64,
+				       i, h->free, h->nr);
+	}
+	return 0;
+}
+
+/*
+ * Every capability the collector stores in a typed column keeps the shape
+ * the SQL expects (docs/wire.md); the walk has checked UTF-8 and lengths.
+ */
+static int check_capabilities(const Fleetbench__Capabilities *c,
+			      char err[CODEC_ERR_LEN])
+{
+	const struct {
+		const char *name, *value, *set, *what;
+	} texts[] = {
+		{ "thp_enabled", c->thp_enabled, CAP_LOWER "_+", "[a-z_+]" },
+		{ "thp_defrag", c->thp_defrag, CAP_LOWER "_+", "[a-z_+]" },
+		{ "thp_shmem_enabled", c->thp_shmem_enabled, CAP_LOWER "_+",
+		  "[a-z_+]" },
+		{ "vm", c->vm, CAP_LOWER CAP_DIGITS "_.+-", "[a-z0-9_.+-]" },
+		{ "container", c->container, CAP_LOWER CAP_DIGITS "_.+-",
+		  "[a-z0-9_.+-]" },
+		{ "cpu_model", c->cpu_model, NULL, "printable" },
+	};
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
+		if (texts[i].value &&
+		    !cap_text_ok(texts[i].value, texts[i].set))
+			return invalid(err, "capabilities.%s: %s, not %s",
+				       texts[i].name,
+				       *texts[i].value ? "bad bytes" : "empty",
+				       texts[i].what);
+	if (c->has_io_uring_disabled &&
+	    (c->io_uring_disabled < 0 || c->io_uring_disabled > 2))
+		return invalid(err,
+			       "capabilities.io_uring_disabled: %d is not 0, 1 or 2",
+			       c->io_uring_disabled);
+	r = check_setup("io_uring_setup", c->io_uring_setup,
+			c->has_io_uring_setup_errno, c->io_uring_setup_errno,
+			err);
+	if (r == 0)
+		r = check_setup("sqpoll", c->sqpoll, c->has_sqpoll_errno,
+				c->sqpoll_errno, err);
+	if (r == 0)
+		r = check_iouring_names("io_uring_opcodes", c->io_uring_opcodes,
+					c->n_io_uring_opcodes, err);
+	if (r == 0)
+		r = check_iouring_names("io_uring_features",
+					c->io_uring_features,
+					c->n_io_uring_features, err);
+	if (r == 0)
+		r = check_hugepages(c, err);
+	if (r < 0)
+		return r;
+	if (c->has_vcpus && (c->vcpus < 1 || c->vcpus > CODEC_MAX_VCPUS))
+		return invalid(err,
+			       "capabilities.vcpus: %u is outside [1, %d]",
+			       c->vcpus, CODEC_MAX_VCPUS);
+	if (c->has_memory_kb && c->memory_kb == 0)
+		return invalid(err, "capabilities.memory_kb: 0 is not positive");
+	return 0;
+}
+
 static int validate_report(const Fleetbench__Report *r, int64_t now_ms,
 			   bool wire, char err[CODEC_ERR_LEN])
 {
@@ -996,6 +1112,11 @@ static int validate_report(const Fleetbench__Report *r, int64_t now_ms,
 		return ret;
 	if (r->method) {
 		ret = check_method(r->method, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (r->capabilities) {
+		ret = check_capabilities(r->capabilities, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -1072,7 +1193,7 @@ int codec_pack_ack(const char *run_id, Fleetbench__Ack__Status status,
 	a.status = status;
 	if (reason) {
 		size_t len = strnlen(reason, CODEC_MAX_REASON);
-		ssize_t bad = utf8_invalid_at(reason, len);
+		ssize_t bad = codec_utf8_invalid_at(reason, len);
 
 		/* cut before the first invalid byte, or a split character */
 		cut = strndup(reason, bad >= 0 ? (size_t)bad : len);

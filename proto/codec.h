@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "fleetbench.pb-c.h"
 
@@ -38,6 +39,14 @@
 #define CODEC_MAX_METHOD_PROFILE 64 /* bytes of method.profile */
 #define CODEC_MAX_METHOD_NAME 64 /* bytes of each method.only entry */
 #define CODEC_MAX_METHOD_ONLY 16 /* entries of method.only */
+/* capabilities (docs/wire.md) */
+/* bytes of a THP mode, errno, vm, container, opcode or feature name */
+#define CODEC_MAX_CAP_NAME 64
+#define CODEC_MAX_CPU_MODEL 256 /* bytes of capabilities.cpu_model */
+#define CODEC_MAX_HUGEPAGE_SIZES 16 /* entries of capabilities.hugepages */
+#define CODEC_MAX_IOURING_NAMES 256 /* io_uring_opcodes, io_uring_features */
+#define CODEC_MAX_ERRNO 4095 /* io_uring_setup_errno, sqpoll_errno */
+#define CODEC_MAX_VCPUS 65536
 #define CODEC_MAX_ACK 8192 /* bytes of one packed Ack */
 #define CODEC_ACK_BUDGET (64u << 10) /* bytes the Ack unpacker may allocate */
 
@@ -101,5 +110,12 @@ int codec_uuid_new(char out[37]);
 
 /* Valid UTF-8 of exactly len bytes with no NUL byte. */
 int codec_utf8_valid(const char *s, size_t len);
+
+/*
+ * Offset of the first byte of s[0..len) that does not start a valid UTF-8
+ * character (RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF) or is a NUL; -1 when all len bytes are fine.
+ */
+ssize_t codec_utf8_invalid_at(const char *s, size_t len);
 
 #endif

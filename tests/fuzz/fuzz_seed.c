@@ -2,7 +2,9 @@
 /*
  * Writes the seed corpus of fuzz_codec into DIR: valid Reports of COUNT
  * shapes (tests/sample_report.h), some carrying a text of quotes,
- * backslashes and non-ASCII in every free-text field, and one Ack of each
+ * backslashes and non-ASCII in every free-text field, every other one with
+ * capabilities (a host whose io_uring works, or one where it is refused),
+ * and one Ack of each
  * status. Generated at build and test time rather than committed: the
  * seeds follow the codec when fleetbench.proto changes.
  *
@@ -40,6 +42,68 @@ static int write_seed(const char *dir, const char *name, const uint8_t *data,
 	if (close(fd) < 0 && r >= 0)
 		r = -errno;
 	return r;
+}
+
+/*
+ * Appends Report.capabilities (field 14) to the packed report in *buf: a
+ * message's fields may come in any order, so the report stays one Report.
+ * Which of two hosts: io_uring working (odd), or refused (even).
+ */
+static int add_capabilities(unsigned long which, uint8_t **buf, size_t *len)
+{
+	static char *ops[] = { "NOP", "READV", "WRITEV", "READ_FIXED" };
+	static char *feats[] = { "SINGLE_MMAP", "NODROP", "FAST_POLL" };
+	Fleetbench__Capabilities c = FLEETBENCH__CAPABILITIES__INIT;
+	Fleetbench__HugepagePool h[2] = { FLEETBENCH__HUGEPAGE_POOL__INIT,
+					  FLEETBENCH__HUGEPAGE_POOL__INIT },
+				 *hp[2] = { &h[0], &h[1] };
+	size_t n, at;
+	uint8_t *p;
+
+	h[0].size_kb = 2048;
+	h[1].size_kb = 1048576;
+	h[0].has_nr = h[0].has_free = h[1].has_nr = h[1].has_free = 1;
+	h[0].nr = 512;
+	h[0].free = 100;
+	c.thp_enabled = "madvise";
+	c.thp_defrag = "defer+madvise";
+	c.thp_shmem_enabled = "within_size";
+	c.n_hugepages = 2;
+	c.hugepages = hp;
+	c.has_io_uring_disabled = c.has_io_uring_setup_errno = 1;
+	c.has_vcpus = c.has_memory_kb = 1;
+	c.vcpus = 8;
+	c.memory_kb = 32u << 20;
+	c.cpu_model = "AMD EPYC 7B13 64-Core Processor";
+	c.vm = "kvm";
+	c.container = "none";
+	if (which % 2) {
+		c.io_uring_setup = c.sqpoll = "ok";
+		c.has_sqpoll_errno = 1;
+		c.n_io_uring_opcodes = 4;
+		c.io_uring_opcodes = ops;
+		c.n_io_uring_features = 3;
+		c.io_uring_features = feats;
+	} else {
+		c.io_uring_disabled = 2;
+		c.io_uring_setup = "EPERM";
+		c.io_uring_setup_errno = EPERM;
+	}
+	n = fleetbench__capabilities__get_packed_size(&c);
+	p = realloc(*buf, *len + 1 + 10 + n);
+	if (!p)
+		return -ENOMEM;
+	at = *len;
+	p[at++] = 14 << 3 | 2; /* field 14, length-delimited */
+	for (size_t v = n; ; v >>= 7) {
+		p[at++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		if (v <= 0x7f)
+			break;
+	}
+	at += fleetbench__capabilities__pack(&c, p + at);
+	*buf = p;
+	*len = at;
+	return 0;
 }
 
 /* Writes what was packed (r: the packer's result) and frees it. */
@@ -90,6 +154,8 @@ int main(int argc, char **argv)
 
 		if (r == 0)
 			r = sample_report_pack(&s, &buf, &len);
+		if (r == 0 && i % 2)
+			r = add_capabilities(i / 2, &buf, &len);
 		snprintf(name, sizeof(name), "report-%03lu", i);
 		if (emit(dir, name, r, buf, len) < 0)
 			return 1;

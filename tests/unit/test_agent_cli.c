@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fleetbench.pb-c.h"
 #include "probe.h"
 #include "probe_test.h"
 #include "run.h"
@@ -26,6 +27,142 @@ static void write_conf(const char *text)
 	fputs(text, f);
 	fclose(f);
 	chmod(conf_path, 0644);
+}
+
+/*
+ * show: a report spooled by `run --no-send` prints as the wire Report in
+ * JSON (its run id, capabilities from the probe, the benchmark); the same
+ * bytes without the spool header print the same; a damaged spool file, a
+ * missing one and a missing FILE are refused by name; a report a collector
+ * would refuse is printed with the reason on stderr and exit 1.
+ */
+static void test_show(void)
+{
+	char dir[] = "/tmp/fleetbench-test-show-XXXXXX";
+	char spool[64], path[160], bare[160], cmd[512];
+	struct json_object *j = NULL, *k;
+	struct run_result r;
+	const char *run_id;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(spool, sizeof(spool), "%s/spool", dir);
+	RUN_AGENT(&r, -1, "run", "--no-send", "--spool-dir", spool, "--config",
+	    conf_path, "--steal-window", "0", "--profile", "quick", "--only",
+	    "false_sharing", "--repeats", "2", "--fs-increments", "1000");
+	CHECK_EQ_INT(r.status, 0);
+	run_result_release(&r);
+	/* the one spooled file's path */
+	snprintf(cmd, sizeof(cmd), "ls %s/*.fbr", spool);
+	f = popen(cmd, "re");
+	CHECK(f && fgets(path, sizeof(path), f));
+	if (f)
+		pclose(f);
+	path[strcspn(path, "\n")] = '\0';
+
+	RUN_AGENT(&r, -1, "show", path);
+	CHECK_EQ_INT(r.status, 0);
+	CHECK_EQ_STR(r.err, "");
+	j = json_tokener_parse(r.out);
+	CHECK(j != NULL);
+	run_id = jstr(j, "run_id");
+	CHECK(strlen(run_id) == 36 && strstr(path, run_id) != NULL);
+	CHECK_EQ_INT(jint(j, "schema_version"), 1);
+	CHECK_EQ_STR(jstr(j, "benchmarks[0].benchmark"), "false_sharing");
+	CHECK_EQ_INT(jlen(j, "benchmarks[0].metrics[0].samples"), 2);
+	CHECK_EQ_STR(jstr(j, "method.profile"), "quick");
+	/* the capabilities are the probe's, which travels beside them */
+	k = json_tokener_parse(jstr(j, "probe_json"));
+	CHECK(k != NULL);
+	CHECK_EQ_INT(jint(j, "capabilities.vcpus"),
+		     jint(k, "host.vcpus_online"));
+	CHECK_EQ_INT(jint(j, "capabilities.memory_kb"),
+		     jint(k, "host.memory_total_kb"));
+	if (jis(k, "thp.enabled.selected", json_type_string))
+		CHECK_EQ_STR(jstr(j, "capabilities.thp_enabled"),
+			     jstr(k, "thp.enabled.selected"));
+	json_object_put(k);
+	run_result_release(&r);
+
+	/* a bare packed report: the file without its 64-byte header */
+	snprintf(bare, sizeof(bare), "%s/bare.pb", dir);
+	snprintf(cmd, sizeof(cmd), "tail -c +65 %s > %s", path, bare);
+	CHECK_EQ_INT(system(cmd), 0);
+	RUN_AGENT(&r, -1, "show", bare);
+	CHECK_EQ_INT(r.status, 0);
+	k = json_tokener_parse(r.out);
+	CHECK(k && j && json_object_equal(j, k));
+	json_object_put(k);
+	run_result_release(&r);
+	json_object_put(j);
+
+	/* one payload byte changed: damaged, named, and left where it is */
+	snprintf(cmd, sizeof(cmd),
+		 "printf '\\377' | dd of=%s bs=1 seek=100 conv=notrunc status=none",
+		 path);
+	CHECK_EQ_INT(system(cmd), 0);
+	RUN_AGENT(&r, -1, "show", path);
+	CHECK_EQ_INT(r.status, 1);
+	CHECK_EQ_STR(r.out, "");
+	CHECK(strstr(r.err, "damaged spool file") && strstr(r.err, path) &&
+	      strstr(r.err, "checksum mismatch"));
+	CHECK(access(path, F_OK) == 0);
+	run_result_release(&r);
+
+	/* a Report the collector would refuse: printed, and why */
+	{
+		Fleetbench__Host host = FLEETBENCH__HOST__INIT;
+		Fleetbench__Kernel kernel = FLEETBENCH__KERNEL__INIT;
+		Fleetbench__Report rep = FLEETBENCH__REPORT__INIT;
+		uint8_t packed[512];
+		size_t n;
+
+		host.hostname = "h";
+		host.machine_id = "0123456789abcdef0123456789abcdef";
+		kernel.release = "6.1.0";
+		rep.schema_version = 1;
+		rep.run_id = "not-a-uuid";
+		rep.agent_version = "0.1.0";
+		rep.host = &host;
+		rep.kernel = &kernel;
+		rep.started_unix_ms = rep.finished_unix_ms = 1700000000000LL;
+		rep.probe_json = "{}";
+		n = protobuf_c_message_pack(&rep.base, packed);
+		f = fopen(bare, "we");
+		CHECK(f && fwrite(packed, 1, n, f) == n);
+		if (f)
+			fclose(f);
+	}
+	RUN_AGENT(&r, -1, "show", bare);
+	CHECK_EQ_INT(r.status, 1);
+	j = json_tokener_parse(r.out);
+	CHECK_EQ_STR(jstr(j, "run_id"), "not-a-uuid");
+	json_object_put(j);
+	CHECK(strstr(r.err, "would be rejected: run_id: not a canonical lowercase UUID") != NULL);
+	run_result_release(&r);
+
+	/* not a report at all */
+	f = fopen(bare, "we");
+	CHECK(f && fputs("hello", f) >= 0);
+	if (f)
+		fclose(f);
+	RUN_AGENT(&r, -1, "show", bare);
+	CHECK_EQ_INT(r.status, 1);
+	CHECK(strstr(r.err, "cannot read the report in") &&
+	      strstr(r.err, "not a Report"));
+	run_result_release(&r);
+
+	RUN_AGENT(&r, -1, "show", "/nonexistent/report.fbr");
+	CHECK_EQ_INT(r.status, 1);
+	CHECK(strstr(r.err, "cannot read '/nonexistent/report.fbr'") != NULL);
+	run_result_release(&r);
+	RUN_AGENT(&r, -1, "show");
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "usage: fleetbench-agent show FILE") != NULL);
+	run_result_release(&r);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ_INT(system(cmd), 0);
 }
 
 /* The JSON report parses and holds every section of the probe table. */
@@ -174,6 +311,9 @@ int main(void)
 	CHECK_EQ_INT(r.status, 0);
 	CHECK(strstr(r.out, FLEETBENCH_VERSION) != NULL);
 	run_result_release(&r);
+
+	write_conf("");
+	test_show();
 
 	unlink(conf_path);
 	return check_summary();

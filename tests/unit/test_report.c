@@ -544,6 +544,251 @@ static void test_method(void)
 	json_object_put(probe);
 }
 
+/* ---- capabilities ---- */
+
+/*
+ * Each capability is its probe item when that is a value of the field's
+ * type, else unset: written out field by field, not by the agent's table.
+ */
+static void check_caps(const Fleetbench__Capabilities *c,
+		       struct json_object *probe, const char *what)
+{
+	const struct {
+		const char *path, *value;
+	} strs[] = {
+		{ "thp.enabled.selected", c->thp_enabled },
+		{ "thp.defrag.selected", c->thp_defrag },
+		{ "thp.shmem_enabled.selected", c->thp_shmem_enabled },
+		{ "io_uring.setup", c->io_uring_setup },
+		{ "io_uring.sqpoll", c->sqpoll },
+		{ "host.cpu_model", c->cpu_model },
+		{ "virt.vm.name", c->vm },
+		{ "virt.container.name", c->container },
+	};
+	const struct {
+		const char *path;
+		bool has;
+		int64_t value;
+	} ints[] = {
+		{ "io_uring.disabled", c->has_io_uring_disabled,
+		  c->io_uring_disabled },
+		{ "io_uring.setup_errno", c->has_io_uring_setup_errno,
+		  c->io_uring_setup_errno },
+		{ "io_uring.sqpoll_errno", c->has_sqpoll_errno,
+		  c->sqpoll_errno },
+		{ "host.vcpus_online", c->has_vcpus, c->vcpus },
+		{ "host.memory_total_kb", c->has_memory_kb,
+		  (int64_t)c->memory_kb },
+	};
+	const struct {
+		const char *path;
+		char **names;
+		size_t n;
+	} lists[] = {
+		{ "io_uring.opcodes", c->io_uring_opcodes,
+		  c->n_io_uring_opcodes },
+		{ "io_uring.features", c->io_uring_features,
+		  c->n_io_uring_features },
+	};
+	size_t n_sizes = 0;
+	int failed = check_fail_;
+
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++) {
+		if (jis(probe, strs[i].path, json_type_string))
+			CHECK_EQ_STR(strs[i].value, jstr(probe, strs[i].path));
+		else
+			CHECK_(strs[i].value == NULL, "%s: %s is set",
+			       strs[i].path, strs[i].value);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(ints); i++) {
+		bool want = jis(probe, ints[i].path, json_type_int);
+
+		CHECK_(ints[i].has == want, "%s: has %d", ints[i].path,
+		       ints[i].has);
+		if (want && ints[i].has)
+			CHECK_EQ_INT(ints[i].value, jint(probe, ints[i].path));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+		size_t n = jis(probe, lists[i].path, json_type_array) ?
+				   jlen(probe, lists[i].path) :
+				   0;
+
+		CHECK_EQ_INT(lists[i].n, n);
+		for (size_t k = 0; k < n && k < lists[i].n; k++)
+			CHECK_EQ_STR(lists[i].names[k],
+				     jat(probe, lists[i].path, k));
+	}
+	for (size_t i = 0; i < jlen(probe, "hugetlb.sizes") &&
+			   jlen(probe, "hugetlb.sizes") != (size_t)-1;
+	     i++) {
+		struct json_object *s = json_object_array_get_idx(
+			jget(probe, "hugetlb.sizes"), i);
+		const Fleetbench__HugepagePool *h;
+
+		if (!jis(s, "size_kb", json_type_int))
+			continue; /* a size without size_kb is left out */
+		CHECK(n_sizes < c->n_hugepages);
+		if (n_sizes >= c->n_hugepages)
+			break;
+		h = c->hugepages[n_sizes++];
+		CHECK_EQ_INT(h->size_kb, jint(s, "size_kb"));
+		CHECK_EQ_INT(h->has_nr, jis(s, "nr", json_type_int));
+		CHECK_EQ_INT(h->has_free, jis(s, "free", json_type_int));
+		if (h->has_nr)
+			CHECK_EQ_INT(h->nr, jint(s, "nr"));
+		if (h->has_free)
+			CHECK_EQ_INT(h->free, jint(s, "free"));
+	}
+	CHECK_EQ_INT(c->n_hugepages, n_sizes);
+	if (check_fail_ != failed)
+		fprintf(stderr, "  (capabilities of %s)\n", what);
+}
+
+/* Builds the probe-only report, checks its capabilities, round trips it
+ * through the codec (which validates them) and returns the copy. */
+static Fleetbench__Report *caps_of(struct json_object *probe, const char *what)
+{
+	Fleetbench__Report *rep = NULL, *out = NULL;
+	char err[REPORT_ERR_LEN] = "";
+	int r;
+
+	CHECK_(probe != NULL, "%s: no probe", what);
+	if (!probe)
+		return NULL;
+	r = report_build(probe, NULL, now_ms(), now_ms(), &rep, err);
+	CHECK_(r == 0, "%s: report_build: %d (%s)", what, r, err);
+	CHECK_(!rep || rep->capabilities, "%s: no capabilities", what);
+	if (rep && rep->capabilities) {
+		check_caps(rep->capabilities, probe, what);
+		out = round_trip(rep);
+		CHECK_(out && out->capabilities, "%s: lost in the round trip",
+		       what);
+		if (out && out->capabilities)
+			check_caps(out->capabilities, probe, what);
+	}
+	report_free(rep);
+	return out;
+}
+
+static void test_capabilities(void)
+{
+	static const char *const fixtures[] = { "vps-thp-always",
+						"baremetal-numa", "kvm-guest",
+						"old-kernel", "malformed" };
+	static const struct {
+		const char *path, *section, *key, *value;
+	} needed[] = {
+		{ "host.machine_id", "host", "machine_id",
+		  "0123456789abcdef0123456789abcdef" },
+		{ "host.hostname", "host", "hostname", "malformed" },
+		{ "kernel.release", "kernel", "release", "6.1.0" },
+	};
+	struct probe_opts host = { .root = "/" };
+	struct fake_sys eperm = { .setup_err = -EPERM };
+	struct fake_sys no_sqpoll = { .sqpoll_err = -EINVAL, .nr_ops = 3 };
+	struct json_object *probe, *p = NULL;
+	Fleetbench__Report *out;
+	const Fleetbench__Capabilities *c;
+
+	/* every fixture and this host: what the probe says, and valid */
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		probe = probe_fixture(fixtures[i], NULL);
+		/* malformed's are unknown too: a report needs these three */
+		for (size_t k = 0; probe && k < ARRAY_SIZE(needed); k++)
+			if (!jis(probe, needed[k].path, json_type_string))
+				set_path(probe, needed[k].section,
+					 needed[k].key,
+					 json_object_new_string(needed[k].value));
+		codec_free_report(caps_of(probe, fixtures[i]));
+		json_object_put(probe);
+	}
+	probe = NULL;
+	CHECK_OK(probe_run(&host, &probe));
+	codec_free_report(caps_of(probe, "this host"));
+	json_object_put(probe);
+
+	/* the values themselves, on a fixture whose items are known */
+	probe = probe_fixture("baremetal-numa", NULL);
+	out = caps_of(probe, "baremetal-numa");
+	c = out ? out->capabilities : NULL;
+	CHECK(c != NULL);
+	if (c) {
+		CHECK_EQ_STR(c->thp_enabled, "madvise");
+		CHECK_EQ_STR(c->thp_defrag, "defer+madvise");
+		CHECK_EQ_STR(c->thp_shmem_enabled, "advise");
+		CHECK(c->n_hugepages == 2 && c->hugepages[0]->size_kb == 2048 &&
+		      c->hugepages[0]->nr == 1024 &&
+		      c->hugepages[0]->free == 1000 &&
+		      c->hugepages[1]->size_kb == 1048576);
+		CHECK(c->has_vcpus && c->vcpus == 32);
+		CHECK(c->has_memory_kb && c->memory_kb == 263843012);
+		CHECK_EQ_STR(c->cpu_model,
+			     "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
+		CHECK_EQ_STR(c->io_uring_setup, "ok");
+		CHECK(c->has_io_uring_setup_errno &&
+		      c->io_uring_setup_errno == 0);
+		CHECK(c->n_io_uring_opcodes > 40);
+		CHECK_EQ_STR(c->io_uring_opcodes[1], "READV");
+		CHECK(c->n_io_uring_features > 0);
+		CHECK_EQ_STR(c->vm, "kvm");
+	}
+	codec_free_report(out);
+
+	/* unknown or absent items leave their fields unset; a hugetlb size
+	 * without its size is left out, one without free keeps the rest */
+	json_object_deep_copy(probe, &p, NULL);
+	set_path(p, "thp", "enabled", unknown("EACCES"));
+	set_path(p, "host", "vcpus_online", unknown("malformed"));
+	json_object_object_del(jget(p, "host"), "cpu_model");
+	set_path(p, "io_uring", "opcodes", unknown("not tested"));
+	json_object_object_add(json_object_array_get_idx(jget(p, "hugetlb.sizes"),
+							 0),
+			       "size_kb", unknown("absent"));
+	json_object_object_add(json_object_array_get_idx(jget(p, "hugetlb.sizes"),
+							 1),
+			       "free", unknown("absent"));
+	out = caps_of(p, "baremetal-numa with unknowns");
+	c = out ? out->capabilities : NULL;
+	CHECK(c != NULL);
+	if (c) {
+		CHECK(c->thp_enabled == NULL);
+		CHECK_EQ_STR(c->thp_defrag, "defer+madvise");
+		CHECK(!c->has_vcpus && c->cpu_model == NULL);
+		CHECK_EQ_INT(c->n_io_uring_opcodes, 0);
+		CHECK(c->n_hugepages == 1 &&
+		      c->hugepages[0]->size_kb == 1048576 &&
+		      c->hugepages[0]->has_nr && !c->hugepages[0]->has_free);
+	}
+	codec_free_report(out);
+	json_object_put(p);
+	json_object_put(probe);
+
+	/* io_uring refused: the errno's name and number, nothing tested */
+	probe = probe_fixture("kvm-guest", &eperm);
+	out = caps_of(probe, "kvm-guest, io_uring EPERM");
+	c = out ? out->capabilities : NULL;
+	if (c) {
+		CHECK_EQ_STR(c->io_uring_setup, "EPERM");
+		CHECK(c->has_io_uring_setup_errno &&
+		      c->io_uring_setup_errno == EPERM);
+		CHECK(c->sqpoll == NULL && !c->has_sqpoll_errno);
+		CHECK_EQ_INT(c->n_io_uring_opcodes, 0);
+	}
+	codec_free_report(out);
+	json_object_put(probe);
+
+	probe = probe_fixture("kvm-guest", &no_sqpoll);
+	out = caps_of(probe, "kvm-guest, no SQPOLL");
+	c = out ? out->capabilities : NULL;
+	if (c) {
+		CHECK_EQ_STR(c->sqpoll, "EINVAL");
+		CHECK(c->has_sqpoll_errno && c->sqpoll_errno == EINVAL);
+		CHECK_EQ_INT(c->n_io_uring_opcodes, 3);
+	}
+	codec_free_report(out);
+	json_object_put(probe);
+}
+
 int main(void)
 {
 	test_real_reports();
@@ -551,5 +796,6 @@ int main(void)
 	test_refusals();
 	test_failed();
 	test_method();
+	test_capabilities();
 	return check_summary();
 }

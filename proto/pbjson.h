@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Any protobuf-c message as a json-c tree, by one walk over its descriptors
+ * (ProtobufCMessageDescriptor, ProtobufCFieldDescriptor), so a field added
+ * to the .proto shows without anyone writing a line for it. This is where
+ * JSON is made from a report, at the edges only (STYLE.md: the agent's
+ * `show`, ad-hoc inspection); nothing parses it back.
+ *
+ * The mapping (close to protobuf's canonical JSON, with the .proto's own
+ * field names as keys):
+ * - a message is an object holding its fields in .proto order; unknown
+ *   fields (from a newer sender) are left out;
+ * - a required field is always there; an optional one only when set (its
+ *   has_ flag, a non-NULL pointer other than the default); of a oneof only
+ *   the member set, under its own name; a repeated field always, as an
+ *   array (empty when it has no entries), packed or not;
+ * - int32, sint32, sfixed32, uint32, fixed32, int64, sint64, sfixed64 are
+ *   JSON integers; uint64 and fixed64 too (json-c writes all 64 bits,
+ *   beyond 2^53 a reader in double precision rounds them);
+ * - double and float are JSON numbers (a float with 9 significant digits,
+ *   so 0.1f shows as 0.100000001, not 17 digits of noise); NaN, +inf and
+ *   -inf, which JSON cannot hold, are the STRINGS "NaN", "Infinity" and
+ *   "-Infinity", as in protobuf's canonical mapping, never invalid JSON;
+ * - bool is true/false; an enum is its value's name from the .proto
+ *   ("COMMITTED"), or the number when the value has no name;
+ * - string is a JSON string; a byte sequence that is not UTF-8 (protobuf-c
+ *   does not check proto2 strings) has each bad byte replaced by U+FFFD,
+ *   so the output is always valid JSON;
+ * - bytes are a string of standard base64 with padding (RFC 4648 4).
+ */
+#ifndef FLEETBENCH_PBJSON_H
+#define FLEETBENCH_PBJSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+#include <protobuf-c/protobuf-c.h>
+
+/*
+ * The message m as a new json-c object (json_object_put() it), or NULL with
+ * errno ENOMEM. m NULL gives NULL with errno EINVAL.
+ */
+struct json_object *pbjson_from_message(const ProtobufCMessage *m);
+
+/*
+ * Whether f of m is set, as protobuf-c's packer decides it: always for a
+ * required or proto3 field, the case for a oneof member, a pointer that is
+ * neither NULL nor the default for a string or message, else the has_ flag.
+ * Meaningless for a repeated field (its count says).
+ */
+bool pbjson_field_present(const ProtobufCMessage *m,
+			  const ProtobufCFieldDescriptor *f);
+
+/* Bytes one element of a field of type t takes in its C array. */
+size_t pbjson_value_size(ProtobufCType t);
+
+#endif
