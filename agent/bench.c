@@ -162,13 +162,6 @@ bool bench_interrupted(void)
 
 /* ---- results ---- */
 
-struct bench_metric {
-	char name[48];
-	char unit[16];
-	double *v;
-	size_t n, cap;
-};
-
 /*
  * Where a benchmark's child is, in a MAP_SHARED page the parent reads once
  * the child has ended (so it can say where the child died), and the system
@@ -212,13 +205,7 @@ enum {
 struct bench_result {
 	struct bench_run *run;
 	int slot; /* index in where->variants, -1: not announced */
-	char *benchmark, *variant;
-	char *skip_reason;
-	struct json_object *params;
-	struct json_object *repeats;
-	struct bench_metric metrics[MAX_METRICS];
-	size_t nmetrics;
-	bool noisy;
+	Fleetbench__Benchmark *msg; /* in run->out->benchmarks */
 	/* the open window */
 	struct probe_cpu_times w_times;
 	int w_times_ok;
@@ -229,11 +216,74 @@ struct bench_run {
 	const struct bench_params *params;
 	struct probe_ctx pctx; /* root_fd, for kernel files */
 	struct probe_opts popts;
-	struct bench_result **results;
-	size_t nresults, cap;
-	struct json_object *comparisons;
+	struct bench_result **results; /* the handles of out->benchmarks */
+	size_t nresults;
+	/* what this process measured: in a child, what it hands back */
+	Fleetbench__BenchRun *out;
 	struct bench_where *where; /* in a benchmark's child, else NULL */
 };
+
+/*
+ * Makes room for element n of the array *arrp of elements of size bytes,
+ * that only ever grew by one through here: its capacity is the next power
+ * of two from n, so it doubles when n reaches one. 0 or -ENOMEM.
+ */
+static int grow(void *arrp, size_t n, size_t size)
+{
+	void **arr = arrp;
+	void *a;
+
+	if (n & (n - 1))
+		return 0;
+	a = realloc(*arr, (n ? 2 * n : 1) * size);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	return 0;
+}
+
+/* Frees the n messages of the repeated field *arrp and empties it. */
+static void drop_messages(void *arrp, size_t *n)
+{
+	ProtobufCMessage ***arr = arrp;
+
+	for (size_t i = 0; i < *n; i++)
+		protobuf_c_message_free_unpacked((*arr)[i], NULL);
+	free(*arr);
+	*arr = NULL;
+	*n = 0;
+}
+
+/* A finite v sets an optional double; NaN or infinity leaves it unset. */
+static void set_double(protobuf_c_boolean *has, double *dst, double v)
+{
+	*has = isfinite(v);
+	*dst = *has ? v : 0;
+}
+
+/* A new Benchmark appended to out; NULL on ENOMEM. */
+static Fleetbench__Benchmark *benchmark_append(Fleetbench__BenchRun *out,
+					       const char *benchmark,
+					       const char *variant)
+{
+	Fleetbench__Benchmark *b;
+
+	if (grow(&out->benchmarks, out->n_benchmarks,
+		 sizeof(*out->benchmarks)) < 0)
+		return NULL;
+	b = malloc(sizeof(*b));
+	if (!b)
+		return NULL;
+	fleetbench__benchmark__init(b);
+	b->benchmark = strdup(benchmark);
+	b->variant = strdup(variant);
+	if (!b->benchmark || !b->variant) {
+		fleetbench__benchmark__free_unpacked(b, NULL);
+		return NULL;
+	}
+	out->benchmarks[out->n_benchmarks++] = b;
+	return b;
+}
 
 const struct bench_params *bench_params_of(struct bench_run *run)
 {
@@ -264,33 +314,17 @@ struct bench_result *bench_result_new(struct bench_run *run,
 {
 	struct bench_result *res;
 
-	if (run->nresults == run->cap) {
-		size_t cap = run->cap ? run->cap * 2 : 16;
-		struct bench_result **r =
-			realloc(run->results, cap * sizeof(*r));
-
-		if (!r)
-			return NULL;
-		run->results = r;
-		run->cap = cap;
-	}
+	if (grow(&run->results, run->nresults, sizeof(*run->results)) < 0)
+		return NULL;
 	res = calloc(1, sizeof(*res));
 	if (!res)
 		return NULL;
-	res->run = run;
-	res->benchmark = strdup(benchmark);
-	res->variant = strdup(variant);
-	res->params = json_object_new_object();
-	res->repeats = json_object_new_array();
-	if (!res->benchmark || !res->variant || !res->params ||
-	    !res->repeats) {
-		free(res->benchmark);
-		free(res->variant);
-		json_object_put(res->params);
-		json_object_put(res->repeats);
+	res->msg = benchmark_append(run->out, benchmark, variant);
+	if (!res->msg) {
 		free(res);
 		return NULL;
 	}
+	res->run = run;
 	run->results[run->nresults++] = res;
 	res->slot = -1;
 	if (run->where && run->where->nvariants < WHERE_VARIANTS) {
@@ -313,29 +347,71 @@ void bench_result_skip(struct bench_result *res, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	free(res->skip_reason);
-	res->skip_reason = strdup(buf);
+	free(res->msg->skip_reason);
+	res->msg->skip_reason = strdup(buf);
 }
 
 bool bench_result_skipped(const struct bench_result *res)
 {
-	return res->skip_reason != NULL;
+	return res->msg->skip_reason != NULL;
 }
 
 const char *bench_result_variant(const struct bench_result *res)
 {
-	return res->variant;
+	return res->msg->variant;
+}
+
+/* The parameter key of res, emptied of its value (added when new), or NULL
+ * on ENOMEM. */
+static Fleetbench__Param *param_put(struct bench_result *res, const char *key)
+{
+	Fleetbench__Benchmark *b = res->msg;
+	Fleetbench__Param *p;
+
+	for (size_t i = 0; i < b->n_parameters; i++) {
+		p = b->parameters[i];
+		if (strcmp(p->key, key))
+			continue;
+		if (p->value_case == FLEETBENCH__PARAM__VALUE_STRING_VALUE)
+			free(p->string_value);
+		p->value_case = FLEETBENCH__PARAM__VALUE__NOT_SET;
+		return p;
+	}
+	if (grow(&b->parameters, b->n_parameters, sizeof(*b->parameters)) < 0)
+		return NULL;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return NULL;
+	fleetbench__param__init(p);
+	p->key = strdup(key);
+	if (!p->key) {
+		free(p);
+		return NULL;
+	}
+	b->parameters[b->n_parameters++] = p;
+	return p;
 }
 
 void bench_param_i64(struct bench_result *res, const char *key, int64_t v)
 {
-	json_object_object_add(res->params, key, json_object_new_int64(v));
+	Fleetbench__Param *p = param_put(res, key);
+
+	if (!p)
+		return;
+	p->int_value = v;
+	p->value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
 }
 
 void bench_param_str(struct bench_result *res, const char *key,
 		     const char *v)
 {
-	json_object_object_add(res->params, key, json_object_new_string(v));
+	Fleetbench__Param *p = param_put(res, key);
+
+	if (!p)
+		return;
+	p->string_value = strdup(v);
+	if (p->string_value)
+		p->value_case = FLEETBENCH__PARAM__VALUE_STRING_VALUE;
 }
 
 static int read_cpu_times(struct bench_run *run, struct probe_cpu_times *ret)
@@ -366,101 +442,133 @@ void bench_window_begin(struct bench_result *res)
 	if (res->run->where) {
 		res->run->where->variant = res->slot;
 		/* tests crash a benchmark in its N-th window (reliability.md) */
-		snprintf(point, sizeof(point), "bench-%s", res->benchmark);
+		snprintf(point, sizeof(point), "bench-%s", res->msg->benchmark);
 		fault_point(point);
 	}
 	res->w_times_ok = read_cpu_times(res->run, &res->w_times) == 0;
 	res->w_start = bench_now();
 }
 
-static void put_number(struct json_object *o, const char *key, double v)
-{
-	json_object_object_add(o, key,
-			       isfinite(v) ? json_object_new_double(v) : NULL);
-}
-
 void bench_window_end(struct bench_result *res)
 {
-	struct json_object *rep = json_object_new_object();
+	Fleetbench__Benchmark *b = res->msg;
+	Fleetbench__Window *w;
 	struct probe_cpu_times now;
 	double steal = NAN, wall = bench_now() - res->w_start;
 	long long threshold = res->run->params->steal_threshold_pct;
-	bool noisy;
 
 	if (res->w_times_ok && read_cpu_times(res->run, &now) == 0 &&
 	    probe_steal_percent(&res->w_times, &now, &steal) < 0)
 		steal = NAN;
-	noisy = isfinite(steal) && steal > (double)threshold;
-	res->noisy |= noisy;
-	put_number(rep, "steal_pct", steal);
-	put_number(rep, "loadavg1", read_loadavg1(res->run));
-	put_number(rep, "wall_s", wall);
-	json_object_object_add(rep, "noisy", json_object_new_boolean(noisy));
-	json_object_array_add(res->repeats, rep);
+	if (grow(&b->windows, b->n_windows, sizeof(*b->windows)) < 0)
+		return;
+	w = malloc(sizeof(*w));
+	if (!w)
+		return;
+	fleetbench__window__init(w);
+	set_double(&w->has_steal_pct, &w->steal_pct, steal);
+	set_double(&w->has_loadavg1, &w->loadavg1, read_loadavg1(res->run));
+	set_double(&w->has_wall_s, &w->wall_s, wall);
+	w->has_noisy = 1;
+	w->noisy = isfinite(steal) && steal > (double)threshold;
+	b->windows[b->n_windows++] = w;
 }
 
-static struct bench_metric *metric_find(const struct bench_result *res,
-					const char *name)
+static Fleetbench__Metric *metric_find(const Fleetbench__Benchmark *b,
+				       const char *name)
 {
-	for (size_t i = 0; i < res->nmetrics; i++)
-		if (!strcmp(res->metrics[i].name, name))
-			return (struct bench_metric *)&res->metrics[i];
+	for (size_t i = 0; i < b->n_metrics; i++)
+		if (!strcmp(b->metrics[i]->metric, name))
+			return b->metrics[i];
 	return NULL;
+}
+
+/* A new metric of b, or NULL on ENOMEM or past MAX_METRICS. */
+static Fleetbench__Metric *metric_add(Fleetbench__Benchmark *b,
+				      const char *name, const char *unit)
+{
+	Fleetbench__Metric *m;
+
+	if (b->n_metrics == MAX_METRICS ||
+	    grow(&b->metrics, b->n_metrics, sizeof(*b->metrics)) < 0)
+		return NULL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return NULL;
+	fleetbench__metric__init(m);
+	m->metric = strdup(name);
+	m->unit = strdup(unit);
+	if (!m->metric || !m->unit) {
+		fleetbench__metric__free_unpacked(m, NULL);
+		return NULL;
+	}
+	b->metrics[b->n_metrics++] = m;
+	return m;
 }
 
 void bench_sample(struct bench_result *res, const char *metric,
 		  const char *unit, double v)
 {
-	struct bench_metric *m = metric_find(res, metric);
+	Fleetbench__Metric *m = metric_find(res->msg, metric);
 
-	if (!m) {
-		if (res->nmetrics == MAX_METRICS)
-			return;
-		m = &res->metrics[res->nmetrics++];
-		snprintf(m->name, sizeof(m->name), "%s", metric);
-		snprintf(m->unit, sizeof(m->unit), "%s", unit);
-	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 8;
-		double *nv = realloc(m->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return;
-		m->v = nv;
-		m->cap = cap;
-	}
-	m->v[m->n++] = v;
+	if (!m)
+		m = metric_add(res->msg, metric, unit);
+	if (!m || grow(&m->samples, m->n_samples, sizeof(*m->samples)) < 0)
+		return;
+	m->samples[m->n_samples++] = v;
 }
 
 const double *bench_samples(const struct bench_result *res,
 			    const char *metric, size_t *ret_n)
 {
-	struct bench_metric *m = metric_find(res, metric);
+	Fleetbench__Metric *m = metric_find(res->msg, metric);
 
-	*ret_n = m ? m->n : 0;
-	return m ? m->v : NULL;
+	*ret_n = m ? m->n_samples : 0;
+	return m ? m->samples : NULL;
+}
+
+/* Sets c's five names; 0 or -ENOMEM. */
+static int comparison_names(Fleetbench__Comparison *c, const char *name,
+			    const Fleetbench__Benchmark *num,
+			    const Fleetbench__Benchmark *den,
+			    const char *metric)
+{
+	c->name = strdup(name);
+	c->benchmark = strdup(num->benchmark);
+	c->metric = strdup(metric);
+	c->numerator = strdup(num->variant);
+	c->denominator = strdup(den->variant);
+	return c->name && c->benchmark && c->metric && c->numerator &&
+			       c->denominator ?
+		       0 :
+		       -ENOMEM;
 }
 
 void bench_compare(struct bench_run *run, const char *name,
 		   const struct bench_result *num,
 		   const struct bench_result *den, const char *metric)
 {
-	struct json_object *c = json_object_new_object();
+	Fleetbench__BenchRun *out = run->out;
+	Fleetbench__Comparison *c;
 	const double *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
 	struct stats_ratio r;
 	const char *why = NULL;
 
-	json_object_object_add(c, "name", json_object_new_string(name));
-	json_object_object_add(c, "benchmark",
-			       json_object_new_string(num->benchmark));
-	json_object_object_add(c, "metric", json_object_new_string(metric));
-	json_object_object_add(c, "numerator",
-			       json_object_new_string(num->variant));
-	json_object_object_add(c, "denominator",
-			       json_object_new_string(den->variant));
-	if (num->skip_reason || den->skip_reason) {
-		why = num->skip_reason ? num->variant : den->variant;
+	if (grow(&out->comparisons, out->n_comparisons,
+		 sizeof(*out->comparisons)) < 0)
+		return;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return;
+	fleetbench__comparison__init(c);
+	if (comparison_names(c, name, num->msg, den->msg, metric) < 0) {
+		fleetbench__comparison__free_unpacked(c, NULL);
+		return;
+	}
+	if (num->msg->skip_reason || den->msg->skip_reason) {
+		why = num->msg->skip_reason ? num->msg->variant :
+					      den->msg->variant;
 	} else {
 		a = bench_samples(num, metric, &na);
 		b = bench_samples(den, metric, &nb);
@@ -468,15 +576,13 @@ void bench_compare(struct bench_run *run, const char *name,
 	if (!why && stats_ratio_ci(a, na, b, nb, na == nb, CI_LEVEL,
 				   BOOTSTRAP_RESAMPLES,
 				   (uint64_t)run->params->seed, &r) == 0) {
-		put_number(c, "ratio", r.ratio);
-		put_number(c, "ci_low", r.lo);
-		put_number(c, "ci_high", r.hi);
-		put_number(c, "level", r.level);
-		json_object_object_add(
-			c, "method",
-			json_object_new_string(
-				r.paired ? "ratio of medians, paired percentile bootstrap, 10000 resamples" :
-					   "ratio of medians, percentile bootstrap, 10000 resamples"));
+		set_double(&c->has_ratio, &c->ratio, r.ratio);
+		set_double(&c->has_ci_low, &c->ci_low, r.lo);
+		set_double(&c->has_ci_high, &c->ci_high, r.hi);
+		set_double(&c->has_level, &c->level, r.level);
+		c->method = strdup(
+			r.paired ? "ratio of medians, paired percentile bootstrap, 10000 resamples" :
+				   "ratio of medians, percentile bootstrap, 10000 resamples");
 	} else {
 		char reason[256];
 
@@ -485,11 +591,9 @@ void bench_compare(struct bench_run *run, const char *name,
 		else
 			snprintf(reason, sizeof(reason),
 				 "no usable samples of %s", metric);
-		json_object_object_add(c, "ratio", NULL);
-		json_object_object_add(c, "reason",
-				       json_object_new_string(reason));
+		c->reason = strdup(reason);
 	}
-	json_object_array_add(run->comparisons, c);
+	out->comparisons[out->n_comparisons++] = c;
 }
 
 /* ---- safety ---- */
@@ -629,52 +733,6 @@ int bench_tmpfile(const char *dir, int flags)
 
 /* ---- report ---- */
 
-static struct json_object *result_json(const struct bench_result *res)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *metrics = json_object_new_array();
-
-	json_object_object_add(o, "benchmark",
-			       json_object_new_string(res->benchmark));
-	json_object_object_add(o, "variant",
-			       json_object_new_string(res->variant));
-	json_object_object_add(o, "status",
-			       json_object_new_string(res->skip_reason ?
-							      "skipped" :
-							      "ok"));
-	json_object_object_add(o, "skip_reason",
-			       res->skip_reason ?
-				       json_object_new_string(res->skip_reason) :
-				       NULL);
-	json_object_object_add(o, "failure", NULL);
-	json_object_object_add(o, "parameters", json_object_get(res->params));
-	for (size_t i = 0; i < res->nmetrics; i++) {
-		const struct bench_metric *m = &res->metrics[i];
-		struct json_object *mo = json_object_new_object();
-		struct json_object *samples = json_object_new_array();
-		struct stats_summary s;
-
-		json_object_object_add(mo, "metric",
-				       json_object_new_string(m->name));
-		json_object_object_add(mo, "unit",
-				       json_object_new_string(m->unit));
-		for (size_t k = 0; k < m->n; k++)
-			json_object_array_add(samples,
-					      json_object_new_double(m->v[k]));
-		json_object_object_add(mo, "samples", samples);
-		if (stats_summarize(m->v, m->n, &s) == 0) {
-			put_number(mo, "median", s.median);
-			put_number(mo, "min", s.min);
-			put_number(mo, "max", s.max);
-		}
-		json_object_array_add(metrics, mo);
-	}
-	json_object_object_add(o, "metrics", metrics);
-	json_object_object_add(o, "repeats", json_object_get(res->repeats));
-	json_object_object_add(o, "noisy", json_object_new_boolean(res->noisy));
-	return o;
-}
-
 int bench_only_has(const char *only, const char *name)
 {
 	size_t len = strlen(name);
@@ -712,206 +770,125 @@ static int only_check(const char *only, char *err, size_t errlen)
 	return 0;
 }
 
+
 /* ---- failed results ---- */
 
-static struct json_object *failed_json(const char *benchmark,
-				       const char *variant,
-				       struct json_object *params,
-				       const char *failure)
+const char *bench_variant_status(const Fleetbench__Benchmark *b)
 {
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "benchmark",
-			       json_object_new_string(benchmark));
-	json_object_object_add(o, "variant", json_object_new_string(variant));
-	json_object_object_add(o, "status", json_object_new_string("failed"));
-	json_object_object_add(o, "skip_reason", NULL);
-	json_object_object_add(o, "failure", json_object_new_string(failure));
-	json_object_object_add(o, "parameters",
-			       params ? json_object_get(params) :
-					json_object_new_object());
-	json_object_object_add(o, "metrics", json_object_new_array());
-	json_object_object_add(o, "repeats", json_object_new_array());
-	json_object_object_add(o, "noisy", json_object_new_boolean(false));
-	return o;
+	return b->failure ? "failed" : b->skip_reason ? "skipped" : "ok";
 }
 
-static const char *jstring(struct json_object *o, const char *key)
+/* Marks b failed with failure: its metrics and windows go, its parameters
+ * stay. 0 or -ENOMEM. */
+static int benchmark_fail(Fleetbench__Benchmark *b, const char *failure)
 {
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static struct json_object *jarray(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_array))
-		return NULL;
-	return v;
-}
-
-/* A number, or NaN for null, a non-number or nothing. */
-static double jdouble(struct json_object *v)
-{
-	if (!json_object_is_type(v, json_type_double) &&
-	    !json_object_is_type(v, json_type_int))
-		return NAN;
-	return json_object_get_double(v);
+	drop_messages(&b->metrics, &b->n_metrics);
+	drop_messages(&b->windows, &b->n_windows);
+	free(b->skip_reason);
+	b->skip_reason = NULL;
+	free(b->failure);
+	b->failure = strdup(failure);
+	return b->failure ? 0 : -ENOMEM;
 }
 
 /*
  * Each comparison of benchmark whose numerator or denominator is variant
- * becomes ratio null with the reason, in bench_compare()'s shape for a
- * skipped side.
+ * loses its figures and gets the reason "<variant> failed: <failure>", as
+ * bench_compare() leaves one with a skipped side.
  */
-static void comparisons_fail(struct json_object *comparisons,
-			     const char *benchmark, const char *variant,
-			     const char *failure)
+static void comparisons_fail(Fleetbench__BenchRun *b, const char *benchmark,
+			     const char *variant, const char *failure)
 {
-	for (size_t i = 0; i < json_object_array_length(comparisons); i++) {
-		struct json_object *c = json_object_array_get_idx(comparisons, i);
-		const char *b = jstring(c, "benchmark");
-		const char *num = jstring(c, "numerator");
-		const char *den = jstring(c, "denominator");
-		static const char *const keep[] = { "name", "benchmark",
-						    "metric", "numerator",
-						    "denominator" };
-		struct json_object *n, *v;
+	for (size_t i = 0; i < b->n_comparisons; i++) {
+		Fleetbench__Comparison *c = b->comparisons[i];
 		char reason[1024];
 
-		if (!b || strcmp(b, benchmark) || !num || !den ||
-		    (strcmp(num, variant) && strcmp(den, variant)))
+		if (strcmp(c->benchmark, benchmark) ||
+		    (strcmp(c->numerator, variant) &&
+		     strcmp(c->denominator, variant)))
 			continue;
-		n = json_object_new_object();
-		for (size_t k = 0; k < ARRAY_SIZE(keep); k++)
-			if (json_object_object_get_ex(c, keep[k], &v))
-				json_object_object_add(n, keep[k],
-						       json_object_get(v));
-		json_object_object_add(n, "ratio", NULL);
+		c->has_ratio = c->has_ci_low = c->has_ci_high = 0;
+		c->has_level = 0;
+		free(c->method);
+		c->method = NULL;
 		snprintf(reason, sizeof(reason), "%s failed: %s", variant,
 			 failure);
-		json_object_object_add(n, "reason",
-				       json_object_new_string(reason));
-		json_object_array_put_idx(comparisons, i, n);
+		free(c->reason);
+		c->reason = strdup(reason);
 	}
 }
 
-/* The bounds of one "ok" result: 0, or -ERANGE with why. */
-static int result_bounds(struct json_object *res, char *why, size_t whylen)
+/* The bounds of one "ok" variant: 0, or -ERANGE with why. */
+static int benchmark_bounds(const Fleetbench__Benchmark *b, char *why,
+			    size_t whylen)
 {
-	struct json_object *metrics = jarray(res, "metrics");
-	struct json_object *repeats = jarray(res, "repeats");
-	size_t nwall = repeats ? json_object_array_length(repeats) : 0;
-	_cleanup_free_ double *wall = calloc(nwall + 1, sizeof(*wall));
+	_cleanup_free_ double *wall = calloc(b->n_windows + 1, sizeof(*wall));
 	int r = 0;
 
 	if (!wall) {
 		snprintf(why, whylen, "no memory to check the samples");
 		return -ENOMEM;
 	}
-	for (size_t k = 0; k < nwall; k++) {
-		struct json_object *w = json_object_array_get_idx(repeats, k);
-		struct json_object *v = NULL;
+	for (size_t k = 0; k < b->n_windows; k++)
+		wall[k] = b->windows[k]->has_wall_s ? b->windows[k]->wall_s :
+						      NAN;
+	for (size_t i = 0; r == 0 && i < b->n_metrics; i++) {
+		const Fleetbench__Metric *m = b->metrics[i];
 
-		json_object_object_get_ex(w, "wall_s", &v);
-		wall[k] = jdouble(v);
-	}
-	for (size_t i = 0; r == 0 && metrics &&
-			   i < json_object_array_length(metrics);
-	     i++) {
-		struct json_object *m = json_object_array_get_idx(metrics, i);
-		struct json_object *samples = jarray(m, "samples");
-		size_t n = samples ? json_object_array_length(samples) : 0;
-		_cleanup_free_ double *x = calloc(n + 1, sizeof(*x));
-		const char *name = jstring(m, "metric");
-		const char *unit = jstring(m, "unit");
-
-		if (!x) {
-			snprintf(why, whylen, "no memory to check the samples");
-			return -ENOMEM;
-		}
-		for (size_t k = 0; k < n; k++)
-			x[k] = jdouble(json_object_array_get_idx(samples, k));
-		r = bounds_check_metric(name ? name : "?", unit ? unit : "?",
-					x, n, wall, nwall, why, whylen);
+		r = bounds_check_metric(m->metric, m->unit, m->samples,
+					m->n_samples, wall, b->n_windows, why,
+					whylen);
 	}
 	return r;
 }
 
-size_t bench_check_bounds(struct json_object *results,
-			  struct json_object *comparisons)
+size_t bench_check_bounds(Fleetbench__BenchRun *b)
 {
 	size_t failed = 0;
 
-	for (size_t i = 0; i < json_object_array_length(results); i++) {
-		struct json_object *res = json_object_array_get_idx(results, i);
-		const char *status = jstring(res, "status");
-		const char *benchmark = jstring(res, "benchmark");
-		const char *variant = jstring(res, "variant");
-		struct json_object *params = NULL;
+	for (size_t i = 0; i < b->n_benchmarks; i++) {
+		Fleetbench__Benchmark *v = b->benchmarks[i];
 		char why[512], failure[600];
 
-		if (!status || strcmp(status, "ok") || !benchmark || !variant ||
-		    result_bounds(res, why, sizeof(why)) == 0)
+		if (v->skip_reason || v->failure ||
+		    benchmark_bounds(v, why, sizeof(why)) == 0)
 			continue;
 		snprintf(failure, sizeof(failure), "out of bounds: %s", why);
-		json_object_object_get_ex(res, "parameters", &params);
-		comparisons_fail(comparisons, benchmark, variant, failure);
-		/* the new result holds what it keeps of the old one */
-		json_object_array_put_idx(results, i,
-					  failed_json(benchmark, variant,
-						      params, failure));
+		comparisons_fail(b, v->benchmark, v->variant, failure);
+		benchmark_fail(v, failure);
 		failed++;
 	}
 	return failed;
 }
 
-size_t bench_report_failed(struct json_object *report)
+size_t bench_report_failed(const Fleetbench__BenchRun *b)
 {
-	struct json_object *results = jarray(report, "results");
 	size_t n = 0;
 
-	for (size_t i = 0; results && i < json_object_array_length(results);
-	     i++) {
-		const char *status =
-			jstring(json_object_array_get_idx(results, i), "status");
-
-		n += status && !strcmp(status, "failed");
-	}
+	for (size_t i = 0; b && i < b->n_benchmarks; i++)
+		n += b->benchmarks[i]->failure != NULL;
 	return n;
+}
+
+void bench_run_free(Fleetbench__BenchRun *b)
+{
+	if (b)
+		fleetbench__bench_run__free_unpacked(b, NULL);
 }
 
 /* ---- the child ---- */
 
-/* Writes the child's results and comparisons into fd as one object. */
+/* Writes the child's benchmarks and comparisons into fd, packed. */
 static int child_write(struct bench_run *run, int fd)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *results = json_object_new_array();
-	const char *text;
-	int r;
+	size_t len = fleetbench__bench_run__get_packed_size(run->out);
+	_cleanup_free_ uint8_t *buf = malloc(len + 1);
 
-	if (!o || !results) {
-		json_object_put(o);
-		json_object_put(results);
+	if (!buf)
 		return -ENOMEM;
-	}
-	json_object_object_add(o, "results", results);
-	for (size_t i = 0; i < run->nresults; i++)
-		json_object_array_add(results, result_json(run->results[i]));
-	json_object_object_add(o, "comparisons",
-			       json_object_get(run->comparisons));
-	/* NaN and Infinity are written as such: the bounds pass fails them */
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	r = text ? fd_write_all(fd, text, strlen(text)) : -ENOMEM;
-	json_object_put(o);
-	return r;
+	/* NaN and infinities travel as such: the bounds pass fails them */
+	fleetbench__bench_run__pack(run->out, buf);
+	return fd_write_all(fd, buf, len);
 }
 
 static void where_phase(struct bench_where *w, int phase)
@@ -1097,87 +1074,102 @@ static void where_text(const struct bench_where *w, const char *benchmark,
 		 WHERE_NAME, in_variant ? w->variants[w->variant] : "", pos);
 }
 
+
 /*
  * The results of a benchmark whose child failed: every variant it
- * announced, "failed"; the one it died in says what happened, the others
- * "benchmark process died: " and the same. None announced: one result,
- * variant "*". Its comparisons are absent: compare never ran or its
- * results were lost.
+ * announced, failed; the one it died in says what happened, the others
+ * "benchmark process died: " and the same. None announced: one variant
+ * "*". Its comparisons are absent: compare never ran or its results were
+ * lost. 0 or -ENOMEM.
  */
-static void fail_benchmark(struct json_object *results,
-			   const struct bench_where *w, const char *benchmark,
-			   const char *failure)
+static int fail_benchmark(Fleetbench__BenchRun *out,
+			  const struct bench_where *w, const char *benchmark,
+			  const char *failure)
 {
 	unsigned int n = __atomic_load_n(&w->nvariants, __ATOMIC_ACQUIRE);
+	Fleetbench__Benchmark *b;
 	char other[1024];
 
 	snprintf(other, sizeof(other), "benchmark process died: %s", failure);
-	if (!n)
-		json_object_array_add(results, failed_json(benchmark, "*", NULL,
-							   failure));
+	if (!n) {
+		b = benchmark_append(out, benchmark, "*");
+		if (!b || benchmark_fail(b, failure) < 0)
+			return -ENOMEM;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		char variant[WHERE_NAME];
 
 		snprintf(variant, sizeof(variant), "%.*s", WHERE_NAME - 1,
 			 w->variants[i]);
-		json_object_array_add(
-			results,
-			failed_json(benchmark, variant, NULL,
-				    w->variant < 0 || (unsigned int)w->variant == i ?
-					    failure :
-					    other));
+		b = benchmark_append(out, benchmark, variant);
+		if (!b ||
+		    benchmark_fail(b, w->variant < 0 ||
+						      (unsigned int)w->variant == i ?
+					      failure :
+					      other) < 0)
+			return -ENOMEM;
 	}
-}
-
-/* Appends src's elements (NULL: none) to dst, each with a new reference. */
-static void array_append(struct json_object *dst, struct json_object *src)
-{
-	for (size_t i = 0; src && i < json_object_array_length(src); i++)
-		json_object_array_add(
-			dst, json_object_get(json_object_array_get_idx(src, i)));
+	return 0;
 }
 
 /*
- * The child's object from fd, with its "results" and "comparisons" arrays
- * (free with json_object_put). 0 or -errno: -EBADMSG when it is not that.
+ * Moves the *src_n messages of the array *srcp to the end of *dstp (grown
+ * by grow()). What did not fit for want of memory stays in src: -ENOMEM.
  */
-static int child_read(int fd, struct json_object **ret)
+static int move_messages(void *dstp, size_t *dst_n, void *srcp,
+			 size_t *src_n)
 {
-	_cleanup_free_ char *text = NULL;
+	void ***dst = dstp, ***src = srcp;
+	size_t i;
+
+	for (i = 0; i < *src_n; i++) {
+		if (grow(dst, *dst_n, sizeof(void *)) < 0)
+			break;
+		(*dst)[(*dst_n)++] = (*src)[i];
+	}
+	if (i && i < *src_n)
+		memmove(*src, *src + i, (*src_n - i) * sizeof(void *));
+	*src_n -= i;
+	return *src_n ? -ENOMEM : 0;
+}
+
+/*
+ * The child's packed BenchRun from fd (free with bench_run_free()). 0 or
+ * -errno: -EBADMSG when it is not one.
+ */
+static int child_read(int fd, Fleetbench__BenchRun **ret)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
 	off_t size = lseek(fd, 0, SEEK_END);
-	struct json_object *o;
+	Fleetbench__BenchRun *b;
 	ssize_t n;
 
-	if (size <= 0)
-		return size < 0 ? -errno : -ENODATA;
-	text = malloc((size_t)size + 1);
-	if (!text)
+	if (size < 0)
+		return -errno;
+	buf = malloc((size_t)size + 1);
+	if (!buf)
 		return -ENOMEM;
-	n = pread(fd, text, (size_t)size, 0);
+	n = pread(fd, buf, (size_t)size, 0);
 	if (n != size)
 		return n < 0 ? -errno : -EIO;
-	text[n] = '\0';
-	o = json_tokener_parse(text);
-	if (!jarray(o, "results") || !jarray(o, "comparisons")) {
-		json_object_put(o);
+	b = fleetbench__bench_run__unpack(NULL, (size_t)size, buf);
+	if (!b)
 		return -EBADMSG;
-	}
-	*ret = o;
+	*ret = b;
 	return 0;
 }
 
 /*
  * Runs one benchmark in a child and adds its results and comparisons, or
- * its failure, to the arrays. 0, -EINTR when interrupted, or -errno of the
- * parent itself.
+ * its failure, to out. 0, -EINTR when interrupted, or -errno of the parent
+ * itself.
  */
 static int run_isolated(struct bench_run *run, const struct bench_ops *ops,
-			struct json_object *results,
-			struct json_object *comparisons)
+			Fleetbench__BenchRun *out)
 {
 	struct bench_where *w = run->where;
-	struct json_object *got = NULL;
-	_cleanup_close_ int out = -1;
+	Fleetbench__BenchRun *got = NULL;
+	_cleanup_close_ int out_fd = -1;
 	char failure[1024] = "", where[160], note[512] = "";
 	bool timed_out = false;
 	pid_t pid, self = getpid();
@@ -1185,10 +1177,10 @@ static int run_isolated(struct bench_run *run, const struct bench_ops *ops,
 
 	memset(w, 0, sizeof(*w));
 	w->variant = -1;
-	out = memfd_create("fleetbench-results", MFD_CLOEXEC);
-	pid = out < 0 ? -1 : fork();
+	out_fd = memfd_create("fleetbench-results", MFD_CLOEXEC);
+	pid = out_fd < 0 ? -1 : fork();
 	if (pid == 0)
-		child_main(run, ops, self, out);
+		child_main(run, ops, self, out_fd);
 	if (pid < 0) {
 		snprintf(failure, sizeof(failure),
 			 "cannot start the benchmark process: %s",
@@ -1223,7 +1215,7 @@ static int run_isolated(struct bench_run *run, const struct bench_ops *ops,
 		snprintf(failure, sizeof(failure), "exit status %d%s",
 			 WEXITSTATUS(status), where);
 	} else {
-		r = child_read(out, &got);
+		r = child_read(out_fd, &got);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
@@ -1236,27 +1228,37 @@ failed:
 		size_t len = strlen(failure);
 
 		snprintf(failure + len, sizeof(failure) - len, "%s", note);
-		fail_benchmark(results, w, ops->name, failure);
-		return 0;
+		return fail_benchmark(out, w, ops->name, failure);
 	}
-	bench_check_bounds(jarray(got, "results"), jarray(got, "comparisons"));
-	array_append(results, jarray(got, "results"));
-	array_append(comparisons, jarray(got, "comparisons"));
-	json_object_put(got);
-	return 0;
+	bench_check_bounds(got);
+	r = move_messages(&out->benchmarks, &out->n_benchmarks,
+			  &got->benchmarks, &got->n_benchmarks);
+	if (r == 0)
+		r = move_messages(&out->comparisons, &out->n_comparisons,
+				  &got->comparisons, &got->n_comparisons);
+	bench_run_free(got);
+	return r;
+}
+
+/* A new, empty BenchRun; NULL on ENOMEM. */
+static Fleetbench__BenchRun *bench_run_new(void)
+{
+	Fleetbench__BenchRun *b = malloc(sizeof(*b));
+
+	if (b)
+		fleetbench__bench_run__init(b);
+	return b;
 }
 
 int bench_suite_run(const struct bench_params *p, const char *only,
-		    struct json_object **ret, char *err, size_t errlen)
+		    Fleetbench__BenchRun **ret, char *err, size_t errlen)
 {
 	struct bench_run run = {
 		.params = p,
 		.popts = { .root = p->root ? p->root : "/" },
 	};
-	struct json_object *report = NULL, *results = NULL, *comparisons = NULL;
-	struct json_object *method = NULL;
+	Fleetbench__BenchRun *suite = NULL;
 	void *page = MAP_FAILED;
-	bool noisy = false;
 	int r = 0;
 
 	if (only_check(only, err, errlen) < 0)
@@ -1269,12 +1271,12 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 			 run.popts.root, strerror(-r));
 		goto out;
 	}
-	run.comparisons = json_object_new_array();
-	results = json_object_new_array();
-	comparisons = json_object_new_array();
+	/* run.out stays empty here: each child fills its own copy */
+	run.out = bench_run_new();
+	suite = bench_run_new();
 	page = mmap(NULL, sizeof(struct bench_where), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!run.comparisons || !results || !comparisons || page == MAP_FAILED) {
+	if (!run.out || !suite || page == MAP_FAILED) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -1289,7 +1291,7 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 			r = -EINTR;
 			break;
 		}
-		r = run_isolated(&run, ops, results, comparisons);
+		r = run_isolated(&run, ops, suite);
 		if (r < 0 && r != -EINTR)
 			snprintf(err, errlen, "benchmark %s: %s", ops->name,
 				 strerror(-r));
@@ -1299,34 +1301,28 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 	if (r < 0)
 		goto out;
 
-	report = json_object_new_object();
-	json_object_object_add(report, "profile",
-			       json_object_new_string(p->profile));
-	json_object_object_add(report, "dir", json_object_new_string(p->dir));
-	json_object_object_add(report, "repeats",
-			       json_object_new_int64(p->repeats));
-	json_object_object_add(report, "seed", json_object_new_int64(p->seed));
-	if (bench_method_json(p, only, &method) == 0)
-		json_object_object_add(report, "method", method);
-	json_object_object_add(report, "steal_threshold_pct",
-			       json_object_new_int64(p->steal_threshold_pct));
-	for (size_t i = 0; i < json_object_array_length(results); i++) {
-		struct json_object *v = NULL;
-
-		json_object_object_get_ex(json_object_array_get_idx(results, i),
-					  "noisy", &v);
-		noisy |= json_object_get_boolean(v);
+	if (p->profile) {
+		suite->profile = strdup(p->profile);
+		if (!suite->profile) {
+			r = -ENOMEM;
+			goto out;
+		}
 	}
-	json_object_object_add(report, "noisy", json_object_new_boolean(noisy));
-	json_object_object_add(report, "results", TAKE_PTR(results));
-	json_object_object_add(report, "comparisons", TAKE_PTR(comparisons));
-	*ret = report;
+	suite->has_seed = 1;
+	suite->seed = p->seed;
+	/* only an unknown profile has no method: none then, as before */
+	r = p->profile ? bench_method_new(p, only, &suite->method) : -EINVAL;
+	if (r == -ENOMEM)
+		goto out;
+	r = 0;
+	*ret = TAKE_PTR(suite);
 out:
+	if (r == -ENOMEM && !err[0])
+		snprintf(err, errlen, "out of memory");
 	if (page != MAP_FAILED)
 		munmap(page, sizeof(struct bench_where));
-	json_object_put(results);
-	json_object_put(comparisons);
-	json_object_put(run.comparisons);
+	bench_run_free(suite);
+	bench_run_free(run.out);
 	if (run.pctx.root_fd >= 0)
 		close(run.pctx.root_fd);
 	return r;

@@ -13,18 +13,13 @@
  * timeout_s) costs only its own benchmark: its variants are reported
  * "failed" with where it died, and the other benchmarks' samples are kept.
  *
- * The report (docs/bench.md) is one JSON object:
- *   { "profile", "dir", "repeats", "seed", "steal_threshold_pct", "noisy",
- *     "results": [ { "benchmark", "variant",
- *                    "status": "ok" | "skipped" | "failed",
- *                    "skip_reason", "failure", "parameters": { ... },
- *                    "metrics": [ { "metric", "unit", "samples": [..],
- *                                   "median", "min", "max" } ],
- *                    "repeats": [ { "steal_pct", "loadavg1", "wall_s",
- *                                   "noisy" } ], "noisy" } ],
- *     "comparisons": [ { "name", "benchmark", "metric", "numerator",
- *                        "denominator", "ratio", "ci_low", "ci_high",
- *                        "level", "method" } ] }
+ * The results are the report's own messages (proto/fleetbench.proto): each
+ * variant a Fleetbench__Benchmark (with its Params, Metrics and Windows),
+ * each comparison a Fleetbench__Comparison, the method a
+ * Fleetbench__Method, all held in a Fleetbench__BenchRun. A variant's
+ * status is its fields': failure set means failed, skip_reason set means
+ * skipped, else ok (bench_variant_status()). JSON is made from them only at the
+ * edge (`bench --json`, by pbjson_from_message(); docs/bench.md).
  *
  * Benchmark modules do not print: they record samples, or skip a variant
  * with a reason, and return -errno when they cannot go on (which fails
@@ -33,13 +28,14 @@
 #ifndef FLEETBENCH_BENCH_H
 #define FLEETBENCH_BENCH_H
 
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+
+#include "fleetbench.pb-c.h"
 
 /* Sizes and counts of one run; a profile fills them, flags override. */
 struct bench_params {
@@ -99,49 +95,58 @@ const struct bench_ops *bench_find(const char *name);
 
 /*
  * Runs the benchmarks named in `only` (comma-separated; NULL: all) with p
- * and returns the report in *ret, each benchmark in a child process (see
- * the top). Returns 0, also when benchmarks failed (their results say
- * "failed": bench_report_failed() counts them); -EINVAL for an unknown name
- * in only (err says which); -EINTR when SIGINT/SIGTERM arrived (forwarded
- * to the running child as SIGTERM, SIGKILL after BENCH_STOP_WAIT_S; every
- * teardown ran or the child is gone, so no file is left, and a system
- * setting the child changed is restored); other -errno on a failure of the
- * driver itself, with err saying what.
+ * and returns their results in *ret (free with bench_run_free()): every
+ * variant in run order, the comparisons, the profile, the seed and the
+ * method. Each benchmark runs in a child process (see the top). Returns 0,
+ * also when benchmarks failed (their failure is set: bench_report_failed()
+ * counts them); -EINVAL for an unknown name in only (err says which);
+ * -EINTR when SIGINT/SIGTERM arrived (forwarded to the running child as
+ * SIGTERM, SIGKILL after BENCH_STOP_WAIT_S; every teardown ran or the child
+ * is gone, so no file is left, and a system setting the child changed is
+ * restored); other -errno on a failure of the driver itself, with err
+ * saying what.
  */
 int bench_suite_run(const struct bench_params *p, const char *only,
-		    struct json_object **ret, char *err, size_t errlen);
+		    Fleetbench__BenchRun **ret, char *err, size_t errlen);
+
+/* Frees what bench_suite_run() returned (every part from malloc); NULL is
+ * fine. */
+void bench_run_free(Fleetbench__BenchRun *b);
 
 /* How long a child has to stop after SIGTERM before SIGKILL. */
 #define BENCH_STOP_WAIT_S 10
 
-/* The number of results of a bench report whose status is "failed". */
-size_t bench_report_failed(struct json_object *report);
+/* "failed" when failure is set, "skipped" when skip_reason is, else "ok". */
+const char *bench_variant_status(const Fleetbench__Benchmark *b);
+
+/* The number of variants of b whose failure is set. */
+size_t bench_report_failed(const Fleetbench__BenchRun *b);
 
 /*
  * The bounds pass the driver makes over each child's results: every metric
- * of every "ok" result is checked with bounds_check_metric() against the
- * wall_s of its windows (window k for sample k). A result that breaks one
- * becomes status "failed" with failure "out of bounds: <why>", its metrics
- * and windows dropped (parameters kept), and each comparison of its
- * benchmark that uses it gets ratio null and the reason "<variant> failed:
- * <failure>". Returns how many results it failed.
+ * of every "ok" variant is checked with bounds_check_metric() against the
+ * wall_s of its windows (window k for sample k). A variant that breaks one
+ * gets the failure "out of bounds: <why>", its metrics and windows dropped
+ * (parameters kept), and each comparison of its benchmark that uses it
+ * loses its ratio, interval, level and method and gets the reason
+ * "<variant> failed: <failure>". Returns how many variants it failed.
  */
-size_t bench_check_bounds(struct json_object *results,
-			  struct json_object *comparisons);
+size_t bench_check_bounds(Fleetbench__BenchRun *b);
 
 /* Whether the comma-separated list only names benchmark name. */
 int bench_only_has(const char *only, const char *name);
 
 /*
  * The method of a run with p and only (proto/fleetbench.proto, Method):
- * { "key", "profile", "repeats", "chase_bytes", ..., "fs_increments",
- *   "only": [names, when a subset ran], "randread_file": bool }, the key
+ * the profile, repeats, chase_bytes, ..., fs_increments, only (the names
+ * when a subset ran, in run order) and randread_file, with the key
  * "standard" when p is the profile's own and every benchmark ran, else the
  * profile followed by each difference: "standard+chase_bytes=64M+only=
- * randread". 0, -EINVAL for an unknown profile, or -ENOMEM.
+ * randread". 0 and *ret (free with fleetbench__method__free_unpacked(m,
+ * NULL)), -EINVAL for an unknown profile, or -ENOMEM.
  */
-int bench_method_json(const struct bench_params *p, const char *only,
-		      struct json_object **ret);
+int bench_method_new(const struct bench_params *p, const char *only,
+		     Fleetbench__Method **ret);
 
 /* Installs the SIGINT/SIGTERM handlers that make bench_interrupted() true. */
 void bench_install_signals(void);
@@ -164,7 +169,8 @@ const char *bench_root(struct bench_run *run);
 ssize_t bench_read_file(struct bench_run *run, const char *path, char **ret);
 
 /*
- * A new result for benchmark/variant, appended to the report, status "ok".
+ * A new result for benchmark/variant, appended to the run's benchmarks,
+ * status "ok".
  * NULL on ENOMEM.
  */
 struct bench_result *bench_result_new(struct bench_run *run,

@@ -4,9 +4,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-#include "cleanup.h"
 
 /* The parameters that change a measured quantity, in the order of
  * proto/fleetbench.proto's Method fields (the key lists them so). */
@@ -32,70 +31,84 @@ static void put_size(FILE *f, unsigned long long v)
 		fputc(suffix[k], f);
 }
 
-int bench_method_json(const struct bench_params *p, const char *only,
-		      struct json_object **ret)
+/* Sets the method's numbers from p, each field of the same name. */
+static void method_numbers(Fleetbench__Method *m, const struct bench_params *p)
 {
-	struct bench_params prof = { 0 };
-	_cleanup_free_ char *key = NULL;
-	size_t keylen = 0, nran = 0;
-	struct json_object *o, *ran;
-	FILE *f;
+#define X(field, size) m->field = p->field;
+	METHOD_FIELDS(X)
+#undef X
+}
 
-	if (bench_params_profile(&prof, p->profile) < 0)
-		return -EINVAL;
-	o = json_object_new_object();
-	ran = json_object_new_array();
-	f = open_memstream(&key, &keylen);
-	if (!o || !ran || !f) {
-		json_object_put(o);
-		json_object_put(ran);
-		if (f)
-			fclose(f);
-		return -ENOMEM;
-	}
-	fputs(p->profile, f);
-	json_object_object_add(o, "profile", json_object_new_string(p->profile));
+/* Appends to f p's differences from prof, in the fields' order. */
+static void key_differences(FILE *f, const struct bench_params *p,
+			    const struct bench_params *prof)
+{
 #define X(field, size)                                                      \
-	if ((unsigned long long)p->field != (unsigned long long)prof.field) { \
+	if ((unsigned long long)p->field != (unsigned long long)prof->field) { \
 		fputs("+" #field "=", f);                                     \
 		if (size)                                                     \
 			put_size(f, (unsigned long long)p->field);            \
 		else                                                          \
 			fprintf(f, "%lld", (long long)p->field);              \
-	}                                                                     \
-	json_object_object_add(o, #field,                                     \
-			       json_object_new_int64((int64_t)p->field));
+	}
 	METHOD_FIELDS(X)
 #undef X
+}
+
+int bench_method_new(const struct bench_params *p, const char *only,
+		     Fleetbench__Method **ret)
+{
+	struct bench_params prof = { 0 };
+	size_t keylen = 0, nran = 0;
+	Fleetbench__Method *m;
+	FILE *f;
+
+	if (bench_params_profile(&prof, p->profile) < 0)
+		return -EINVAL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	fleetbench__method__init(m);
+	m->profile = strdup(p->profile);
+	m->only = calloc(bench_count(), sizeof(*m->only));
+	f = open_memstream(&m->key, &keylen);
+	if (!m->profile || !m->only || !f)
+		goto oom;
+	fputs(p->profile, f);
+	key_differences(f, p, &prof);
+	method_numbers(m, p);
 	for (size_t i = 0; i < bench_count(); i++) {
 		const char *name = bench_get(i)->name;
 
-		if (!only || bench_only_has(only, name)) {
-			json_object_array_add(ran,
-					      json_object_new_string(name));
-			nran++;
-		}
+		if (only && !bench_only_has(only, name))
+			continue;
+		m->only[nran] = strdup(name);
+		if (!m->only[nran])
+			goto oom;
+		nran++;
+		m->n_only = nran;
 	}
 	/* A subset is its own method; all of them is no subset. */
 	if (nran < bench_count()) {
 		for (size_t i = 0; i < nran; i++)
-			fprintf(f, "%s%s", i ? "," : "+only=",
-				json_object_get_string(
-					json_object_array_get_idx(ran, i)));
+			fprintf(f, "%s%s", i ? "," : "+only=", m->only[i]);
 	} else {
-		json_object_put(ran);
-		ran = json_object_new_array();
+		for (size_t i = 0; i < nran; i++)
+			free(m->only[i]);
+		m->n_only = 0;
 	}
-	json_object_object_add(o, "only", ran);
 	if (p->randread_file)
 		fputs("+randread_file", f);
-	json_object_object_add(o, "randread_file",
-			       json_object_new_boolean(p->randread_file != NULL));
-	if (fclose(f) != 0 || !key) {
-		json_object_put(o);
-		return -ENOMEM;
+	m->randread_file = p->randread_file != NULL;
+	if (fclose(f) != 0 || !m->key) {
+		f = NULL;
+		goto oom;
 	}
-	json_object_object_add(o, "key", json_object_new_string(key));
-	*ret = o;
+	*ret = m;
 	return 0;
+oom:
+	if (f)
+		fclose(f);
+	fleetbench__method__free_unpacked(m, NULL);
+	return -ENOMEM;
 }

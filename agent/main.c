@@ -348,28 +348,18 @@ static int bench_resolve(struct agent_config *cfg)
 }
 
 /* One line per failed benchmark variant: the journal of a timer's run. */
-static void log_failures(struct json_object *bench)
+static void log_failures(const Fleetbench__BenchRun *bench)
 {
-	struct json_object *results, *v;
+	for (size_t i = 0; i < bench->n_benchmarks; i++) {
+		const Fleetbench__Benchmark *b = bench->benchmarks[i];
 
-	if (!json_object_object_get_ex(bench, "results", &results))
-		return;
-	for (size_t i = 0; i < json_object_array_length(results); i++) {
-		struct json_object *r = json_object_array_get_idx(results, i);
-		const char *f[3] = { NULL, NULL, NULL };
-		static const char *const keys[] = { "benchmark", "variant",
-						    "failure" };
-
-		for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
-			if (json_object_object_get_ex(r, keys[k], &v) && v)
-				f[k] = json_object_get_string(v);
-		if (f[2])
-			log_error("benchmark %s/%s failed: %s", f[0], f[1],
-				  f[2]);
+		if (b->failure)
+			log_error("benchmark %s/%s failed: %s", b->benchmark,
+				  b->variant, b->failure);
 	}
 }
 
-static int do_bench(struct agent_config *cfg, struct json_object **ret)
+static int do_bench(struct agent_config *cfg, Fleetbench__BenchRun **ret)
 {
 	char err[512] = "";
 	int r;
@@ -388,17 +378,43 @@ static int do_bench(struct agent_config *cfg, struct json_object **ret)
 	return r;
 }
 
-static int print_report(struct json_object *report, bool bench_only)
+/*
+ * Prints the probe report (NULL: none) and the bench run (NULL: none): as
+ * one JSON object with --json, the bench run under "bench" (by pbjson, or
+ * alone when there is no probe), else as tables. Exit status.
+ */
+static int print_report(struct json_object *probe,
+			const Fleetbench__BenchRun *bench,
+			const struct bench_params *params)
 {
-	if (arg_json)
+	struct json_object *o = NULL, *b = NULL;
+
+	if (arg_json && bench) {
+		b = pbjson_from_message(&bench->base);
+		if (!b) {
+			log_error("cannot print the report: %s",
+				  strerror(errno));
+			return ST_FAILURE;
+		}
+	}
+	if (arg_json) {
+		o = probe ? json_object_get(probe) : TAKE_PTR(b);
+		if (b)
+			json_object_object_add(o, "bench", TAKE_PTR(b));
 		printf("%s\n",
 		       json_object_to_json_string_ext(
-			       report, JSON_C_TO_STRING_PRETTY |
-					       JSON_C_TO_STRING_NOSLASHESCAPE));
-	else if (bench_only)
-		output_bench_table(stdout, report);
-	else
-		output_table(stdout, report);
+			       o, JSON_C_TO_STRING_PRETTY |
+					  JSON_C_TO_STRING_NOSLASHESCAPE));
+		/* the probe gets its own object back */
+		if (probe)
+			json_object_object_del(probe, "bench");
+		json_object_put(o);
+	} else {
+		if (probe)
+			output_table(stdout, probe);
+		if (bench)
+			output_bench_table(stdout, bench, params);
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		log_error("cannot write the report: %s", strerror(errno));
 		return 1;
@@ -868,7 +884,8 @@ static int cmd_keygen(const char *dir)
  * Builds, checks and packs the report; a report the collector would refuse
  * is refused here, before it takes spool space. Exit status.
  */
-static int pack_report(struct json_object *probe, struct json_object *bench,
+static int pack_report(struct json_object *probe,
+		       const Fleetbench__BenchRun *bench,
 		       int64_t started, int64_t finished, char run_id[37],
 		       uint8_t **ret, size_t *ret_len)
 {
@@ -929,8 +946,9 @@ static int check_room(const struct agent_config *cfg, struct spool *s,
 
 /* Writes the report into the spool: durably, before any send. */
 static int spool_report(const struct agent_config *cfg, struct spool *s,
-			struct json_object *probe, struct json_object *bench,
-			int64_t started, int64_t finished)
+			struct json_object *probe,
+			const Fleetbench__BenchRun *bench, int64_t started,
+			int64_t finished)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
 	char err[SPOOL_ERR_LEN] = "", run_id[37];
@@ -961,7 +979,8 @@ static int bench_status(int r)
 static int cmd_run(const char *command, struct agent_config *cfg,
 		   const struct cli *cli)
 {
-	struct json_object *report = NULL, *bench = NULL;
+	struct json_object *report = NULL;
+	Fleetbench__BenchRun *bench = NULL;
 	/* a run spools when it has a collector to send to, or is told to */
 	bool spooling = !strcmp(command, "run") &&
 			(arg_no_send || (cfg->endpoints && *cfg->endpoints));
@@ -975,10 +994,10 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 		r = do_bench(cfg, &bench);
 		if (r < 0)
 			return bench_status(r);
-		ret = print_report(bench, true);
+		ret = print_report(NULL, bench, &cfg->bench);
 		if (ret == ST_OK && bench_report_failed(bench))
 			ret = ST_BENCH_FAILED;
-		json_object_put(bench);
+		bench_run_free(bench);
 		return ret;
 	}
 	if (spooling && !arg_no_send) {
@@ -1014,10 +1033,8 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 	if (spooling)
 		ret = spool_report(cfg, s, report, bench, started,
 				   realtime_ms());
-	if (bench)
-		json_object_object_add(report, "bench", TAKE_PTR(bench));
 	/* printed even when spooling failed: the results are not lost */
-	r = print_report(report, false);
+	r = print_report(report, bench, &cfg->bench);
 	if (ret == ST_OK)
 		ret = r;
 	if (ret == ST_OK && spooling && !arg_no_send)
@@ -1026,7 +1043,7 @@ static int cmd_run(const char *command, struct agent_config *cfg,
 	if (ret == ST_OK && failed)
 		ret = ST_BENCH_FAILED;
 out:
-	json_object_put(bench);
+	bench_run_free(bench);
 	json_object_put(report);
 	spool_close(s);
 	collector_release(&c);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "probe.h"
+#include "stats.h"
 
 #define KEY_WIDTH 48
 
@@ -113,87 +114,68 @@ static void output_node(FILE *f, const char *path, struct json_object *v,
 	}
 }
 
-static const char *jfield(struct json_object *o, const char *key)
+/* An optional double of a message: its value, or NaN when unset. */
+static double opt(protobuf_c_boolean has, double v)
 {
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return NULL;
-	return json_object_get_string(v);
+	return has ? v : NAN;
 }
 
-static double jnum(struct json_object *o, const char *key)
+void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
+			const struct bench_params *p)
 {
-	struct json_object *v;
+	bool noisy_run = false;
 
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return NAN;
-	return json_object_get_double(v);
-}
-
-void output_bench_table(FILE *f, struct json_object *bench)
-{
-	struct json_object *results, *comps, *v;
-
-	fprintf(f, "bench  profile %s, %s repeats, seed %s, work dir %s\n",
-		jfield(bench, "profile"), jfield(bench, "repeats"),
-		jfield(bench, "seed"), jfield(bench, "dir"));
+	fprintf(f, "bench  profile %s, %lld repeats, seed %lld, work dir %s\n",
+		bench->profile ? bench->profile : "-", p->repeats,
+		(long long)bench->seed, p->dir ? p->dir : "-");
 	fprintf(f, "  %-14s %-16s %-22s %12s %12s %12s  %s\n", "benchmark",
 		"variant", "metric", "median", "min", "max", "unit");
-	json_object_object_get_ex(bench, "results", &results);
-	for (size_t i = 0; i < json_object_array_length(results); i++) {
-		struct json_object *r = json_object_array_get_idx(results, i);
-		struct json_object *metrics;
+	for (size_t i = 0; i < bench->n_benchmarks; i++) {
+		const Fleetbench__Benchmark *r = bench->benchmarks[i];
+		bool noisy = false;
 
-		if (!strcmp(jfield(r, "status"), "skipped")) {
-			fprintf(f, "  %-14s %-16s skipped: %s\n",
-				jfield(r, "benchmark"), jfield(r, "variant"),
-				jfield(r, "skip_reason"));
+		if (r->skip_reason || r->failure) {
+			fprintf(f, "  %-14s %-16s %s: %s\n", r->benchmark,
+				r->variant, r->failure ? "FAILED" : "skipped",
+				r->failure ? r->failure : r->skip_reason);
 			continue;
 		}
-		if (!strcmp(jfield(r, "status"), "failed")) {
-			fprintf(f, "  %-14s %-16s FAILED: %s\n",
-				jfield(r, "benchmark"), jfield(r, "variant"),
-				jfield(r, "failure"));
-			continue;
-		}
-		json_object_object_get_ex(r, "metrics", &metrics);
-		for (size_t k = 0; k < json_object_array_length(metrics); k++) {
-			struct json_object *m =
-				json_object_array_get_idx(metrics, k);
+		for (size_t k = 0; k < r->n_metrics; k++) {
+			const Fleetbench__Metric *m = r->metrics[k];
+			struct stats_summary s = { .median = NAN,
+						   .min = NAN,
+						   .max = NAN };
 
+			stats_summarize(m->samples, m->n_samples, &s);
 			fprintf(f, "  %-14s %-16s %-22s %12.4g %12.4g %12.4g  %s\n",
-				k ? "" : jfield(r, "benchmark"),
-				k ? "" : jfield(r, "variant"),
-				jfield(m, "metric"), jnum(m, "median"),
-				jnum(m, "min"), jnum(m, "max"),
-				jfield(m, "unit"));
+				k ? "" : r->benchmark, k ? "" : r->variant,
+				m->metric, s.median, s.min, s.max, m->unit);
 		}
-		if (json_object_object_get_ex(r, "noisy", &v) &&
-		    json_object_get_boolean(v))
-			fprintf(f, "  %-14s %-16s noisy: a repeat had CPU steal above %s%%\n",
-				"", "", jfield(bench, "steal_threshold_pct"));
+		for (size_t k = 0; k < r->n_windows; k++)
+			noisy |= r->windows[k]->has_noisy &&
+				 r->windows[k]->noisy;
+		if (noisy)
+			fprintf(f, "  %-14s %-16s noisy: a repeat had CPU steal above %lld%%\n",
+				"", "", p->steal_threshold_pct);
+		noisy_run |= noisy;
 	}
-	json_object_object_get_ex(bench, "comparisons", &comps);
-	if (json_object_array_length(comps))
+	if (bench->n_comparisons)
 		fprintf(f, "\ncomparisons (ratio of medians, 95%% interval)\n");
-	for (size_t i = 0; i < json_object_array_length(comps); i++) {
-		struct json_object *c = json_object_array_get_idx(comps, i);
+	for (size_t i = 0; i < bench->n_comparisons; i++) {
+		const Fleetbench__Comparison *c = bench->comparisons[i];
 		char what[128];
 
-		snprintf(what, sizeof(what), "%s (%s %s/%s)", jfield(c, "name"),
-			 jfield(c, "metric"), jfield(c, "numerator"),
-			 jfield(c, "denominator"));
-		if (isnan(jnum(c, "ratio")))
+		snprintf(what, sizeof(what), "%s (%s %s/%s)", c->name,
+			 c->metric, c->numerator, c->denominator);
+		if (!c->has_ratio)
 			fprintf(f, "  %-52s n/a: %s\n", what,
-				jfield(c, "reason"));
+				c->reason ? c->reason : "");
 		else
 			fprintf(f, "  %-52s %7.3f  [%.3f, %.3f]\n", what,
-				jnum(c, "ratio"), jnum(c, "ci_low"),
-				jnum(c, "ci_high"));
+				c->ratio, opt(c->has_ci_low, c->ci_low),
+				opt(c->has_ci_high, c->ci_high));
 	}
-	if (json_object_object_get_ex(bench, "noisy", &v) &&
-	    json_object_get_boolean(v))
+	if (noisy_run)
 		fprintf(f, "\nnoisy: some repeats ran with CPU steal above the threshold; treat these figures with care\n");
 }
 
@@ -201,10 +183,6 @@ void output_table(FILE *f, struct json_object *report)
 {
 	json_object_object_foreach(report, section, v)
 	{
-		if (!strcmp(section, "bench")) {
-			output_bench_table(f, v);
-			continue;
-		}
 		fprintf(f, "%s\n", section);
 		output_node(f, "", v, NULL);
 		fputc('\n', f);

@@ -6,6 +6,8 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "bench.h"
+
 /*
  * Prints one section per top-level key and one aligned "key  value" row per
  * item, dotted for nesting: unknown items read "unknown (reason)", a
@@ -15,11 +17,12 @@
 void output_table(FILE *f, struct json_object *report);
 
 /*
- * Prints a benchmark report (the "bench" object): one row per variant and
+ * Prints a bench run (bench_suite_run() with p): one row per variant and
  * metric with median, min and max over the repeats, skipped variants with
- * their reason, failed ones with their failure, noisy repeats flagged, then the comparisons with their
- * confidence intervals.
+ * their reason, failed ones with their failure, noisy repeats flagged,
+ * then the comparisons with their confidence intervals.
  */
-void output_bench_table(FILE *f, struct json_object *bench);
+void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
+			const struct bench_params *p);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The probe and bench JSON reports as one wire Report (report.h). */
+/* The probe JSON report and the bench messages as one wire Report
+ * (report.h). */
 #include "report.h"
 
 #include <errno.h>
@@ -330,476 +331,42 @@ static int convert_capabilities(struct json_object *probe,
 	return 0;
 }
 
-/* ---- the bench report (docs/bench.md) ---- */
+/* ---- the bench part ---- */
 
-static int bad(char err[REPORT_ERR_LEN], const char *path, const char *key,
-	       const char *what)
+/*
+ * A copy of bench's fields moved into rep: the copy is bench packed and
+ * unpacked (every part from malloc, as report_free() wants), so rep owns
+ * its parts and the caller keeps bench.
+ */
+static int copy_bench(const Fleetbench__BenchRun *bench,
+		      Fleetbench__Report *rep, char err[REPORT_ERR_LEN])
 {
-	return fail(err, -EINVAL, "bench report: %s%s%s is %s", path,
-		    *path ? "." : "", key, what);
-}
+	size_t len = fleetbench__bench_run__get_packed_size(bench);
+	_cleanup_free_ uint8_t *buf = malloc(len + 1);
+	Fleetbench__BenchRun *b;
 
-/* A JSON integer or double as a double. */
-static bool number_of(struct json_object *v, double *ret)
-{
-	if (!json_object_is_type(v, json_type_double) &&
-	    !json_object_is_type(v, json_type_int))
-		return false;
-	*ret = json_object_get_double(v);
-	return true;
-}
-
-static int copy_string(struct json_object *o, const char *key, bool required,
-		       char **dst, const char *path, char err[REPORT_ERR_LEN])
-{
-	struct json_object *v = member(o, key);
-
-	if (json_object_is_type(v, json_type_string))
-		return dup_str(dst, json_object_get_string(v), err);
-	if (!v && !required)
-		return 0;
-	return bad(err, path, key, v ? "not a string" : "missing");
-}
-
-/* An optional number: null or absent leaves it unset. */
-static int copy_double(struct json_object *o, const char *key,
-		       protobuf_c_boolean *has, double *dst, const char *path,
-		       char err[REPORT_ERR_LEN])
-{
-	struct json_object *v = member(o, key);
-
-	if (!v)
-		return 0;
-	if (!number_of(v, dst))
-		return bad(err, path, key, "not a number");
-	*has = 1;
-	return 0;
-}
-
-static int copy_bool(struct json_object *o, const char *key,
-		     protobuf_c_boolean *has, protobuf_c_boolean *dst,
-		     const char *path, char err[REPORT_ERR_LEN])
-{
-	struct json_object *v = member(o, key);
-
-	if (!v)
-		return 0;
-	if (!json_object_is_type(v, json_type_boolean))
-		return bad(err, path, key, "not a boolean");
-	*dst = json_object_get_boolean(v);
-	*has = 1;
-	return 0;
-}
-
-/* o[key] as an array (*ret, *ret_n); absent or null is an empty one. */
-static int array_of(struct json_object *o, const char *key,
-		    struct json_object **ret, size_t *ret_n, const char *path,
-		    char err[REPORT_ERR_LEN])
-{
-	struct json_object *v = member(o, key);
-
-	*ret = v;
-	*ret_n = 0;
-	if (!v)
-		return 0;
-	if (!json_object_is_type(v, json_type_array))
-		return bad(err, path, key, "not an array");
-	*ret_n = json_object_array_length(v);
-	return 0;
-}
-
-static int convert_param(const char *key, struct json_object *v,
-			 Fleetbench__Param *p, const char *path,
-			 char err[REPORT_ERR_LEN])
-{
-	int r = dup_str(&p->key, key, err);
-
-	if (r < 0)
-		return r;
-	switch (json_object_get_type(v)) {
-	case json_type_int:
-		p->value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
-		p->int_value = json_object_get_int64(v);
-		return 0;
-	case json_type_double:
-		p->value_case = FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE;
-		p->double_value = json_object_get_double(v);
-		return 0;
-	case json_type_boolean:
-		p->value_case = FLEETBENCH__PARAM__VALUE_BOOL_VALUE;
-		p->bool_value = json_object_get_boolean(v);
-		return 0;
-	case json_type_string:
-		r = dup_str(&p->string_value, json_object_get_string(v), err);
-		break;
-	case json_type_array:
-	case json_type_object:
-		r = dup_str(&p->string_value,
-			    json_object_to_json_string_ext(
-				    v, JSON_C_TO_STRING_PLAIN |
-					       JSON_C_TO_STRING_NOSLASHESCAPE),
-			    err);
-		break;
-	default:
-		return bad(err, path, key, "of no known JSON type");
-	}
-	if (r == 0)
-		p->value_case = FLEETBENCH__PARAM__VALUE_STRING_VALUE;
-	return r;
-}
-
-static int convert_params(struct json_object *res, Fleetbench__Benchmark *b,
-			  const char *path, char err[REPORT_ERR_LEN])
-{
-	struct json_object *params = member(res, "parameters");
-	char ppath[PATH_LEN + 16];
-	int r;
-
-	if (!params)
-		return 0;
-	if (!json_object_is_type(params, json_type_object))
-		return bad(err, path, "parameters", "not an object");
-	b->parameters = alloc_array(json_object_object_length(params),
-				    sizeof(*b->parameters));
-	if (!b->parameters)
+	if (!buf)
 		return oom(err);
-	snprintf(ppath, sizeof(ppath), "%s.parameters", path);
-	json_object_object_foreach(params, key, v)
-	{
-		Fleetbench__Param *p;
-
-		if (!v)
-			continue; /* null: not measured, nothing to say */
-		p = malloc(sizeof(*p));
-		if (!p)
-			return oom(err);
-		fleetbench__param__init(p);
-		b->parameters[b->n_parameters++] = p;
-		r = convert_param(key, v, p, ppath, err);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-static int convert_metric(struct json_object *m, Fleetbench__Metric *out,
-			  const char *path, char err[REPORT_ERR_LEN])
-{
-	struct json_object *samples;
-	size_t n;
-	int r;
-
-	if (!json_object_is_type(m, json_type_object))
-		return fail(err, -EINVAL, "bench report: %s is not an object",
-			    path);
-	r = copy_string(m, "metric", true, &out->metric, path, err);
-	if (r == 0)
-		r = copy_string(m, "unit", true, &out->unit, path, err);
-	if (r == 0)
-		r = array_of(m, "samples", &samples, &n, path, err);
-	if (r < 0)
-		return r;
-	out->samples = alloc_array(n, sizeof(*out->samples));
-	if (!out->samples)
-		return oom(err);
-	for (size_t i = 0; i < n; i++) {
-		if (!number_of(json_object_array_get_idx(samples, i),
-			       &out->samples[i]))
-			return fail(err, -EINVAL,
-				    "bench report: %s.samples[%zu] is not a number",
-				    path, i);
-		out->n_samples++;
-	}
-	return 0;
-}
-
-static int convert_metrics(struct json_object *res, Fleetbench__Benchmark *b,
-			   const char *path, char err[REPORT_ERR_LEN])
-{
-	struct json_object *metrics;
-	char mpath[PATH_LEN + 32];
-	size_t n;
-	int r = array_of(res, "metrics", &metrics, &n, path, err);
-
-	if (r < 0)
-		return r;
-	b->metrics = alloc_array(n, sizeof(*b->metrics));
-	if (!b->metrics)
-		return oom(err);
-	for (size_t i = 0; i < n; i++) {
-		Fleetbench__Metric *m = malloc(sizeof(*m));
-
-		if (!m)
-			return oom(err);
-		fleetbench__metric__init(m);
-		b->metrics[b->n_metrics++] = m;
-		snprintf(mpath, sizeof(mpath), "%s.metrics[%zu]", path, i);
-		r = convert_metric(json_object_array_get_idx(metrics, i), m,
-				   mpath, err);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-static int convert_windows(struct json_object *res, Fleetbench__Benchmark *b,
-			   const char *path, char err[REPORT_ERR_LEN])
-{
-	struct json_object *repeats;
-	char wpath[PATH_LEN + 32];
-	size_t n;
-	int r = array_of(res, "repeats", &repeats, &n, path, err);
-
-	if (r < 0)
-		return r;
-	b->windows = alloc_array(n, sizeof(*b->windows));
-	if (!b->windows)
-		return oom(err);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(repeats, i);
-		Fleetbench__Window *w = malloc(sizeof(*w));
-
-		if (!w)
-			return oom(err);
-		fleetbench__window__init(w);
-		b->windows[b->n_windows++] = w;
-		snprintf(wpath, sizeof(wpath), "%s.repeats[%zu]", path, i);
-		if (!json_object_is_type(o, json_type_object))
-			return fail(err, -EINVAL,
-				    "bench report: %s is not an object",
-				    wpath);
-		r = copy_double(o, "steal_pct", &w->has_steal_pct,
-				&w->steal_pct, wpath, err);
-		if (r == 0)
-			r = copy_double(o, "loadavg1", &w->has_loadavg1,
-					&w->loadavg1, wpath, err);
-		if (r == 0)
-			r = copy_double(o, "wall_s", &w->has_wall_s, &w->wall_s,
-					wpath, err);
-		if (r == 0)
-			r = copy_bool(o, "noisy", &w->has_noisy, &w->noisy,
-				      wpath, err);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-static int convert_result(struct json_object *res, Fleetbench__Benchmark *b,
-			  const char *path, char err[REPORT_ERR_LEN])
-{
-	struct json_object *status = member(res, "status");
-	bool skipped, failed;
-	int r;
-
-	if (!json_object_is_type(res, json_type_object))
-		return fail(err, -EINVAL, "bench report: %s is not an object",
-			    path);
-	if (!json_object_is_type(status, json_type_string))
-		return bad(err, path, "status", "missing");
-	skipped = !strcmp(json_object_get_string(status), "skipped");
-	failed = !strcmp(json_object_get_string(status), "failed");
-	if (!skipped && !failed && strcmp(json_object_get_string(status), "ok"))
-		return bad(err, path, "status",
-			   "none of \"ok\", \"skipped\" and \"failed\"");
-	r = copy_string(res, "benchmark", true, &b->benchmark, path, err);
-	if (r == 0)
-		r = copy_string(res, "variant", true, &b->variant, path, err);
-	if (r == 0 && skipped)
-		r = copy_string(res, "skip_reason", true, &b->skip_reason,
-				path, err);
-	if (r == 0 && failed)
-		r = copy_string(res, "failure", true, &b->failure, path, err);
-	if (r == 0)
-		r = convert_params(res, b, path, err);
-	if (r == 0)
-		r = convert_metrics(res, b, path, err);
-	if (r == 0)
-		r = convert_windows(res, b, path, err);
-	return r;
-}
-
-static int convert_comparison(struct json_object *o, Fleetbench__Comparison *c,
-			      const char *path, char err[REPORT_ERR_LEN])
-{
-	static const char *const required[] = { "name", "benchmark", "metric",
-						"numerator", "denominator" };
-	char **dst[] = { &c->name, &c->benchmark, &c->metric, &c->numerator,
-			 &c->denominator };
-	int r = 0;
-
-	if (!json_object_is_type(o, json_type_object))
-		return fail(err, -EINVAL, "bench report: %s is not an object",
-			    path);
-	for (size_t i = 0; r == 0 && i < sizeof(dst) / sizeof(dst[0]); i++)
-		r = copy_string(o, required[i], true, dst[i], path, err);
-	if (r == 0)
-		r = copy_double(o, "ratio", &c->has_ratio, &c->ratio, path,
-				err);
-	if (r == 0)
-		r = copy_double(o, "ci_low", &c->has_ci_low, &c->ci_low, path,
-				err);
-	if (r == 0)
-		r = copy_double(o, "ci_high", &c->has_ci_high, &c->ci_high,
-				path, err);
-	if (r == 0)
-		r = copy_double(o, "level", &c->has_level, &c->level, path,
-				err);
-	if (r == 0)
-		r = copy_string(o, "method", false, &c->method, path, err);
-	if (r == 0)
-		r = copy_string(o, "reason", false, &c->reason, path, err);
-	return r;
-}
-
-/* The method's whole numbers, as fields of Fleetbench__Method. */
-static const struct {
-	const char *key;
-	size_t offset;
-	bool is_unsigned; /* uint64_t, else int64_t */
-} method_numbers[] = {
-#define N(f, u) { #f, offsetof(Fleetbench__Method, f), u }
-	N(repeats, false),     N(chase_bytes, true), N(chase_accesses, false),
-	N(fault_bytes, true),  N(file_bytes, true),  N(io_ms, false),
-	N(iodepth, false),     N(seq_bytes, true),   N(seq_block, true),
-	N(fs_increments, false),
-#undef N
-};
-
-/* The bench report's "method" (bench_method_json()) into rep->method. */
-static int convert_method(struct json_object *o, Fleetbench__Report *rep,
-			  char err[REPORT_ERR_LEN])
-{
-	Fleetbench__Method *m;
-	struct json_object *only, *rf = member(o, "randread_file");
-	size_t n;
-	int r;
-
-	if (!json_object_is_type(o, json_type_object))
-		return bad(err, "", "method", "not an object");
-	m = malloc(sizeof(*m));
-	if (!m)
-		return oom(err);
-	fleetbench__method__init(m);
-	rep->method = m;
-	r = copy_string(o, "key", true, &m->key, "method", err);
-	if (r == 0)
-		r = copy_string(o, "profile", true, &m->profile, "method", err);
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(method_numbers); i++) {
-		struct json_object *v = member(o, method_numbers[i].key);
-		char *field = (char *)m + method_numbers[i].offset;
-		int64_t x;
-
-		if (!json_object_is_type(v, json_type_int))
-			return bad(err, "method", method_numbers[i].key,
-				   v ? "not an integer" : "missing");
-		x = json_object_get_int64(v);
-		if (method_numbers[i].is_unsigned && x < 0)
-			return bad(err, "method", method_numbers[i].key,
-				   "negative");
-		if (method_numbers[i].is_unsigned)
-			*(uint64_t *)field = (uint64_t)x;
-		else
-			*(int64_t *)field = x;
-	}
-	if (r < 0)
-		return r;
-	if (!json_object_is_type(rf, json_type_boolean))
-		return bad(err, "method", "randread_file",
-			   rf ? "not a boolean" : "missing");
-	m->randread_file = json_object_get_boolean(rf);
-	r = array_of(o, "only", &only, &n, "method", err);
-	if (r < 0)
-		return r;
-	m->only = alloc_array(n, sizeof(*m->only));
-	if (!m->only)
-		return oom(err);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *v = json_object_array_get_idx(only, i);
-
-		if (!json_object_is_type(v, json_type_string))
-			return bad(err, "method", "only", "not strings");
-		r = dup_str(&m->only[m->n_only], json_object_get_string(v),
-			    err);
-		if (r < 0)
-			return r;
-		m->n_only++;
-	}
-	return 0;
-}
-
-static int convert_bench(struct json_object *bench, Fleetbench__Report *rep,
-			 char err[REPORT_ERR_LEN])
-{
-	struct json_object *results, *comparisons, *seed;
-	char path[PATH_LEN];
-	size_t n;
-	int r;
-
-	if (!json_object_is_type(bench, json_type_object))
-		return fail(err, -EINVAL, "bench report: not a JSON object");
-	r = copy_string(bench, "profile", false, &rep->profile, "", err);
-	if (r < 0)
-		return r;
-	seed = member(bench, "seed");
-	if (seed && !json_object_is_type(seed, json_type_int))
-		return bad(err, "", "seed", "not an integer");
-	if (seed) {
-		rep->has_seed = 1;
-		rep->seed = json_object_get_int64(seed);
-	}
-	if (member(bench, "method")) {
-		r = convert_method(member(bench, "method"), rep, err);
-		if (r < 0)
-			return r;
-	}
-
-	r = array_of(bench, "results", &results, &n, "", err);
-	if (r < 0)
-		return r;
-	rep->benchmarks = alloc_array(n, sizeof(*rep->benchmarks));
-	if (!rep->benchmarks)
-		return oom(err);
-	for (size_t i = 0; i < n; i++) {
-		Fleetbench__Benchmark *b = malloc(sizeof(*b));
-
-		if (!b)
-			return oom(err);
-		fleetbench__benchmark__init(b);
-		rep->benchmarks[rep->n_benchmarks++] = b;
-		snprintf(path, sizeof(path), "results[%zu]", i);
-		r = convert_result(json_object_array_get_idx(results, i), b,
-				   path, err);
-		if (r < 0)
-			return r;
-	}
-
-	r = array_of(bench, "comparisons", &comparisons, &n, "", err);
-	if (r < 0)
-		return r;
-	rep->comparisons = alloc_array(n, sizeof(*rep->comparisons));
-	if (!rep->comparisons)
-		return oom(err);
-	for (size_t i = 0; i < n; i++) {
-		Fleetbench__Comparison *c = malloc(sizeof(*c));
-
-		if (!c)
-			return oom(err);
-		fleetbench__comparison__init(c);
-		rep->comparisons[rep->n_comparisons++] = c;
-		snprintf(path, sizeof(path), "comparisons[%zu]", i);
-		r = convert_comparison(json_object_array_get_idx(comparisons,
-								 i),
-				       c, path, err);
-		if (r < 0)
-			return r;
-	}
+	fleetbench__bench_run__pack(bench, buf);
+	b = fleetbench__bench_run__unpack(NULL, len, buf);
+	if (!b)
+		return oom(err); /* what was just packed unpacks, memory aside */
+	rep->benchmarks = TAKE_PTR(b->benchmarks);
+	rep->n_benchmarks = b->n_benchmarks;
+	rep->comparisons = TAKE_PTR(b->comparisons);
+	rep->n_comparisons = b->n_comparisons;
+	rep->profile = TAKE_PTR(b->profile);
+	rep->has_seed = b->has_seed;
+	rep->seed = b->seed;
+	rep->method = TAKE_PTR(b->method);
+	b->n_benchmarks = b->n_comparisons = 0;
+	fleetbench__bench_run__free_unpacked(b, NULL);
 	return 0;
 }
 
 /* ---- the API ---- */
 
-int report_build(struct json_object *probe, struct json_object *bench,
+int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 		 int64_t started_unix_ms, int64_t finished_unix_ms,
 		 Fleetbench__Report **ret, char err[REPORT_ERR_LEN])
 {
@@ -852,7 +419,7 @@ int report_build(struct json_object *probe, struct json_object *bench,
 	}
 	r = dup_str(&rep->probe_json, text, err);
 	if (r == 0 && bench)
-		r = convert_bench(bench, rep, err);
+		r = copy_bench(bench, rep, err);
 out:
 	if (r < 0) {
 		report_free(rep);

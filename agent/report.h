@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Turns the probe's JSON report and the bench report into the wire's
+ * Turns the probe's JSON report and the bench run's messages into the wire's
  * Fleetbench__Report (proto/fleetbench.proto, docs/wire.md), ready for the
  * codec to validate and pack. Nothing here logs: errors come back as -errno
  * with the reason in err.
@@ -18,8 +18,9 @@
 
 /*
  * Builds a Report from probe (the object probe_run() returned, without a
- * "bench" member) and bench (the object bench_suite_run() returned, or NULL
- * for a probe-only report), with a new random run_id, schema version
+ * "bench" member) and bench (what bench_suite_run() returned, or NULL for a
+ * probe-only report; copied, the caller keeps it), with a new random
+ * run_id, schema version
  * CURRENT and this agent's version.
  *
  * - host: hostname and machine_id from the probe's host section; provider,
@@ -36,24 +37,18 @@
  *   virt.container.name); an item that is unknown, absent, empty or not of
  *   the field's type and range is left unset (an array keeps the entries
  *   that fit; a hugetlb size without size_kb is left out);
- * - benchmarks: one per results[] entry, skip_reason set when it was
- *   skipped, failure when it failed (status "failed"), its windows from repeats[] (a null steal_pct is left unset);
- *   parameters map by JSON type: integer to int_value, double to
- *   double_value, boolean to bool_value, string to string_value, an array
- *   or object to string_value holding its JSON text; a null parameter is
- *   left out;
- * - comparisons, profile and seed from the bench report.
+ * - benchmarks, comparisons, profile, seed and method: bench's, as they
+ *   are.
  *
  * The collector keys hosts by machine_id: a probe whose machine_id is
  * unknown (no /etc/machine-id) is refused with -ENODATA, as is one without
- * a hostname or kernel release. A bench report not in the shape of
- * docs/bench.md gives -EINVAL naming the member. Returns 0 and *ret (free
+ * a hostname or kernel release. Returns 0 and *ret (free
  * with report_free()), or -errno with err set.
  *
  * It does not validate: codec_validate_report() tells what a collector
  * would say.
  */
-int report_build(struct json_object *probe, struct json_object *bench,
+int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 		 int64_t started_unix_ms, int64_t finished_unix_ms,
 		 Fleetbench__Report **ret, char err[REPORT_ERR_LEN]);
 
