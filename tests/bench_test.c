@@ -2,10 +2,17 @@
 /* Helpers for benchmark tests: look up the parts of a bench report. */
 #include "bench_test.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
+#include "pbjson.h"
 #include "probe_test.h"
+#include "stats.h"
 
 /*
  * True when o's member key is the string want. Not jstr(): its buffer may
@@ -23,7 +30,7 @@ static bool member_is(struct json_object *o, const char *key, const char *want)
 struct json_object *jresult(struct json_object *report, const char *bench,
 			    const char *variant)
 {
-	struct json_object *results = jget(report, "results");
+	struct json_object *results = jget(report, "benchmarks");
 
 	for (size_t i = 0; results && i < json_object_array_length(results);
 	     i++) {
@@ -61,4 +68,99 @@ struct json_object *jcomparison(struct json_object *report, const char *name)
 			return c;
 	}
 	return NULL;
+}
+
+struct json_object *jbench(const Fleetbench__BenchRun *b)
+{
+	return b ? pbjson_from_message(&b->base) : NULL;
+}
+
+const char *jstatus(struct json_object *res)
+{
+	if (!res)
+		return "<missing>";
+	return jget(res, "failure") ? "failed" :
+	       jget(res, "skip_reason") ? "skipped" :
+					  "ok";
+}
+
+struct json_object *jparam(struct json_object *res, const char *key)
+{
+	struct json_object *params = jget(res, "parameters");
+
+	for (size_t i = 0; params && i < json_object_array_length(params);
+	     i++) {
+		struct json_object *p = json_object_array_get_idx(params, i);
+
+		if (member_is(p, "key", key))
+			return p;
+	}
+	return NULL;
+}
+
+int64_t jpint(struct json_object *res, const char *key)
+{
+	return jint(jparam(res, key), "int_value");
+}
+
+const char *jpstr(struct json_object *res, const char *key)
+{
+	struct json_object *p = jparam(res, key);
+
+	return p ? jstr(p, "string_value") : "<missing>";
+}
+
+double jmedian(struct json_object *metric)
+{
+	struct json_object *s = jget(metric, "samples");
+	size_t n = s ? json_object_array_length(s) : 0;
+	double *x = calloc(n + 1, sizeof(*x)), m;
+
+	if (!x || !n) {
+		free(x);
+		return NAN;
+	}
+	for (size_t i = 0; i < n; i++)
+		x[i] = json_object_get_double(json_object_array_get_idx(s, i));
+	m = stats_median(x, n);
+	free(x);
+	return m;
+}
+
+int jnoisy(struct json_object *res)
+{
+	struct json_object *w = jget(res, "windows");
+
+	for (size_t i = 0; w && i < json_object_array_length(w); i++)
+		if (json_object_get_boolean(
+			    jget(json_object_array_get_idx(w, i), "noisy")))
+			return 1;
+	return 0;
+}
+
+int jbench_run(const struct bench_params *p, const char *only,
+	       struct json_object **ret, char *err, size_t errlen)
+{
+	Fleetbench__BenchRun *b = NULL;
+	int r = bench_suite_run(p, only, &b, err, errlen);
+
+	if (r < 0)
+		return r;
+	*ret = jbench(b);
+	bench_run_free(b);
+	if (!*ret) {
+		snprintf(err, errlen, "pbjson_from_message failed");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+size_t jfailed(struct json_object *report)
+{
+	struct json_object *b = jget(report, "benchmarks");
+	size_t n = 0;
+
+	for (size_t i = 0; b && i < json_object_array_length(b); i++)
+		n += jget(json_object_array_get_idx(b, i), "failure") != NULL;
+	return n;
 }

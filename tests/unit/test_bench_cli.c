@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_test.h"
 #include "check.h"
 #include "probe_test.h"
 #include "run.h"
@@ -37,11 +38,9 @@ static int dir_entries(const char *path)
 /* Every result: status ok with one sample per repeat in every metric and
  * one window per repeat, or skipped with a reason. */
 static void check_results(struct json_object *bench, long long repeats,
-			  const char *who)
+			  long long threshold, const char *who)
 {
-	struct json_object *results = jget(bench, "results");
-	long long threshold = json_object_get_int64(
-		jget(bench, "steal_threshold_pct"));
+	struct json_object *results = jget(bench, "benchmarks");
 
 	for (size_t b = 0; b < bench_count(); b++) {
 		const char *name = bench_get(b)->name;
@@ -54,10 +53,9 @@ static void check_results(struct json_object *bench, long long repeats,
 				jget(r, "benchmark"));
 			const char *var = json_object_get_string(
 				jget(r, "variant"));
-			const char *status = json_object_get_string(
-				jget(r, "status"));
+			const char *status = jstatus(r);
 			struct json_object *metrics = jget(r, "metrics");
-			struct json_object *reps = jget(r, "repeats");
+			struct json_object *reps = jget(r, "windows");
 
 			if (strcmp(bn, name))
 				continue;
@@ -187,7 +185,8 @@ int main(void)
 	}
 
 	/* the quick profile, end to end */
-	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--json", "--dir", dir);
+	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--json",
+		  "--steal-threshold", "5", "--dir", dir);
 	CHECK_EQ_INT(r.status, 0);
 	if (r.status)
 		fprintf(stderr, "%s", r.err);
@@ -196,8 +195,8 @@ int main(void)
 	if (j) {
 		CHECK_EQ_STR(json_object_get_string(jget(j, "profile")),
 			     "quick");
-		check_results(j, json_object_get_int64(jget(j, "repeats")),
-			      "quick");
+		CHECK_EQ_STR(jstr(j, "method.key"), "quick");
+		check_results(j, jint(j, "method.repeats"), 5, "quick");
 		check_comparisons(j, "quick");
 	}
 	json_object_put(j);
@@ -212,7 +211,7 @@ int main(void)
 	CHECK(j && jget(j, "io_uring") && jget(j, "thp") && jget(j, "bench"));
 	if (j && jget(j, "bench"))
 		CHECK_EQ_INT(json_object_array_length(
-				     jget(jget(j, "bench"), "results")) > 0,
+				     jget(jget(j, "bench"), "benchmarks")) > 0,
 			     1);
 	json_object_put(j);
 	run_result_release(&r);

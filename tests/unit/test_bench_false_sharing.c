@@ -105,15 +105,15 @@ int main(void)
 	p.fs_increments = INCREMENTS;
 	p.steal_threshold_pct = 5;
 	p.seed = 1;
-	r = bench_suite_run(&p, "false_sharing", &report, err, sizeof(err));
+	r = jbench_run(&p, "false_sharing", &report, err, sizeof(err));
 	CHECK_(r == 0, "bench_suite_run: %d (%s)", r, err);
 	if (r < 0)
 		return check_summary();
 
 	/* nothing but false_sharing ran */
-	CHECK_EQ_INT(jlen(report, "results"), 4);
+	CHECK_EQ_INT(jlen(report, "benchmarks"), 4);
 	res = jresult(report, "false_sharing", "shared");
-	if (res && !strcmp(jstr(res, "status"), "skipped")) {
+	if (res && !strcmp(jstatus(res), "skipped")) {
 		/* a host with 1 usable CPU: the skip states why */
 		CHECK(strstr(jstr(res, "skip_reason"), "CPU") != NULL);
 		printf("skipped: %s\n", jstr(res, "skip_reason"));
@@ -132,31 +132,31 @@ int main(void)
 		CHECK_(res != NULL, "no result for variant %s", v);
 		if (!res)
 			continue;
-		CHECK_EQ_STR(jstr(res, "status"), "ok");
+		CHECK_EQ_STR(jstatus(res), "ok");
 		check_samples(res, "ns_per_increment", "ns");
 		check_samples(res, "total_ms", "ms");
 		/* one window per measured repeat */
-		CHECK_EQ_INT(jlen(res, "repeats"), REPEATS);
+		CHECK_EQ_INT(jlen(res, "windows"), REPEATS);
 
-		threads = jint(res, "parameters.threads");
+		threads = jpint(res, "threads");
 		CHECK_(threads >= 2, "%s: threads %lld", v, (long long)threads);
-		CHECK_EQ_INT(jint(res, "parameters.increments_per_thread"),
+		CHECK_EQ_INT(jpint(res, "increments_per_thread"),
 			     atomic ? INCREMENTS / 2 / threads : INCREMENTS);
-		CHECK(jis(res, "parameters.pinned", json_type_int));
-		CHECK(jint(res, "parameters.pinned") == 0 ||
-		      jint(res, "parameters.pinned") == 1);
-		if (jint(res, "parameters.pinned") == 0)
-			CHECK(jis(res, "parameters.pin_error",
+		CHECK(jis(jparam(res, "pinned"), "int_value", json_type_int));
+		CHECK(jpint(res, "pinned") == 0 ||
+		      jpint(res, "pinned") == 1);
+		if (jpint(res, "pinned") == 0)
+			CHECK(jis(jparam(res, "pin_error"), "string_value",
 				  json_type_string));
-		CHECK_EQ_INT(jint(res, "parameters.counter_bytes"), 8);
-		line = jint(res, "parameters.cache_line_bytes");
+		CHECK_EQ_INT(jpint(res, "counter_bytes"), 8);
+		line = jpint(res, "cache_line_bytes");
 		CHECK(line >= 32);
-		stride = jint(res, "parameters.stride_bytes");
+		stride = jpint(res, "stride_bytes");
 		CHECK_EQ_INT(stride, padded ? 2 * line : 8);
-		CHECK_EQ_INT(jint(res, "parameters.cache_lines_written"),
+		CHECK_EQ_INT(jpint(res, "cache_lines_written"),
 			     padded ? threads :
 				      (threads * 8 + line - 1) / line);
-		CHECK(strstr(jstr(res, "parameters.increment"),
+		CHECK(strstr(jpstr(res, "increment"),
 			     atomic ? "atomic" : "volatile") != NULL);
 	}
 	check_comparison(report, "false_sharing_slowdown", "shared", "padded");

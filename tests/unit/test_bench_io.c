@@ -183,8 +183,7 @@ static int dir_entries(const char *path)
 
 static const char *skip_reason(struct json_object *r)
 {
-	return r && !strcmp(json_object_get_string(jget(r, "status")),
-			    "skipped") ?
+	return r && !strcmp(jstatus(r), "skipped") ?
 		       json_object_get_string(jget(r, "skip_reason")) :
 		       NULL;
 }
@@ -224,7 +223,7 @@ static struct json_object *suite(const struct bench_params *p)
 {
 	struct json_object *report = NULL;
 	char err[512] = "";
-	int r = bench_suite_run(p, "randread,seqwrite", &report, err,
+	int r = jbench_run(p, "randread,seqwrite", &report, err,
 				sizeof(err));
 
 	CHECK_(r == 0, "bench_suite_run: %s (%s)", strerror(-r), err);
@@ -254,7 +253,7 @@ static void check_measured(struct json_object *report, const char *bench,
 		CHECK_EQ_INT(json_object_array_length(
 				     samples(r, rr ? "iops" : "mb_per_s")),
 			     repeats);
-		CHECK_EQ_INT(json_object_array_length(jget(r, "repeats")),
+		CHECK_EQ_INT(json_object_array_length(jget(r, "windows")),
 			     repeats);
 		for (long long k = 0; k < repeats; k++) {
 			double rate = sample(r, rr ? "iops" : "mb_per_s", k);
@@ -316,22 +315,16 @@ static void check_probe_agrees(struct json_object *report)
 static void check_params(struct json_object *report)
 {
 	struct json_object *r = jresult(report, "randread", "io_uring");
-	struct json_object *params = r ? jget(r, "parameters") : NULL;
 
-	CHECK_EQ_INT(json_object_get_int64(jget(params, "file_bytes")),
-		     16 * MiB);
-	CHECK_EQ_INT(json_object_get_int64(jget(params, "iodepth")), 32);
-	CHECK_EQ_INT(json_object_get_int64(jget(params, "block_bytes")), 4096);
-	CHECK_EQ_STR(json_object_get_string(jget(params, "engine")),
-		     "io_uring");
+	CHECK_EQ_INT(jpint(r, "file_bytes"), 16 * MiB);
+	CHECK_EQ_INT(jpint(r, "iodepth"), 32);
+	CHECK_EQ_INT(jpint(r, "block_bytes"), 4096);
+	CHECK_EQ_STR(jpstr(r, "engine"), "io_uring");
 	r = jresult(report, "randread", "pread");
-	params = r ? jget(r, "parameters") : NULL;
-	CHECK_EQ_INT(json_object_get_int64(jget(params, "iodepth")), 1);
+	CHECK_EQ_INT(jpint(r, "iodepth"), 1);
 	r = jresult(report, "seqwrite", "io_uring");
-	params = r ? jget(r, "parameters") : NULL;
-	CHECK_EQ_INT(json_object_get_int64(jget(params, "block_bytes")),
-		     128 << 10);
-	CHECK_EQ_INT(json_object_get_int64(jget(params, "bytes")), 4 * MiB);
+	CHECK_EQ_INT(jpint(r, "block_bytes"), 128 << 10);
+	CHECK_EQ_INT(jpint(r, "bytes"), 4 * MiB);
 }
 
 static void check_comparisons(struct json_object *report)
@@ -500,12 +493,8 @@ static void test_given_file(const char *dir)
 		      NULL);
 		CHECK(sample(jresult(report, "randread", "pread"), "iops",
 			     0) > 0);
-		CHECK_EQ_INT(json_object_get_int64(
-				     jget(jget(r, "parameters"), "file_bytes")),
-			     4 * MiB + 4096);
-		CHECK_EQ_STR(json_object_get_string(
-				     jget(jget(r, "parameters"), "file")),
-			     path);
+		CHECK_EQ_INT(jpint(r, "file_bytes"), 4 * MiB + 4096);
+		CHECK_EQ_STR(jpstr(r, "file"), path);
 		json_object_put(report);
 	}
 	CHECK_OK(stat(path, &after));

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_test.h"
 #include "check.h"
 #include "probe_test.h"
 #include "run.h"
@@ -39,7 +40,7 @@ static double now(void)
 static size_t results_of(struct json_object *bench, const char *name,
 			 struct json_object **ret, size_t max)
 {
-	struct json_object *results = jget(bench, "results");
+	struct json_object *results = jget(bench, "benchmarks");
 	size_t n = 0;
 
 	for (size_t i = 0; results && i < json_object_array_length(results);
@@ -61,9 +62,9 @@ static void check_ok(struct json_object *bench, const char *name,
 
 	CHECK_(n > 0, "%s: no results of %s", who, name);
 	for (size_t i = 0; i < n; i++) {
-		CHECK_(!strcmp(jstr(res[i], "status"), "ok"),
+		CHECK_(!strcmp(jstatus(res[i]), "ok"),
 		       "%s: %s/%s is %s (%s)", who, name,
-		       jstr(res[i], "variant"), jstr(res[i], "status"),
+		       jstr(res[i], "variant"), jstatus(res[i]),
 		       jstr(res[i], "failure"));
 		CHECK(jis(res[i], "failure", json_type_null));
 		CHECK_(jlen(res[i], "metrics") > 0 &&
@@ -71,7 +72,7 @@ static void check_ok(struct json_object *bench, const char *name,
 		       "%s: %s/%s has no metrics", who, name,
 		       jstr(res[i], "variant"));
 		CHECK_EQ_INT(jlen(res[i], "metrics[0].samples"), REPEATS);
-		CHECK_EQ_INT(jlen(res[i], "repeats"), REPEATS);
+		CHECK_EQ_INT(jlen(res[i], "windows"), REPEATS);
 	}
 }
 
@@ -94,10 +95,10 @@ static const char *check_failed(struct json_object *bench, const char *name,
 	for (size_t i = 0; i < n; i++) {
 		const char *f = jstr(res[i], "failure");
 
-		CHECK_EQ_STR(jstr(res[i], "status"), "failed");
+		CHECK_EQ_STR(jstatus(res[i]), "failed");
 		CHECK(jis(res[i], "skip_reason", json_type_null));
 		CHECK_EQ_INT(jlen(res[i], "metrics"), 0);
-		CHECK_EQ_INT(jlen(res[i], "repeats"), 0);
+		CHECK_EQ_INT(jlen(res[i], "windows"), 0);
 		snprintf(in, sizeof(in), " in %s/%s ", name,
 			 jstr(res[i], "variant"));
 		if (!strncmp(f, prefix, strlen(prefix)) && strstr(f, in)) {
@@ -219,7 +220,7 @@ static void test_setup_enomem(void)
 	CHECK_EQ_INT(results_of(j, "thp_fault", res, 4), 1);
 	if (j && results_of(j, "thp_fault", res, 4) == 1) {
 		CHECK_EQ_STR(jstr(res[0], "variant"), "*");
-		CHECK_EQ_STR(jstr(res[0], "status"), "failed");
+		CHECK_EQ_STR(jstatus(res[0]), "failed");
 		CHECK_EQ_STR(jstr(res[0], "failure"),
 			     "Cannot allocate memory in thp_fault (setup)");
 		check_ok(j, "false_sharing", "ENOMEM");
@@ -246,93 +247,158 @@ static void test_table_and_run(void)
 		  "2", "--steal-window", "0", "--dir", dir);
 	unsetenv("FLEETBENCH_FAULT");
 	CHECK_EQ_INT(r.status, 4);
-	CHECK(strstr(r.out, "\"status\":\"failed\"") ||
-	      strstr(r.out, "\"status\": \"failed\""));
+	CHECK(strstr(r.out, "\"failure\":\"SIGSEGV in false_sharing/") ||
+	      strstr(r.out, "\"failure\": \"SIGSEGV in false_sharing/"));
 	run_result_release(&r);
 }
 
 /* ---- the bounds pass ---- */
 
-static const char *const bounds_report = "{"
-	"\"results\": ["
-	" { \"benchmark\": \"randread\", \"variant\": \"pread\","
-	"   \"status\": \"ok\", \"skip_reason\": null, \"failure\": null,"
-	"   \"parameters\": { \"engine\": \"pread\" },"
-	"   \"metrics\": [ { \"metric\": \"iops\", \"unit\": \"IO/s\","
-	"                    \"samples\": [ 1000, 1100 ] },"
-	"                  { \"metric\": \"lat_p99_us\", \"unit\": \"us\","
-	"                    \"samples\": [ 300, 310 ] } ],"
-	"   \"repeats\": [ { \"wall_s\": 0.5 }, { \"wall_s\": 0.5 } ],"
-	"   \"noisy\": false },"
-	" { \"benchmark\": \"randread\", \"variant\": \"io_uring\","
-	"   \"status\": \"ok\", \"skip_reason\": null, \"failure\": null,"
-	"   \"parameters\": { \"engine\": \"io_uring\" },"
-	"   \"metrics\": [ { \"metric\": \"iops\", \"unit\": \"IO/s\","
-	"                    \"samples\": [ 2000, 2100 ] },"
-	"                  { \"metric\": \"lat_p99_us\", \"unit\": \"us\","
-	"                    \"samples\": [ 250, 1.8446744073709552e+13 ] } ],"
-	"   \"repeats\": [ { \"wall_s\": 0.5 }, { \"wall_s\": 0.5 } ],"
-	"   \"noisy\": false },"
-	" { \"benchmark\": \"randread\", \"variant\": \"libaio\","
-	"   \"status\": \"ok\", \"skip_reason\": null, \"failure\": null,"
-	"   \"parameters\": {},"
-	"   \"metrics\": [ { \"metric\": \"iops\", \"unit\": \"IO/s\","
-	"                    \"samples\": [ 1500, NaN ] } ],"
-	"   \"repeats\": [ { \"wall_s\": 0.5 }, { \"wall_s\": 0.5 } ],"
-	"   \"noisy\": false },"
-	" { \"benchmark\": \"randread\", \"variant\": \"io_uring_sqpoll\","
-	"   \"status\": \"skipped\", \"skip_reason\": \"sqpoll: EPERM\","
-	"   \"failure\": null, \"parameters\": {}, \"metrics\": [],"
-	"   \"repeats\": [], \"noisy\": false } ],"
-	"\"comparisons\": ["
-	" { \"name\": \"iouring_vs_pread\", \"benchmark\": \"randread\","
-	"   \"metric\": \"iops\", \"numerator\": \"io_uring\","
-	"   \"denominator\": \"pread\", \"ratio\": 1.9, \"ci_low\": 1.8,"
-	"   \"ci_high\": 2.0, \"level\": 0.95, \"method\": \"m\" },"
-	" { \"name\": \"libaio_vs_pread\", \"benchmark\": \"randread\","
-	"   \"metric\": \"iops\", \"numerator\": \"pread\","
-	"   \"denominator\": \"pread\", \"ratio\": 1.0, \"ci_low\": 1.0,"
-	"   \"ci_high\": 1.0, \"level\": 0.95, \"method\": \"m\" } ] }";
+/* The bounds pass's input is messages from malloc, as a child's unpacked
+ * results are: it frees what it drops. */
+static Fleetbench__Metric *metric(const char *name, const char *unit,
+				  double s0, double s1)
+{
+	Fleetbench__Metric *m = malloc(sizeof(*m));
+
+	fleetbench__metric__init(m);
+	m->metric = strdup(name);
+	m->unit = strdup(unit);
+	m->samples = malloc(2 * sizeof(*m->samples));
+	m->samples[0] = s0;
+	m->samples[1] = s1;
+	m->n_samples = 2;
+	return m;
+}
+
+/* randread/variant with the metrics given (up to 2), two 0.5 s windows
+ * unless skipped, and parameter engine when not NULL. */
+static Fleetbench__Benchmark *variant(const char *name, const char *engine,
+				      const char *skip, Fleetbench__Metric *m0,
+				      Fleetbench__Metric *m1)
+{
+	Fleetbench__Benchmark *b = malloc(sizeof(*b));
+
+	fleetbench__benchmark__init(b);
+	b->benchmark = strdup("randread");
+	b->variant = strdup(name);
+	b->skip_reason = skip ? strdup(skip) : NULL;
+	if (engine) {
+		Fleetbench__Param *p = malloc(sizeof(*p));
+
+		fleetbench__param__init(p);
+		p->key = strdup("engine");
+		p->value_case = FLEETBENCH__PARAM__VALUE_STRING_VALUE;
+		p->string_value = strdup(engine);
+		b->parameters = malloc(sizeof(*b->parameters));
+		b->parameters[b->n_parameters++] = p;
+	}
+	b->metrics = calloc(2, sizeof(*b->metrics));
+	if (m0)
+		b->metrics[b->n_metrics++] = m0;
+	if (m1)
+		b->metrics[b->n_metrics++] = m1;
+	b->windows = calloc(2, sizeof(*b->windows));
+	for (int i = 0; !skip && i < 2; i++) {
+		Fleetbench__Window *w = malloc(sizeof(*w));
+
+		fleetbench__window__init(w);
+		w->has_wall_s = 1;
+		w->wall_s = 0.5;
+		b->windows[b->n_windows++] = w;
+	}
+	return b;
+}
+
+static Fleetbench__Comparison *comparison(const char *name, const char *num,
+					  const char *den, double ratio)
+{
+	Fleetbench__Comparison *c = malloc(sizeof(*c));
+
+	fleetbench__comparison__init(c);
+	c->name = strdup(name);
+	c->benchmark = strdup("randread");
+	c->metric = strdup("iops");
+	c->numerator = strdup(num);
+	c->denominator = strdup(den);
+	c->has_ratio = c->has_ci_low = c->has_ci_high = c->has_level = 1;
+	c->ratio = ratio;
+	c->ci_low = ratio - 0.1;
+	c->ci_high = ratio + 0.1;
+	c->level = 0.95;
+	c->method = strdup("m");
+	return c;
+}
+
+/* pread ok; io_uring with a latency longer than its window; libaio with a
+ * NaN; io_uring_sqpoll skipped; a comparison with io_uring and one
+ * without. */
+static Fleetbench__BenchRun *bounds_run(void)
+{
+	Fleetbench__BenchRun *b = malloc(sizeof(*b));
+
+	fleetbench__bench_run__init(b);
+	b->benchmarks = calloc(4, sizeof(*b->benchmarks));
+	b->benchmarks[0] = variant("pread", "pread", NULL,
+				   metric("iops", "IO/s", 1000, 1100),
+				   metric("lat_p99_us", "us", 300, 310));
+	b->benchmarks[1] =
+		variant("io_uring", "io_uring", NULL,
+			metric("iops", "IO/s", 2000, 2100),
+			metric("lat_p99_us", "us", 250,
+			       1.8446744073709552e+13));
+	b->benchmarks[2] = variant("libaio", NULL, NULL,
+				   metric("iops", "IO/s", 1500, NAN), NULL);
+	b->benchmarks[3] = variant("io_uring_sqpoll", NULL, "sqpoll: EPERM",
+				   NULL, NULL);
+	b->n_benchmarks = 4;
+	b->comparisons = calloc(2, sizeof(*b->comparisons));
+	b->comparisons[0] = comparison("iouring_vs_pread", "io_uring",
+				       "pread", 1.9);
+	b->comparisons[1] = comparison("libaio_vs_pread", "pread", "pread",
+				       1.0);
+	b->n_comparisons = 2;
+	return b;
+}
 
 static void test_bounds(void)
 {
-	struct json_object *j = json_tokener_parse(bounds_report);
-	struct json_object *results = jget(j, "results");
-	struct json_object *uring, *libaio, *c;
+	Fleetbench__BenchRun *b = bounds_run();
+	struct json_object *j, *uring, *libaio, *c;
 
+	CHECK_EQ_INT(bench_check_bounds(b), 2);
+	CHECK_EQ_INT(bench_report_failed(b), 2);
+	j = jbench(b);
 	CHECK(j != NULL);
-	if (!j)
-		return;
-	CHECK_EQ_INT(bench_check_bounds(results, jget(j, "comparisons")), 2);
-	CHECK_EQ_INT(bench_report_failed(j), 2);
 	/* the sample longer than its window: the metric named */
-	uring = jget(j, "results[1]");
+	uring = jget(j, "benchmarks[1]");
 	CHECK_EQ_STR(jstr(uring, "variant"), "io_uring");
-	CHECK_EQ_STR(jstr(uring, "status"), "failed");
+	CHECK_EQ_STR(jstatus(uring), "failed");
 	CHECK_EQ_STR(jstr(uring, "failure"),
 		     "out of bounds: lat_p99_us: sample 1 is 1.84467e+13 us, "
 		     "longer than its 0.5 s window");
 	CHECK(jis(uring, "skip_reason", json_type_null));
 	CHECK_EQ_INT(jlen(uring, "metrics"), 0);
-	CHECK_EQ_INT(jlen(uring, "repeats"), 0);
-	CHECK_EQ_STR(jstr(uring, "parameters.engine"), "io_uring");
+	CHECK_EQ_INT(jlen(uring, "windows"), 0);
+	CHECK_EQ_STR(jpstr(uring, "engine"), "io_uring");
 	/* a NaN sample */
-	libaio = jget(j, "results[2]");
-	CHECK_EQ_STR(jstr(libaio, "status"), "failed");
+	libaio = jget(j, "benchmarks[2]");
+	CHECK_EQ_STR(jstatus(libaio), "failed");
 	CHECK_(strstr(jstr(libaio, "failure"),
 		      "out of bounds: iops: sample 1 is nan IO/s, not a finite number") !=
 		       NULL,
 	       "libaio: %s", jstr(libaio, "failure"));
 	/* the others as they were */
-	CHECK_EQ_STR(jstr(j, "results[0].status"), "ok");
-	CHECK_EQ_INT(jlen(j, "results[0].metrics[1].samples"), 2);
-	CHECK_EQ_STR(jstr(j, "results[3].status"), "skipped");
-	CHECK_EQ_STR(jstr(j, "results[3].skip_reason"), "sqpoll: EPERM");
+	CHECK_EQ_STR(jstatus(jget(j, "benchmarks[0]")), "ok");
+	CHECK_EQ_INT(jlen(j, "benchmarks[0].metrics[1].samples"), 2);
+	CHECK_EQ_INT(jlen(j, "benchmarks[0].windows"), 2);
+	CHECK_EQ_STR(jstatus(jget(j, "benchmarks[3]")), "skipped");
+	CHECK_EQ_STR(jstr(j, "benchmarks[3].skip_reason"), "sqpoll: EPERM");
 	/* the comparison with io_uring: ratio null, the reason */
 	c = jget(j, "comparisons[0]");
 	CHECK_EQ_STR(jstr(c, "name"), "iouring_vs_pread");
-	CHECK(jis(c, "ratio", json_type_null));
-	CHECK(!jget(c, "ci_low") && !jget(c, "method"));
+	CHECK(!jget(c, "ratio") && !jget(c, "ci_low") &&
+	      !jget(c, "ci_high") && !jget(c, "level") && !jget(c, "method"));
 	CHECK_EQ_STR(jstr(c, "reason"),
 		     "io_uring failed: out of bounds: lat_p99_us: sample 1 is "
 		     "1.84467e+13 us, longer than its 0.5 s window");
@@ -342,8 +408,9 @@ static void test_bounds(void)
 	CHECK(jis(c, "ratio", json_type_double));
 	CHECK(!jget(c, "reason"));
 	/* a second pass finds nothing more */
-	CHECK_EQ_INT(bench_check_bounds(results, jget(j, "comparisons")), 0);
+	CHECK_EQ_INT(bench_check_bounds(b), 0);
 	json_object_put(j);
+	bench_run_free(b);
 }
 
 int main(void)
