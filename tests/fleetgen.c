@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cleanup.h"
 #include "codec.h"
 #include "rand.h"
@@ -196,9 +197,8 @@ struct run {
 	int64_t started_ms;
 	uint64_t seed;
 	struct rng rng;
-	struct json_object *results, *comparisons;
+	Fleetbench__BenchRun *bench; /* the agent's messages, as it fills them */
 	bool hot; /* a noisy neighbour during this run */
-	bool noisy;
 };
 
 static struct json_object *probe_json(const struct run *run)
@@ -294,7 +294,12 @@ static struct json_object *probe_json(const struct run *run)
 struct variant {
 	const char *benchmark, *name;
 	const char *skip; /* reason, or NULL */
-	struct json_object *params;
+	/* up to 2 parameters: a string, or an integer when s is NULL */
+	struct {
+		const char *key, *s;
+		int64_t i;
+	} param[2];
+	int n_params;
 	/* up to 6 metrics of REPEATS samples */
 	const char *metric[6], *unit[6];
 	double v[6][REPEATS];
@@ -305,8 +310,15 @@ static void variant_init(struct variant *v, const char *benchmark,
 			 const char *name, const char *skip)
 {
 	*v = (struct variant){ .benchmark = benchmark, .name = name,
-			       .skip = skip,
-			       .params = json_object_new_object() };
+			       .skip = skip };
+}
+
+static void param(struct variant *v, const char *key, const char *s,
+		  int64_t i)
+{
+	v->param[v->n_params].key = key;
+	v->param[v->n_params].s = s;
+	v->param[v->n_params++].i = i;
 }
 
 static double *metric(struct variant *v, const char *name, const char *unit)
@@ -324,85 +336,124 @@ static const double *samples_of(const struct variant *v, const char *name)
 	return NULL;
 }
 
-/* Appends the variant to the bench report, as the agent writes it. */
+/* ---- the bench messages (every part from malloc: bench_run_free()) ---- */
+
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size);
+
+	if (!p) {
+		fprintf(stderr, "fleetgen: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	return strcpy(xmalloc(strlen(s) + 1), s);
+}
+
+/* Appends item to the array *arrp of *n pointers. */
+static void append(void *arrp, size_t *n, void *item)
+{
+	void ***arr = arrp;
+	void **a = realloc(*arr, (*n + 1) * sizeof(*a));
+
+	if (!a) {
+		fprintf(stderr, "fleetgen: out of memory\n");
+		exit(1);
+	}
+	a[(*n)++] = item;
+	*arr = a;
+}
+
+/* Appends the variant to the bench run, as the agent fills it. */
 static void variant_add(struct run *run, struct variant *v)
 {
-	struct json_object *res = json_object_new_object();
-	struct json_object *metrics = json_object_new_array();
-	struct json_object *repeats = json_object_new_array();
-	bool noisy = false;
+	Fleetbench__Benchmark *b = xmalloc(sizeof(*b));
 
-	put(res, "benchmark", str(v->benchmark));
-	put(res, "variant", str(v->name));
-	put(res, "status", str(v->skip ? "skipped" : "ok"));
-	put(res, "skip_reason", v->skip ? str(v->skip) : NULL);
-	put(res, "parameters", v->params);
+	fleetbench__benchmark__init(b);
+	b->benchmark = xstrdup(v->benchmark);
+	b->variant = xstrdup(v->name);
+	b->skip_reason = v->skip ? xstrdup(v->skip) : NULL;
+	for (int i = 0; i < v->n_params; i++) {
+		Fleetbench__Param *p = xmalloc(sizeof(*p));
+
+		fleetbench__param__init(p);
+		p->key = xstrdup(v->param[i].key);
+		if (v->param[i].s) {
+			p->value_case = FLEETBENCH__PARAM__VALUE_STRING_VALUE;
+			p->string_value = xstrdup(v->param[i].s);
+		} else {
+			p->value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+			p->int_value = v->param[i].i;
+		}
+		append(&b->parameters, &b->n_parameters, p);
+	}
 	for (int m = 0; !v->skip && m < v->n_metrics; m++) {
-		struct json_object *o = json_object_new_object();
-		struct json_object *s = json_object_new_array();
+		Fleetbench__Metric *o = xmalloc(sizeof(*o));
 
-		for (int i = 0; i < REPEATS; i++)
-			json_object_array_add(s,
-					      json_object_new_double(v->v[m][i]));
-		put(o, "metric", str(v->metric[m]));
-		put(o, "unit", str(v->unit[m]));
-		put(o, "samples", s);
-		json_object_array_add(metrics, o);
+		fleetbench__metric__init(o);
+		o->metric = xstrdup(v->metric[m]);
+		o->unit = xstrdup(v->unit[m]);
+		o->samples = xmalloc(REPEATS * sizeof(*o->samples));
+		memcpy(o->samples, v->v[m], REPEATS * sizeof(*o->samples));
+		o->n_samples = REPEATS;
+		append(&b->metrics, &b->n_metrics, o);
 	}
 	for (int i = 0; !v->skip && i < REPEATS; i++) {
-		struct json_object *w = json_object_new_object();
+		Fleetbench__Window *w = xmalloc(sizeof(*w));
 		bool hot = run->hot && rng_double(&run->rng) < 0.3;
 		double steal = hot ? around(&run->rng, 9.0, 0.2) :
 				     around(&run->rng, 0.3, 0.5);
 
-		put(w, "steal_pct", json_object_new_double(steal));
-		put(w, "loadavg1", json_object_new_double(
-					   around(&run->rng, 0.8, 0.3)));
-		put(w, "wall_s", json_object_new_double(
-					 around(&run->rng, 1.5, 0.05)));
-		put(w, "noisy", json_object_new_boolean(steal > STEAL_THRESHOLD));
-		noisy |= steal > STEAL_THRESHOLD;
-		json_object_array_add(repeats, w);
+		fleetbench__window__init(w);
+		w->has_steal_pct = w->has_loadavg1 = w->has_wall_s = 1;
+		w->has_noisy = 1;
+		w->steal_pct = steal;
+		w->loadavg1 = around(&run->rng, 0.8, 0.3);
+		w->wall_s = around(&run->rng, 1.5, 0.05);
+		w->noisy = steal > STEAL_THRESHOLD;
+		append(&b->windows, &b->n_windows, w);
 	}
-	put(res, "metrics", metrics);
-	put(res, "repeats", repeats);
-	put(res, "noisy", json_object_new_boolean(noisy));
-	run->noisy |= noisy;
-	json_object_array_add(run->results, res);
+	append(&run->bench->benchmarks, &run->bench->n_benchmarks, b);
 }
 
 /* A comparison of num/den on metric with the agent's paired bootstrap
- * (agent/stats.c), or ratio null with the reason of a skipped side. */
+ * (agent/stats.c), or no ratio with the reason of a skipped side. */
 static void compare(struct run *run, const char *name, const struct variant *num,
 		    const struct variant *den, const char *metric_name)
 {
-	struct json_object *c = json_object_new_object();
+	Fleetbench__Comparison *c = xmalloc(sizeof(*c));
 	const struct variant *skipped = num->skip ? num : den->skip ? den : NULL;
 	struct stats_ratio r;
 
-	put(c, "name", str(name));
-	put(c, "benchmark", str(num->benchmark));
-	put(c, "metric", str(metric_name));
-	put(c, "numerator", str(num->name));
-	put(c, "denominator", str(den->name));
+	fleetbench__comparison__init(c);
+	c->name = xstrdup(name);
+	c->benchmark = xstrdup(num->benchmark);
+	c->metric = xstrdup(metric_name);
+	c->numerator = xstrdup(num->name);
+	c->denominator = xstrdup(den->name);
 	if (!skipped &&
 	    stats_ratio_ci(samples_of(num, metric_name), REPEATS,
 			   samples_of(den, metric_name), REPEATS, 1, 0.95,
 			   BOOTSTRAP, run->seed, &r) == 0) {
-		put(c, "ratio", json_object_new_double(r.ratio));
-		put(c, "ci_low", json_object_new_double(r.lo));
-		put(c, "ci_high", json_object_new_double(r.hi));
-		put(c, "level", json_object_new_double(r.level));
-		put(c, "method", str("ratio of medians, paired percentile bootstrap, 10000 resamples"));
+		c->has_ratio = c->has_ci_low = c->has_ci_high = 1;
+		c->has_level = 1;
+		c->ratio = r.ratio;
+		c->ci_low = r.lo;
+		c->ci_high = r.hi;
+		c->level = r.level;
+		c->method = xstrdup("ratio of medians, paired percentile bootstrap, 10000 resamples");
 	} else {
 		char reason[128];
 
 		snprintf(reason, sizeof(reason), "%s was skipped",
 			 skipped ? skipped->name : "a side");
-		put(c, "ratio", NULL);
-		put(c, "reason", str(reason));
+		c->reason = xstrdup(reason);
 	}
-	json_object_array_add(run->comparisons, c);
+	append(&run->bench->comparisons, &run->bench->n_comparisons, c);
 }
 
 /* thp_chase and thp_fault: 4 KiB against huge pages. */
@@ -449,7 +500,7 @@ static void bench_thp(struct run *run, const double *drift)
 				   0;
 	}
 	metric(&k4, "huge_fraction", "fraction"); /* zeros */
-	json_object_object_add(thp.params, "thp_enabled", str(t->thp_mode));
+	param(&thp, "thp_enabled", t->thp_mode, 0);
 
 	variant_init(&nohuge, "thp_fault", "nohuge", NULL);
 	variant_init(&fthp, "thp_fault", "thp", NULL);
@@ -501,9 +552,8 @@ static void bench_randread(struct run *run, const double *drift)
 	for (int e = 0; e < 5; e++) {
 		variant_init(&v[e], "randread", names[e],
 			     e == 2 && denied ? "sqpoll: EPERM" : NULL);
-		json_object_object_add(v[e].params, "engine", str(names[e]));
-		json_object_object_add(v[e].params, "iodepth",
-				       json_object_new_int(e ? 32 : 1));
+		param(&v[e], "engine", names[e], 0);
+		param(&v[e], "iodepth", NULL, e ? 32 : 1);
 		iops[e] = metric(&v[e], "iops", "IO/s");
 		lat[e] = metric(&v[e], "lat_p50_us", "us");
 	}
@@ -528,28 +578,23 @@ static void bench_randread(struct run *run, const double *drift)
 	compare(run, "sqpoll_vs_iouring", &v[2], &v[1], "iops");
 }
 
-static struct json_object *bench_json(struct run *run)
+/* The run's bench messages (bench_run_free() them). */
+static Fleetbench__BenchRun *bench_run(struct run *run)
 {
-	struct json_object *b = json_object_new_object();
 	double drift[REPEATS];
 
-	run->results = json_object_new_array();
-	run->comparisons = json_object_new_array();
+	run->bench = xmalloc(sizeof(*run->bench));
+	fleetbench__bench_run__init(run->bench);
 	run->hot = rng_double(&run->rng) < run->t->noisy_share;
 	/* what a repeat's neighbours do to every variant alike */
 	for (int i = 0; i < REPEATS; i++)
 		drift[i] = around(&run->rng, 1.0, 0.02);
 	bench_thp(run, drift);
 	bench_randread(run, drift);
-	put(b, "profile", str("full"));
-	put(b, "dir", str("/var/tmp"));
-	put(b, "repeats", json_object_new_int(REPEATS));
-	put(b, "seed", json_object_new_int64((int64_t)run->seed));
-	put(b, "steal_threshold_pct", json_object_new_double(STEAL_THRESHOLD));
-	put(b, "noisy", json_object_new_boolean(run->noisy));
-	put(b, "results", run->results);
-	put(b, "comparisons", run->comparisons);
-	return b;
+	run->bench->profile = xstrdup("full");
+	run->bench->has_seed = 1;
+	run->bench->seed = (int64_t)run->seed;
+	return run->bench;
 }
 
 /* A version 7 UUID (time-ordered: the spool sends oldest first, and a
@@ -644,7 +689,8 @@ static int set_method(Fleetbench__Report *rep)
 static int spool_run(struct spool *s, struct run *run)
 {
 	const struct fleet_type *t = run->t;
-	struct json_object *probe = probe_json(run), *bench = bench_json(run);
+	struct json_object *probe = probe_json(run);
+	Fleetbench__BenchRun *bench = bench_run(run);
 	Fleetbench__Report *rep = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
 	char err[256], when[32];
@@ -655,7 +701,7 @@ static int spool_run(struct spool *s, struct run *run)
 	r = report_build(probe, bench, run->started_ms,
 			 run->started_ms + 170000, &rep, err);
 	json_object_put(probe);
-	json_object_put(bench);
+	bench_run_free(bench);
 	if (r < 0) {
 		fprintf(stderr, "fleetgen: report_build: %s\n", err);
 		return r;

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "report.h"
 #include "run.h"
+#include "spool.h"
 
 #define READY_TIMEOUT_S 30 /* for the collector to listen */
 
@@ -204,45 +205,89 @@ static struct json_object *agent_json(char *const argv[])
 }
 
 /*
- * The report every simulated run is a variant of: the agent's real probe
- * of this host and a whole quick bench suite at tiny sizes (every
- * benchmark and variant, three repeats, in well under a second); with
- * probe_only the probe alone.
+ * The one report the agent spooled in dir (its `run --no-send`), read and
+ * unpacked by the codec into *ret (codec_free_report()). 0 or -1, logged.
+ */
+static int spooled_report(const char *dir, Fleetbench__Report **ret)
+{
+	char err[SPOOL_ERR_LEN > CODEC_ERR_LEN ? SPOOL_ERR_LEN :
+						 CODEC_ERR_LEN];
+	struct spool *s = spool_open(dir, 0, err);
+	_cleanup_free_ struct spool_entry *e = NULL;
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len;
+	int n, r = -1;
+
+	if (!s)
+		return log_error("cannot open the spool '%s': %s", dir, err);
+	n = spool_list(s, &e);
+	if (n != 1)
+		log_error("the agent spooled %d reports in '%s', not one", n,
+			  dir);
+	else if (spool_read(s, &e[0], &buf, &len, err) < 0)
+		log_error("cannot read the agent's report: %s", err);
+	else if (codec_unpack_report(buf, len, ret, err) < 0)
+		log_error("the agent's report does not unpack: %s", err);
+	else
+		r = 0;
+	spool_close(s);
+	return r;
+}
+
+/*
+ * The report every simulated run is a variant of, as the agent makes it:
+ * its real probe of this host and a whole quick bench suite at tiny sizes
+ * (every benchmark and variant, three repeats, in well under a second),
+ * which `run --no-send` spools; with probe_only, the probe alone (`probe
+ * --json`) as the agent's report builder makes it.
  */
 static int template_make(struct fleet *f)
 {
-	char dir[96], conf[96], err[REPORT_ERR_LEN];
-	struct json_object *probe = NULL, *suite = NULL;
+	char dir[96], conf[96], spool[96], err[REPORT_ERR_LEN];
+	Fleetbench__Report *rep = NULL;
+	_cleanup_free_ uint8_t *buf = NULL;
+	struct json_object *probe = NULL;
 	int64_t started = realtime_ms();
+	size_t len;
 	int r = -1;
 
 	snprintf(dir, sizeof(dir), "%s/agent", f->work);
 	snprintf(conf, sizeof(conf), "%s/empty.conf", f->work);
+	snprintf(spool, sizeof(spool), "%s/agent-spool", f->work);
 	if (mkdir(dir, 0755) < 0)
 		return log_error("cannot create '%s': %s", dir,
 				 strerror(errno));
 	char *probe_argv[] = { (char *)f->agent_path, "probe", "-c", conf,
 			       "--json", "--steal-window", "0", "--dir", dir,
 			       NULL };
-	char *bench_argv[] = { (char *)f->agent_path, "bench", "-c", conf,
-			       "--json", "--profile", "quick", "--repeats", "3",
-			       "--chase-bytes", "1M", "--chase-accesses", "1000",
-			       "--fault-bytes", "4M", "--file-bytes", "4M",
-			       "--io-ms", "10", "--seq-bytes", "1M",
-			       "--fs-increments", "1000", "--dir", dir, NULL };
+	char *run_argv[] = { (char *)f->agent_path, "run", "-c", conf,
+			     "--no-send", "--spool-dir", spool,
+			     "--steal-window", "0", "--profile", "quick",
+			     "--repeats", "3", "--chase-bytes", "1M",
+			     "--chase-accesses", "1000", "--fault-bytes", "4M",
+			     "--file-bytes", "4M", "--io-ms", "10",
+			     "--seq-bytes", "1M", "--fs-increments", "1000",
+			     "--dir", dir, NULL };
 
+	if (!f->probe_only) {
+		if (run_checked(run_argv, NULL) < 0)
+			return -1;
+		return spooled_report(spool, &f->tmpl);
+	}
 	probe = agent_json(probe_argv);
-	if (probe && !f->probe_only)
-		suite = agent_json(bench_argv);
-	if (!probe || (!suite && !f->probe_only))
-		goto out;
-	r = report_build(probe, suite, started, realtime_ms(), &f->tmpl, err);
+	if (!probe)
+		return -1;
+	/* through the codec, so that the template is freed alike */
+	r = report_build(probe, NULL, started, realtime_ms(), &rep, err);
 	if (r < 0)
 		log_error("cannot build a report from the agent's output: %s",
 			  err);
-out:
+	if (r == 0)
+		r = codec_pack_report(rep, &buf, &len);
+	if (r == 0)
+		r = codec_unpack_report(buf, len, &f->tmpl, err);
+	report_free(rep);
 	json_object_put(probe);
-	json_object_put(suite);
 	return r < 0 ? -1 : 0;
 }
 
@@ -558,7 +603,7 @@ void fleet_release(struct fleet *f)
 	f->zctx = NULL;
 	fleet_collector_stop(f);
 	pg_stop(f);
-	report_free(f->tmpl);
+	codec_free_report(f->tmpl);
 	f->tmpl = NULL;
 	if (f->keys)
 		explicit_bzero(f->keys, f->n_keys * sizeof(*f->keys));

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_test.h"
 #include "io_engine.h"
 #include "run.h"
 
@@ -194,7 +195,7 @@ static int run_agent(const char *agent, const char *file, int depth,
 	j = run_json(argv);
 	if (!j)
 		return -EIO;
-	results = jobj(j, "results");
+	results = jobj(j, "benchmarks");
 	for (size_t i = 0; i < json_object_array_length(results); i++) {
 		struct json_object *r = json_object_array_get_idx(results, i);
 		const char *var = json_object_get_string(jobj(r, "variant"));
@@ -203,8 +204,7 @@ static int run_agent(const char *agent, const char *file, int depth,
 		for (size_t e = 0; e < NENGINES; e++) {
 			if (strcmp(var, engines[e].agent))
 				continue;
-			if (!strcmp(json_object_get_string(jobj(r, "status")),
-				    "skipped")) {
+			if (!strcmp(jstatus(r), "skipped")) {
 				fprintf(stderr, "agent skipped %s: %s\n", var,
 					json_object_get_string(
 						jobj(r, "skip_reason")));
@@ -218,12 +218,10 @@ static int run_agent(const char *agent, const char *file, int depth,
 					jobj(mo, "metric"));
 
 				if (!strcmp(name, "iops")) {
-					iops[e] = json_object_get_double(
-						jobj(mo, "median"));
+					iops[e] = jmedian(mo);
 					found++;
 				} else if (!strcmp(name, "lat_p50_us")) {
-					p50[e] = json_object_get_double(
-						jobj(mo, "median"));
+					p50[e] = jmedian(mo);
 				}
 			}
 		}

@@ -72,7 +72,7 @@ static int agent_sample(struct json_object *report, const char *variant,
 {
 	struct json_object *results, *metrics, *samples;
 
-	if (!json_object_object_get_ex(report, "results", &results))
+	if (!json_object_object_get_ex(report, "benchmarks", &results))
 		return -EBADMSG;
 	for (size_t i = 0; i < json_object_array_length(results); i++) {
 		struct json_object *r = json_object_array_get_idx(results, i);
