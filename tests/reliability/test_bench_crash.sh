@@ -76,19 +76,23 @@ check_report() {
 		import json, sys
 		report = json.load(open(sys.argv[1]))
 		bench, sig = sys.argv[2], "SIG" + sys.argv[3]
-		results = report["bench"]["results"]
+		results = report["bench"]["benchmarks"]
+		repeats = report["bench"]["method"]["repeats"]
+		def status(r):
+		    return ("failed" if "failure" in r else
+		            "skipped" if "skip_reason" in r else "ok")
 		killed = [r for r in results if r["benchmark"] == bench]
 		others = [r for r in results if r["benchmark"] != bench]
 		print("killed", len(killed) > 0 and all(
-		    r["status"] == "failed" and r["skip_reason"] is None
+		    status(r) == "failed" and "skip_reason" not in r
 		    and sig + " in " + bench in r["failure"]
-		    and not r["metrics"] and not r["repeats"] for r in killed))
+		    and not r["metrics"] and not r["windows"] for r in killed))
 		print("direct", sum(r["failure"].startswith(sig + " in ")
 		                    for r in killed) >= 1)
 		print("others", len({r["benchmark"] for r in others}) == 2 and all(
-		    r["status"] == "skipped" or (r["status"] == "ok"
-		    and r["failure"] is None and r["metrics"] and all(
-		        len(m["samples"]) == report["bench"]["repeats"]
+		    status(r) == "skipped" or (status(r) == "ok"
+		    and r["metrics"] and all(
+		        len(m["samples"]) == repeats
 		        for m in r["metrics"])) for r in others))
 		print("compared", not any(c["benchmark"] == bench
 		                          for c in report["bench"]["comparisons"]))
