@@ -239,5 +239,7 @@ check_match "an unknown --by key: exit 2" "$(refused fb compare --metric "$m" --
 exit 2"
 "$FLEETBENCH" compare --help >"$tmp/help.out"
 check_grep "compare --help documents --metric" "$tmp/help.out" '^ +--metric NAME +one metric'
+"$FLEETBENCH" --help >"$tmp/help.out"
+check_grep "fleetbench --help says compare takes --metric" "$tmp/help.out" '\(--metric NAME\)$'
 
 finish
