@@ -63,16 +63,21 @@ $$;
  * The runs of filter since since that measured the metric name (the
  * result of fleetbench_metric_name(); NULL: every metric) with a median:
  * one row per run and benchmark variant, metric its full name. The join
- * carries the partition key of bench_metrics.
+ * carries the partition key of bench_metrics. The runs are materialized
+ * first, so the planner knows how many they are: a hash join for many
+ * (it underestimates the rows of one metric several times and would probe
+ * the runs once per row), an index scan of bench_metrics per run for a
+ * few (a host's).
  */
 CREATE OR REPLACE FUNCTION fleetbench_metric_runs(name text[], filter jsonb,
 						  since timestamptz)
 RETURNS TABLE (run run_figures, metric text, unit text,
 	       median double precision)
 LANGUAGE sql STABLE AS $$
-	SELECT f, m.benchmark || '/' || m.variant || '/' || m.metric, m.unit,
-	       m.median
-	FROM fleetbench_runs(filter, since) AS f
+	WITH f AS MATERIALIZED (SELECT * FROM fleetbench_runs(filter, since))
+	SELECT f::run_figures, m.benchmark || '/' || m.variant || '/' || m.metric,
+	       m.unit, m.median
+	FROM f
 	JOIN bench_metrics AS m
 		ON m.run_id = f.run_id AND m.started_at = f.started_at
 	WHERE (name[3] IS NULL OR m.metric = name[3])
