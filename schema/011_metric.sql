@@ -62,24 +62,35 @@ $$;
 /*
  * The runs of filter since since that measured the metric name (the
  * result of fleetbench_metric_name(); NULL: every metric) with a median:
- * one row per run and benchmark variant, metric its full name. The join
- * carries the partition key of bench_metrics. The runs are materialized
- * first, so the planner knows how many they are: a hash join for many
- * (it underestimates the rows of one metric several times and would probe
- * the runs once per row), an index scan of bench_metrics per run for a
- * few (a host's).
+ * one row per run and benchmark variant, with the run's keys. The runs
+ * are materialized first, so the planner knows how many they are: a hash
+ * join for many, an index scan of bench_metrics per run for a few (a
+ * host's). The partition key is joined as a range, the same rows as an
+ * equality: the planner prunes the months with it and estimates the join
+ * from run_id alone (an equality on both columns of a CTE it takes for a
+ * handful of rows, and sorts 700,000 to group them).
  */
 CREATE OR REPLACE FUNCTION fleetbench_metric_runs(name text[], filter jsonb,
 						  since timestamptz)
-RETURNS TABLE (run run_figures, metric text, unit text,
-	       median double precision)
+RETURNS TABLE (method text, provider text, instance_type text,
+	       kernel_release text, region text, vm text, thp_enabled text,
+	       vcpus integer, hostname text, machine_id text,
+	       started_at timestamptz, benchmark text, variant text,
+	       metric text, unit text, median double precision)
 LANGUAGE sql STABLE AS $$
-	WITH f AS MATERIALIZED (SELECT * FROM fleetbench_runs(filter, since))
-	SELECT f::run_figures, m.benchmark || '/' || m.variant || '/' || m.metric,
+	WITH f AS MATERIALIZED (
+		SELECT r.run_id, r.method, r.provider, r.instance_type,
+		       r.kernel_release, r.region, r.vm, r.thp_enabled, r.vcpus,
+		       r.hostname, r.machine_id, r.started_at
+		FROM fleetbench_runs(filter, since) AS r)
+	SELECT f.method, f.provider, f.instance_type, f.kernel_release,
+	       f.region, f.vm, f.thp_enabled, f.vcpus, f.hostname,
+	       f.machine_id, f.started_at, m.benchmark, m.variant, m.metric,
 	       m.unit, m.median
 	FROM f
 	JOIN bench_metrics AS m
-		ON m.run_id = f.run_id AND m.started_at = f.started_at
+		ON m.run_id = f.run_id AND m.started_at >= f.started_at
+		   AND m.started_at <= f.started_at
 	WHERE (name[3] IS NULL OR m.metric = name[3])
 	  AND (name[1] IS NULL OR (m.benchmark = name[1]
 				   AND m.variant = name[2]))
@@ -111,7 +122,10 @@ RETURNS TABLE (
 	hosts bigint, runs bigint, few_runs boolean,
 	median numeric, median_lo numeric, median_hi numeric, unit text,
 	first_run timestamptz, last_run timestamptz)
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE
+-- as the other query functions: the runs and the sorts in memory
+SET work_mem = '256MB'
+AS $$
 #variable_conflict use_column
 DECLARE
 	keys text[] := coalesce(by, '{provider,instance_type,kernel}');
@@ -124,10 +138,9 @@ BEGIN
 	    vcpus, host, hosts, runs, few_runs, median, median_lo, median_hi,
 	    unit, first_run, last_run IN
 		WITH v AS (
-			SELECT (x.run).*, x.metric, x.unit, x.median
-			FROM fleetbench_metric_runs(mname,
+			SELECT * FROM fleetbench_metric_runs(mname,
 				fleetbench_filter_method(filter, method_key),
-				since) AS x
+				since)
 		), chosen AS (
 			SELECT CASE WHEN method_key IS NULL
 				     AND NOT coalesce(filter ? 'method', false)
@@ -137,7 +150,8 @@ BEGIN
 						   count(*) DESC, v.method
 					  LIMIT 1) END AS method
 		), g AS (
-			SELECT v.metric, v.method,
+			SELECT v.benchmark || '/' || v.variant || '/' || v.metric
+				       AS metric, v.method,
 			       CASE WHEN 'provider' = ANY (keys) THEN v.provider END AS provider,
 			       CASE WHEN 'instance_type' = ANY (keys) THEN v.instance_type END AS instance_type,
 			       CASE WHEN 'kernel' = ANY (keys) THEN v.kernel_release END AS kernel,
@@ -153,7 +167,8 @@ BEGIN
 			       max(v.started_at) AS last_run
 			FROM v, chosen AS c
 			WHERE c.method IS NULL OR v.method = c.method
-			GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+			GROUP BY v.benchmark, v.variant, v.metric, 2, 3, 4, 5, 6,
+				 7, 8, 9, 10, 11
 		)
 		SELECT g.metric, g.method, g.provider, g.instance_type, g.kernel,
 		       g.region, g.vm, g.thp, g.vcpus, g.host, g.hosts,
@@ -175,8 +190,12 @@ BEGIN
 			metric_name, array_to_string(names, ', ')
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
+	-- bench_metrics alone: no run to materialize for an error
 	IF cardinality(names) = 0 AND NOT EXISTS (
-		SELECT 1 FROM fleetbench_metric_runs(mname, NULL, NULL)) THEN
+		SELECT 1 FROM bench_metrics AS m
+		WHERE m.metric = mname[3]
+		  AND (mname[1] IS NULL OR (m.benchmark = mname[1]
+					    AND m.variant = mname[2]))) THEN
 		RAISE EXCEPTION 'metric: unknown metric ''%'': no stored run measured it (fleetbench compare --metric list, or SELECT * FROM fleet_metric_list(), lists the metrics stored)',
 			metric_name
 			USING ERRCODE = 'invalid_parameter_value';
@@ -186,28 +205,43 @@ $$;
 
 /*
  * The metrics the runs of filter since since measured (`fleetbench
- * compare --metric list`): one row per name and unit, with the runs and
- * hosts that measured it and their methods. method_key NULL or '*': every
- * method, else that one.
+ * compare --metric list`): one row per name and unit, with the runs that
+ * measured it and the first and last of them. method_key NULL or '*':
+ * every method, else that one. Without a filter or a method, from
+ * bench_metrics alone (every run of it is in run_figures): the names are
+ * what one asks for first, and the join to the runs costs more than
+ * the scan.
  */
 CREATE OR REPLACE FUNCTION fleet_metric_list(filter jsonb DEFAULT NULL,
 					     since timestamptz DEFAULT NULL,
 					     method_key text DEFAULT NULL)
 RETURNS TABLE (
-	metric text, unit text, methods text, hosts bigint, runs bigint,
-	first_run timestamptz, last_run timestamptz)
-LANGUAGE plpgsql STABLE AS $$
+	metric text, unit text, runs bigint, first_run timestamptz,
+	last_run timestamptz)
+LANGUAGE plpgsql STABLE
+SET work_mem = '256MB'
+AS $$
 #variable_conflict use_column
+DECLARE
+	sel jsonb := fleetbench_filter_method(filter, method_key);
 BEGIN
 	PERFORM fleetbench_check_filter(filter);
+	IF sel IS NULL THEN
+		RETURN QUERY
+		SELECT m.benchmark || '/' || m.variant || '/' || m.metric,
+		       m.unit, count(*), min(m.started_at), max(m.started_at)
+		FROM bench_metrics AS m
+		WHERE m.median IS NOT NULL
+		  AND (since IS NULL OR m.started_at >= since)
+		GROUP BY m.benchmark, m.variant, m.metric, m.unit
+		ORDER BY 1, 2;
+		RETURN;
+	END IF;
 	RETURN QUERY
-	SELECT x.metric, x.unit, string_agg(DISTINCT (x.run).method, ', '),
-	       count(DISTINCT (x.run).machine_id), count(*),
-	       min((x.run).started_at), max((x.run).started_at)
-	FROM fleetbench_metric_runs(NULL,
-				    fleetbench_filter_method(filter, method_key),
-				    since) AS x
-	GROUP BY x.metric, x.unit
+	SELECT x.benchmark || '/' || x.variant || '/' || x.metric, x.unit,
+	       count(*), min(x.started_at), max(x.started_at)
+	FROM fleetbench_metric_runs(NULL, sel, since) AS x
+	GROUP BY x.benchmark, x.variant, x.metric, x.unit
 	ORDER BY 1, 2;
 END
 $$;
@@ -215,4 +249,4 @@ $$;
 COMMENT ON FUNCTION fleet_metric_by(text, text[], jsonb, timestamptz, text) IS
 	'fleetbench compare --metric: per group, the median over runs of one bench_metrics metric (BENCHMARK/VARIANT/METRIC) with its 95% interval';
 COMMENT ON FUNCTION fleet_metric_list(jsonb, timestamptz, text) IS
-	'fleetbench compare --metric list: the metrics stored, with their units, runs, hosts and methods';
+	'fleetbench compare --metric list: the metrics stored, with their units and runs';
