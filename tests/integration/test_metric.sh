@@ -229,6 +229,7 @@ check_eq "--metric list --method standard: the standard runs' metrics, not the n
 
 # refused COMMAND...: the command's standard error, then "exit STATUS"
 refused() {
+	# shellcheck disable=SC2069 # standard error to the pipe, output dropped
 	"$@" 2>&1 >/dev/null
 	echo "exit $?"
 }
