@@ -3,7 +3,7 @@
  * The binary parameter encoder: the exact bytes of each type's send
  * format, arrays (empty, with NULL elements), and its errors. That
  * PostgreSQL reads these bytes back as the values they stand for is
- * tests/integration/test_pgparam.sh's part.
+ * tests/integration/test_pgparam_rt.sh's part.
  */
 #include <errno.h>
 #include <stdint.h>
