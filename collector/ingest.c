@@ -199,8 +199,8 @@ static void enc_u64(struct enc *e, const char *name, uint64_t v)
 {
 	if (v > INT64_MAX && !e->r) {
 		e->r = -ERANGE;
-		snprintf(e->err, PG_ERR_LEN, "%s: %" PRIu64 " does not fit a bigint",
-			 name, v);
+		snprintf(e->err, PG_ERR_LEN,
+			 "%s: %" PRIu64 " does not fit a bigint", name, v);
 	}
 	pgparam_int8(e->p, (int64_t)v);
 }
@@ -560,7 +560,7 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 				pgparam_null(p, PGPARAM_FLOAT8);
 				continue;
 			}
-			/* NAN only when out of memory: the samples are finite */
+			/* NAN only without memory: the samples are finite */
 			median = stats_median(m->samples, m->n_samples);
 			if (isnan(median) && !e->r)
 				e->r = -ENOMEM;
@@ -870,8 +870,10 @@ static bool batch_send(struct ingest *g, struct batch *b)
 	for (int i = 0; i < b->n; i++) {
 		struct item *it = &b->items[i];
 
+		/* undecided and valid: a dropped message has neither status
+		 * nor parameters */
 		b->pg[i] = (struct pg_item){
-			.params = it->status ? NULL : &it->params,
+			.params = it->db && !it->status ? &it->params : NULL,
 		};
 	}
 	if (!pg_connected(pg) &&
@@ -929,7 +931,8 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 	if (r == -EINVAL) {
 		/* nothing committed: reject the culprit, send the rest again */
 		for (int i = 0; i < b->n; i++)
-			if (b->pg[i].params && b->pg[i].result == PG_ITEM_INVALID)
+			if (b->pg[i].params &&
+			    b->pg[i].result == PG_ITEM_INVALID)
 				item_decide(&b->items[i],
 					    FLEETBENCH__ACK__STATUS__REJECTED,
 					    b->pg[i].err);
@@ -937,7 +940,8 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 	}
 	if (r == -EAGAIN) {
 		for (int i = 0; i < b->n; i++)
-			if (b->pg[i].params && b->pg[i].result == PG_ITEM_FAILED)
+			if (b->pg[i].params &&
+			    b->pg[i].result == PG_ITEM_FAILED)
 				limited(&g->rl_retry,
 					"report %s from %s not stored, answering RETRY_LATER: %s",
 					b->items[i].run_id, b->items[i].who,

@@ -45,8 +45,8 @@ struct pg {
 	bool end_done; /* fleetbench_ingest_end()'s result has come */
 	int batch_error;
 	char batch_err[PG_ERR_LEN]; /* why, when not an item's fault */
-	/* PG_INGEST_STMT and PG_END_STMT exist on this connection */
-	bool prepared;
+	/* PG_INGEST_STMT, PG_END_STMT exist on this connection */
+	bool prepared, prepared_end;
 };
 
 static void err_set(char *err, const char *fmt, ...)
@@ -197,7 +197,7 @@ void pg_disconnect(struct pg *p)
 		p->conn = NULL;
 	}
 	if (p)
-		p->prepared = false;
+		p->prepared = p->prepared_end = false;
 }
 
 void pg_free(struct pg *p)
@@ -291,6 +291,17 @@ static int prepare(struct pg *p, const struct pgparam *params, char *err)
 	char sql[64 + 6 * 256];
 	int len;
 
+	if (!p->prepared_end) {
+		res = PQprepare(p->conn, PG_END_STMT, PG_END_SQL, 0, NULL);
+		if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+			err_result(p, res, err,
+				   "cannot prepare the ingest statement");
+			return connection_lost(p, res) ? -EIO : -EAGAIN;
+		}
+		PQclear(res);
+		res = NULL;
+		p->prepared_end = true;
+	}
 	if (p->prepared)
 		return 0;
 	if (params->n < 1 || params->n > 256) {
@@ -304,10 +315,6 @@ static int prepare(struct pg *p, const struct pgparam *params, char *err)
 				i > 1 ? ", " : "", i);
 	snprintf(sql + len, sizeof(sql) - (size_t)len, ")");
 	res = PQprepare(p->conn, PG_INGEST_STMT, sql, params->n, params->types);
-	if (res && PQresultStatus(res) == PGRES_COMMAND_OK) {
-		PQclear(res);
-		res = PQprepare(p->conn, PG_END_STMT, PG_END_SQL, 0, NULL);
-	}
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
 		err_result(p, res, err, "cannot prepare the ingest statement");
 		return connection_lost(p, res) ? -EIO : -EAGAIN;
