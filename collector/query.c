@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fleetbench compare, rank and kernels: each one query of a function of
- * schema/004_queries.sql, whose defaults are the views fleet_compare,
- * fleet_rank and fleet_kernels (compare --metric: schema/011_metric.sql). The options become the query's parameters;
- * the database checks them and names what is wrong.
+ * schema/functions/40_queries.sql, whose defaults are the views
+ * fleet_compare, fleet_rank and fleet_kernels (compare --metric:
+ * schema/functions/45_metric.sql). The options become the query's
+ * parameters; the database checks them and names what is wrong.
  */
 #include <errno.h>
 #include <json-c/json.h>

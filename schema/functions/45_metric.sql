@@ -5,10 +5,8 @@
 -- benchmark or metric needs no SQL (docs/bench.md, "Adding a benchmark or
 -- a metric"; tests/integration/test_metric.sh).
 --
--- Functions only, idempotent (CREATE OR REPLACE): at the merge of issue 13
--- they move to schema/functions/. They read the legacy names only
--- (run_figures through fleetbench_runs(), bench_metrics), which stay
--- whatever layout stores them.
+-- They read the legacy names only (run_figures through fleetbench_runs(),
+-- bench_metrics), which stay whatever layout stores them.
 
 /*
  * A metric's figure as compare --metric shows it: three decimals as the
