@@ -505,13 +505,14 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		return CMD_USAGE;
 	}
 	{
-		const char *params[] = { provider, type, since };
+		const char *params[] = { provider, type, since, method };
 
 		r = cmd_query(ctx,
 			      "SELECT * FROM fleet_kernels_by("
 			      "jsonb_build_object('provider', $1::text, "
-			      "'instance_type', $2::text), $3::timestamptz)",
-			      3, params, &res);
+			      "'instance_type', $2::text), $3::timestamptz, "
+			      "$4::text)",
+			      4, params, &res);
 	}
 	if (r != CMD_OK)
 		return r;
