@@ -21,7 +21,8 @@ struct command {
 
 static const struct command commands[] = {
 	{ "compare", cmd_compare,
-	  "headline figures per group (provider, instance type, kernel, ...)" },
+	  "headline figures per group (provider, instance type, kernel, ...),\n"
+	  "           or any one metric (--metric NAME)" },
 	{ "rank", cmd_rank,
 	  "instance types ordered by one figure, best first, ties shown" },
 	{ "kernels", cmd_kernels,

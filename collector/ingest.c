@@ -3,12 +3,14 @@
 #include "ingest.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
+#include <math.h>
 #include <poll.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +24,13 @@
 #include "codec.h"
 #include "fault.h"
 #include "log.h"
+#include "migrate.h"
+#include "stats.h"
 
-/* JSON bytes one batch may hold (two batches are in memory, and libpq
- * buffers a copy of the one in flight): about 100 realistic reports of
- * 40 KiB, a few hundred small ones, at least one of the largest (4 MiB). */
+/* Encoded parameter bytes one batch may hold (two batches are in memory,
+ * and libpq buffers a copy of the one in flight): about 100 realistic
+ * reports, a few hundred small ones, at least one of the largest (whose
+ * parameters take about as many bytes as its 4 MiB message). */
 #define BATCH_MAX_BYTES (4u << 20)
 #define RECONNECT_MIN_MS 100
 /* at most this long between attempts, so that storing resumes within a
@@ -66,8 +71,8 @@ struct item {
 	size_t id_len;
 	char run_id[37];
 	char who[WHO_LEN]; /* the agent's key, or its address */
-	char *json; /* for the database; NULL once stored or answered */
-	char *probe; /* probe_json as received, merged in by PostgreSQL */
+	/* fleetbench_ingest_run()'s parameters; empty once answered */
+	struct pgparam params;
 	bool db; /* valid: its answer depends on the database */
 	Fleetbench__Ack__Status status; /* UNSPECIFIED: not decided */
 	char reason[PG_ERR_LEN];
@@ -88,7 +93,7 @@ struct batch {
 	struct item *items;
 	struct pg_item *pg; /* the same reports, as pg_batch_send() takes */
 	int n;
-	size_t bytes; /* of JSON */
+	size_t bytes; /* of encoded parameters */
 	int64_t first_ms; /* when its first report came */
 };
 
@@ -180,262 +185,463 @@ static void limited(struct ratelimit *rl, const char *fmt, ...)
 	log_warn("%s", msg);
 }
 
-/* ---- the jsonb of fleetbench_ingest() ---- */
+/* ---- the parameters of fleetbench_ingest_run() ---- */
 
-/* Takes v over; v NULL means the constructor ran out of memory. */
-static int add(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_object_add(o, key, v) < 0) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int add_null(struct json_object *o, const char *key)
-{
-	return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
-}
-
-/* A string, or null for an absent one. */
-static int add_str(struct json_object *o, const char *key, const char *s)
-{
-	return s ? add(o, key, json_object_new_string(s)) : add_null(o, key);
-}
-
-static int add_int(struct json_object *o, const char *key, bool has,
-		   int64_t v)
-{
-	return has ? add(o, key, json_object_new_int64(v)) : add_null(o, key);
-}
-
-static int add_double(struct json_object *o, const char *key, bool has,
-		      double v)
-{
-	return has ? add(o, key, json_object_new_double(v)) :
-		     add_null(o, key);
-}
-
-/* Adds a new empty object or array under key; *ret stays owned by o. */
-static int add_child(struct json_object *o, const char *key, bool array,
-		     struct json_object **ret)
-{
-	struct json_object *c =
-		array ? json_object_new_array() : json_object_new_object();
-	int r = add(o, key, c);
-
-	if (r == 0)
-		*ret = c;
-	return r;
-}
-
-static int append(struct json_object *a, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_array_add(a, v) < 0) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* A new object appended to array a. */
-static int append_object(struct json_object *a, struct json_object **ret)
-{
-	struct json_object *o = json_object_new_object();
-	int r = append(a, o);
-
-	if (r == 0)
-		*ret = o;
-	return r;
-}
-
-#define TRY(expr)                        \
-	do {                             \
-		int r_ = (expr);         \
-		if (r_ < 0)              \
-			return r_;       \
-	} while (0)
-
-static int json_host(struct json_object *root, const Fleetbench__Host *h)
-{
-	struct json_object *o;
-
-	TRY(add_child(root, "host", false, &o));
-	TRY(add_str(o, "provider", h->provider));
-	TRY(add_str(o, "instance_type", h->instance_type));
-	TRY(add_str(o, "region", h->region));
-	TRY(add_str(o, "hostname", h->hostname));
-	TRY(add_str(o, "machine_id", h->machine_id));
-	TRY(add_str(o, "provider_source", h->provider_source));
-	TRY(add_str(o, "instance_type_source", h->instance_type_source));
-	return add_str(o, "region_source", h->region_source);
-}
-
-static int json_kernel(struct json_object *root, const Fleetbench__Kernel *k)
-{
-	struct json_object *o;
-
-	TRY(add_child(root, "kernel", false, &o));
-	TRY(add_str(o, "release", k->release));
-	TRY(add_str(o, "version", k->version));
-	return add_str(o, "cmdline", k->cmdline);
-}
-
-static int json_param(struct json_object *o, const Fleetbench__Param *p)
-{
-	switch (p->value_case) {
-	case FLEETBENCH__PARAM__VALUE_INT_VALUE:
-		return add(o, p->key, json_object_new_int64(p->int_value));
-	case FLEETBENCH__PARAM__VALUE_STRING_VALUE:
-		return add_str(o, p->key, p->string_value);
-	case FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE:
-		return add(o, p->key, json_object_new_double(p->double_value));
-	case FLEETBENCH__PARAM__VALUE_BOOL_VALUE:
-		return add(o, p->key, json_object_new_boolean(p->bool_value));
-	default:
-		return add_null(o, p->key);
-	}
-}
-
-static int json_benchmark(struct json_object *list,
-			  const Fleetbench__Benchmark *b)
-{
-	struct json_object *o, *params, *metrics, *windows;
-
-	TRY(append_object(list, &o));
-	TRY(add_str(o, "benchmark", b->benchmark));
-	TRY(add_str(o, "variant", b->variant));
-	TRY(add_str(o, "skip_reason", b->skip_reason));
-	TRY(add_str(o, "failure", b->failure));
-	TRY(add_child(o, "parameters", false, &params));
-	for (size_t i = 0; i < b->n_parameters; i++)
-		TRY(json_param(params, b->parameters[i]));
-	TRY(add_child(o, "metrics", true, &metrics));
-	for (size_t i = 0; i < b->n_metrics; i++) {
-		const Fleetbench__Metric *m = b->metrics[i];
-		struct json_object *mo, *samples;
-
-		TRY(append_object(metrics, &mo));
-		TRY(add_str(mo, "metric", m->metric));
-		TRY(add_str(mo, "unit", m->unit));
-		TRY(add_child(mo, "samples", true, &samples));
-		for (size_t j = 0; j < m->n_samples; j++)
-			TRY(append(samples,
-				   json_object_new_double(m->samples[j])));
-	}
-	TRY(add_child(o, "windows", true, &windows));
-	for (size_t i = 0; i < b->n_windows; i++) {
-		const Fleetbench__Window *w = b->windows[i];
-		struct json_object *wo;
-
-		TRY(append_object(windows, &wo));
-		TRY(add_double(wo, "steal_pct", w->has_steal_pct, w->steal_pct));
-		TRY(add_double(wo, "loadavg1", w->has_loadavg1, w->loadavg1));
-		TRY(add_double(wo, "wall_s", w->has_wall_s, w->wall_s));
-		if (w->has_noisy)
-			TRY(add(wo, "noisy",
-				json_object_new_boolean(w->noisy)));
-		else
-			TRY(add_null(wo, "noisy"));
-	}
-	return 0;
-}
-
-static int json_comparison(struct json_object *list,
-			   const Fleetbench__Comparison *c)
-{
-	struct json_object *o;
-
-	TRY(append_object(list, &o));
-	TRY(add_str(o, "name", c->name));
-	TRY(add_str(o, "benchmark", c->benchmark));
-	TRY(add_str(o, "metric", c->metric));
-	TRY(add_str(o, "numerator", c->numerator));
-	TRY(add_str(o, "denominator", c->denominator));
-	TRY(add_double(o, "ratio", c->has_ratio, c->ratio));
-	TRY(add_double(o, "ci_low", c->has_ci_low, c->ci_low));
-	TRY(add_double(o, "ci_high", c->has_ci_high, c->ci_high));
-	TRY(add_double(o, "level", c->has_level, c->level));
-	TRY(add_str(o, "method", c->method));
-	return add_str(o, "reason", c->reason);
-}
-
-/* The method as fleetbench_ingest() stores it in methods; null when the
- * agent sent none (the database keys the run by its profile). */
-static int json_method(struct json_object *root, const Fleetbench__Method *m)
-{
-	struct json_object *o, *only;
-
-	if (!m)
-		return add_null(root, "method");
-	TRY(add_child(root, "method", false, &o));
-	TRY(add_str(o, "key", m->key));
-	TRY(add_str(o, "profile", m->profile));
-	TRY(add_int(o, "repeats", true, m->repeats));
-	TRY(add(o, "chase_bytes", json_object_new_uint64(m->chase_bytes)));
-	TRY(add_int(o, "chase_accesses", true, m->chase_accesses));
-	TRY(add(o, "fault_bytes", json_object_new_uint64(m->fault_bytes)));
-	TRY(add(o, "file_bytes", json_object_new_uint64(m->file_bytes)));
-	TRY(add_int(o, "io_ms", true, m->io_ms));
-	TRY(add_int(o, "iodepth", true, m->iodepth));
-	TRY(add(o, "seq_bytes", json_object_new_uint64(m->seq_bytes)));
-	TRY(add(o, "seq_block", json_object_new_uint64(m->seq_block)));
-	TRY(add_int(o, "fs_increments", true, m->fs_increments));
-	TRY(add_child(o, "only", true, &only));
-	for (size_t i = 0; i < m->n_only; i++)
-		TRY(append(only, json_object_new_string(m->only[i])));
-	return add(o, "randread_file",
-		   json_object_new_boolean(m->randread_file));
-}
-
-static int json_report(struct json_object *root, const Fleetbench__Report *r)
-{
-	struct json_object *list;
-
-	TRY(add_str(root, "run_id", r->run_id));
-	TRY(add_int(root, "schema_version", true, r->schema_version));
-	TRY(add_str(root, "agent_version", r->agent_version));
-	TRY(add_int(root, "started_unix_ms", true, r->started_unix_ms));
-	TRY(add_int(root, "finished_unix_ms", true, r->finished_unix_ms));
-	/* "" is how an old or probe-only agent leaves the profile out */
-	TRY(add_str(root, "profile",
-		    r->profile && *r->profile ? r->profile : NULL));
-	TRY(add_int(root, "seed", r->has_seed, r->seed));
-	TRY(json_method(root, r->method));
-	TRY(json_host(root, r->host));
-	TRY(json_kernel(root, r->kernel));
-	TRY(add_child(root, "benchmarks", true, &list));
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		TRY(json_benchmark(list, r->benchmarks[i]));
-	TRY(add_child(root, "comparisons", true, &list));
-	for (size_t i = 0; i < r->n_comparisons; i++)
-		TRY(json_comparison(list, r->comparisons[i]));
-	return 0;
-}
-
-int ingest_report_json(const Fleetbench__Report *report, char **ret)
-{
-	struct json_object *root = json_object_new_object();
-	const char *text;
+/* Encodes one report; r is the first error (-ERANGE: a value does not
+ * fit its column, said in err). */
+struct enc {
+	struct pgparam *p;
+	char *err;
 	int r;
+};
 
-	if (!root)
-		return -ENOMEM;
-	r = json_report(root, report);
-	if (r == 0) {
-		text = json_object_to_json_string_ext(
-			root, JSON_C_TO_STRING_PLAIN |
-				      JSON_C_TO_STRING_NOSLASHESCAPE);
-		*ret = text ? strdup(text) : NULL;
-		if (!*ret)
-			r = -ENOMEM;
+/* An unsigned field in a bigint column, or the report is refused. */
+static void enc_u64(struct enc *e, const char *name, uint64_t v)
+{
+	if (v > INT64_MAX && !e->r) {
+		e->r = -ERANGE;
+		snprintf(e->err, PG_ERR_LEN,
+			 "%s: %" PRIu64 " does not fit a bigint", name, v);
 	}
-	json_object_put(root);
-	return r;
+	pgparam_int8(e->p, (int64_t)v);
+}
+
+static void enc_int4(struct enc *e, bool has, int32_t v)
+{
+	if (has)
+		pgparam_int4(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_INT4);
+}
+
+static void enc_int8(struct enc *e, bool has, int64_t v)
+{
+	if (has)
+		pgparam_int8(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_INT8);
+}
+
+static void enc_float8(struct enc *e, bool has, double v)
+{
+	if (has)
+		pgparam_float8(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_FLOAT8);
+}
+
+static void enc_bool(struct enc *e, bool has, bool v)
+{
+	if (has)
+		pgparam_bool(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_BOOL);
+}
+
+static void enc_texts(struct enc *e, char *const *v, size_t n)
+{
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < n; i++)
+		pgparam_text(e->p, v[i]);
+	pgparam_array_end(e->p);
+}
+
+/* the types of parameters 21-38, NULL without capabilities */
+static const unsigned caps_types[] = {
+	PGPARAM_TEXT,	    PGPARAM_TEXT,	PGPARAM_TEXT,
+	PGPARAM_INT8_ARRAY, PGPARAM_INT8_ARRAY, PGPARAM_INT8_ARRAY,
+	PGPARAM_INT4,	    PGPARAM_TEXT,	PGPARAM_INT4,
+	PGPARAM_TEXT,	    PGPARAM_INT4,	PGPARAM_TEXT_ARRAY,
+	PGPARAM_TEXT_ARRAY, PGPARAM_INT4,	PGPARAM_INT8,
+	PGPARAM_TEXT,	    PGPARAM_TEXT,	PGPARAM_TEXT,
+};
+
+/* and of 39-52, NULL without a method */
+static const unsigned method_types[] = {
+	PGPARAM_TEXT, PGPARAM_TEXT, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_TEXT_ARRAY, PGPARAM_BOOL,
+};
+
+/* 20-38: Report.capabilities, or NULLs and caps_present false */
+static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c)
+{
+	struct pgparam *p = e->p;
+
+	pgparam_bool(p, c != NULL);
+	if (!c) {
+		for (size_t i = 0; i < ARRAY_SIZE(caps_types); i++)
+			pgparam_null(p, caps_types[i]);
+		return;
+	}
+	pgparam_text(p, c->thp_enabled);
+	pgparam_text(p, c->thp_defrag);
+	pgparam_text(p, c->thp_shmem_enabled);
+	pgparam_array_begin(p, PGPARAM_INT8);
+	for (size_t i = 0; i < c->n_hugepages; i++)
+		enc_u64(e, "capabilities.hugepages.size_kb",
+			c->hugepages[i]->size_kb);
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_INT8);
+	for (size_t i = 0; i < c->n_hugepages; i++) {
+		const Fleetbench__HugepagePool *h = c->hugepages[i];
+
+		if (h->has_nr)
+			enc_u64(e, "capabilities.hugepages.nr", h->nr);
+		else
+			pgparam_null(p, PGPARAM_INT8);
+	}
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_INT8);
+	for (size_t i = 0; i < c->n_hugepages; i++) {
+		const Fleetbench__HugepagePool *h = c->hugepages[i];
+
+		if (h->has_free)
+			enc_u64(e, "capabilities.hugepages.free", h->free);
+		else
+			pgparam_null(p, PGPARAM_INT8);
+	}
+	pgparam_array_end(p);
+	enc_int4(e, c->has_io_uring_disabled, c->io_uring_disabled);
+	pgparam_text(p, c->io_uring_setup);
+	enc_int4(e, c->has_io_uring_setup_errno, c->io_uring_setup_errno);
+	pgparam_text(p, c->sqpoll);
+	enc_int4(e, c->has_sqpoll_errno, c->sqpoll_errno);
+	enc_texts(e, c->io_uring_opcodes, c->n_io_uring_opcodes);
+	enc_texts(e, c->io_uring_features, c->n_io_uring_features);
+	if (c->has_vcpus && c->vcpus > INT32_MAX && !e->r) {
+		e->r = -ERANGE;
+		snprintf(e->err, PG_ERR_LEN,
+			 "capabilities.vcpus: %" PRIu32 " does not fit an integer",
+			 c->vcpus);
+	}
+	enc_int4(e, c->has_vcpus, (int32_t)c->vcpus);
+	if (c->has_memory_kb)
+		enc_u64(e, "capabilities.memory_kb", c->memory_kb);
+	else
+		pgparam_null(p, PGPARAM_INT8);
+	pgparam_text(p, c->cpu_model);
+	pgparam_text(p, c->vm);
+	pgparam_text(p, c->container);
+}
+
+/* 39-52: Report.method, or NULLs (the run is keyed by its profile) */
+static void enc_method(struct enc *e, const Fleetbench__Method *m)
+{
+	struct pgparam *p = e->p;
+
+	if (!m) {
+		for (size_t i = 0; i < ARRAY_SIZE(method_types); i++)
+			pgparam_null(p, method_types[i]);
+		return;
+	}
+	pgparam_text(p, m->key);
+	pgparam_text(p, m->profile);
+	pgparam_int8(p, m->repeats);
+	enc_u64(e, "method.chase_bytes", m->chase_bytes);
+	pgparam_int8(p, m->chase_accesses);
+	enc_u64(e, "method.fault_bytes", m->fault_bytes);
+	enc_u64(e, "method.file_bytes", m->file_bytes);
+	pgparam_int8(p, m->io_ms);
+	pgparam_int8(p, m->iodepth);
+	enc_u64(e, "method.seq_bytes", m->seq_bytes);
+	enc_u64(e, "method.seq_block", m->seq_block);
+	pgparam_int8(p, m->fs_increments);
+	enc_texts(e, m->only, m->n_only);
+	pgparam_bool(p, m->randread_file);
+}
+
+/* Comparison text field k (0-6: name, benchmark, metric, numerator,
+ * denominator, method, reason). */
+static const char *comparison_text(const Fleetbench__Comparison *c, int k)
+{
+	const char *const v[] = { c->name,	  c->benchmark, c->metric,
+				  c->numerator,	  c->denominator, c->method,
+				  c->reason };
+
+	return v[k];
+}
+
+static void enc_comparison_texts(struct enc *e, const Fleetbench__Report *r,
+				 int k)
+{
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_comparisons; i++)
+		pgparam_text(e->p, comparison_text(r->comparisons[i], k));
+	pgparam_array_end(e->p);
+}
+
+/* 53-63: one element per comparison */
+static void enc_comparisons(struct enc *e, const Fleetbench__Report *r)
+{
+	struct pgparam *p = e->p;
+
+	for (int k = 0; k < 5; k++)
+		enc_comparison_texts(e, r, k);
+	for (int k = 0; k < 4; k++) {
+		pgparam_array_begin(p, PGPARAM_FLOAT8);
+		for (size_t i = 0; i < r->n_comparisons; i++) {
+			const Fleetbench__Comparison *c = r->comparisons[i];
+
+			if (k == 0)
+				enc_float8(e, c->has_ratio, c->ratio);
+			else if (k == 1)
+				enc_float8(e, c->has_ci_low, c->ci_low);
+			else if (k == 2)
+				enc_float8(e, c->has_ci_high, c->ci_high);
+			else
+				enc_float8(e, c->has_level, c->level);
+		}
+		pgparam_array_end(p);
+	}
+	enc_comparison_texts(e, r, 5);
+	enc_comparison_texts(e, r, 6);
+}
+
+/* A parameter's kind and value as fleetbench_ingest_run() takes them:
+ * v holds the text of a number (int: decimal, double: "%.17g", which
+ * reads back as the same double). */
+static const char *param_value(const Fleetbench__Param *pa, char kind[2],
+			       char v[32])
+{
+	switch (pa->value_case) {
+	case FLEETBENCH__PARAM__VALUE_INT_VALUE:
+		kind[0] = 'i';
+		snprintf(v, 32, "%" PRId64, pa->int_value);
+		return v;
+	case FLEETBENCH__PARAM__VALUE_STRING_VALUE:
+		kind[0] = 's';
+		return pa->string_value;
+	case FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE:
+		kind[0] = 'd';
+		snprintf(v, 32, "%.17g", pa->double_value);
+		return v;
+	case FLEETBENCH__PARAM__VALUE_BOOL_VALUE:
+		kind[0] = 'b';
+		return pa->bool_value ? "true" : "false";
+	default: /* the codec refuses a parameter without a value */
+		kind[0] = '\0';
+		return NULL;
+	}
+}
+
+static size_t params_of(const Fleetbench__Benchmark *b)
+{
+	return b->n_parameters;
+}
+
+static size_t windows_of(const Fleetbench__Benchmark *b)
+{
+	return b->n_windows;
+}
+
+static size_t metrics_of(const Fleetbench__Benchmark *b)
+{
+	return b->n_metrics;
+}
+
+static size_t samples_of(const Fleetbench__Benchmark *b)
+{
+	size_t n = 0;
+
+	for (size_t j = 0; j < b->n_metrics; j++)
+		n += b->metrics[j]->n_samples;
+	return n;
+}
+
+/* An int4[] of cumulative ends: variant i owns elements end[i-1]+1 ..
+ * end[i] of the arrays that follow. (The codec's message size limit
+ * keeps every count far below 2^31.) */
+static void enc_ends(struct enc *e, const Fleetbench__Report *r,
+		     size_t (*count)(const Fleetbench__Benchmark *))
+{
+	int32_t end = 0;
+
+	pgparam_array_begin(e->p, PGPARAM_INT4);
+	for (size_t i = 0; i < r->n_benchmarks; i++) {
+		end += (int32_t)count(r->benchmarks[i]);
+		pgparam_int4(e->p, end);
+	}
+	pgparam_array_end(e->p);
+}
+
+/* 64-83: the variants, and their parameters, windows, metrics, samples */
+static void enc_variants(struct enc *e, const Fleetbench__Report *r)
+{
+	struct pgparam *p = e->p;
+
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->benchmark);
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->variant);
+	pgparam_array_end(p);
+	/* the codec refuses a variant both failed and skipped */
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->failure      ? "failed" :
+				r->benchmarks[i]->skip_reason ? "skipped" :
+								 "ok");
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->failure ?
+					r->benchmarks[i]->failure :
+					r->benchmarks[i]->skip_reason);
+	pgparam_array_end(p);
+
+	enc_ends(e, r, params_of);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
+			pgparam_text(p, r->benchmarks[i]->parameters[j]->key);
+	pgparam_array_end(p);
+	for (int k = 0; k < 2; k++) {
+		pgparam_array_begin(p, PGPARAM_TEXT);
+		for (size_t i = 0; i < r->n_benchmarks; i++)
+			for (size_t j = 0; j < r->benchmarks[i]->n_parameters;
+			     j++) {
+				char kind[2] = "", v[32];
+				const char *value = param_value(
+					r->benchmarks[i]->parameters[j], kind,
+					v);
+
+				pgparam_text(p, k == 0 ? (*kind ? kind : NULL) :
+							 value);
+			}
+		pgparam_array_end(p);
+	}
+
+	enc_ends(e, r, windows_of);
+	for (int k = 0; k < 4; k++) {
+		pgparam_array_begin(p, k == 3 ? PGPARAM_BOOL : PGPARAM_FLOAT8);
+		for (size_t i = 0; i < r->n_benchmarks; i++)
+			for (size_t j = 0; j < r->benchmarks[i]->n_windows;
+			     j++) {
+				const Fleetbench__Window *w =
+					r->benchmarks[i]->windows[j];
+
+				if (k == 0)
+					enc_float8(e, w->has_steal_pct,
+						   w->steal_pct);
+				else if (k == 1)
+					enc_float8(e, w->has_loadavg1,
+						   w->loadavg1);
+				else if (k == 2)
+					enc_float8(e, w->has_wall_s, w->wall_s);
+				else
+					enc_bool(e, w->has_noisy, w->noisy);
+			}
+		pgparam_array_end(p);
+	}
+
+	enc_ends(e, r, metrics_of);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++)
+			pgparam_text(p, r->benchmarks[i]->metrics[j]->metric);
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++)
+			pgparam_text(p, r->benchmarks[i]->metrics[j]->unit);
+	pgparam_array_end(p);
+	/* the median as the agent computes it (common/stats.c) */
+	pgparam_array_begin(p, PGPARAM_FLOAT8);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++) {
+			const Fleetbench__Metric *m =
+				r->benchmarks[i]->metrics[j];
+			double median;
+
+			if (!m->n_samples) {
+				pgparam_null(p, PGPARAM_FLOAT8);
+				continue;
+			}
+			/* NAN only without memory: the samples are finite */
+			median = stats_median(m->samples, m->n_samples);
+			if (isnan(median) && !e->r)
+				e->r = -ENOMEM;
+			pgparam_float8(p, median);
+		}
+	pgparam_array_end(p);
+	/* sample ends relative to the variant */
+	pgparam_array_begin(p, PGPARAM_INT4);
+	for (size_t i = 0; i < r->n_benchmarks; i++) {
+		int32_t end = 0;
+
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++) {
+			end += (int32_t)r->benchmarks[i]->metrics[j]->n_samples;
+			pgparam_int4(p, end);
+		}
+	}
+	pgparam_array_end(p);
+	enc_ends(e, r, samples_of);
+	pgparam_array_begin(p, PGPARAM_FLOAT8);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++) {
+			const Fleetbench__Metric *m =
+				r->benchmarks[i]->metrics[j];
+
+			for (size_t k = 0; k < m->n_samples; k++)
+				pgparam_float8(p, m->samples[k]);
+		}
+	pgparam_array_end(p);
+}
+
+int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
+			 char err[PG_ERR_LEN])
+{
+	struct enc e = { .p = p, .err = err };
+	const Fleetbench__Host *h = r->host;
+	const Fleetbench__Kernel *k = r->kernel;
+	int ret;
+
+	pgparam_reset(p);
+	pgparam_uuid(p, r->run_id);
+	pgparam_int4(p, (int32_t)r->schema_version);
+	pgparam_text(p, r->agent_version);
+	pgparam_int8(p, r->started_unix_ms);
+	pgparam_int8(p, r->finished_unix_ms);
+	pgparam_text(p, h->provider);
+	pgparam_text(p, h->instance_type);
+	pgparam_text(p, h->region);
+	pgparam_text(p, h->provider_source);
+	pgparam_text(p, h->instance_type_source);
+	pgparam_text(p, h->region_source);
+	pgparam_text(p, h->hostname);
+	pgparam_text(p, h->machine_id);
+	pgparam_text(p, k->release);
+	pgparam_text(p, k->version);
+	pgparam_text(p, k->cmdline);
+	/* "" is how an old or probe-only agent leaves the profile out */
+	pgparam_text(p, r->profile && *r->profile ? r->profile : NULL);
+	enc_int8(&e, r->has_seed, r->seed);
+	/* the text the codec validated (a JSON object within the depth
+	 * limit): PostgreSQL parses it once, into the jsonb column */
+	pgparam_text(p, r->probe_json);
+	enc_caps(&e, r->capabilities);
+	enc_method(&e, r->method);
+	enc_comparisons(&e, r);
+	enc_variants(&e, r);
+	ret = pgparam_finish(p);
+	if (e.r < 0)
+		return e.r;
+	if (ret == -EINVAL) /* the only writer that can refuse: a run_id */
+		snprintf(err, PG_ERR_LEN, "run_id: not a UUID");
+	else if (ret == -E2BIG)
+		snprintf(err, PG_ERR_LEN, "a value over 1 GiB");
+	else if (ret < 0)
+		snprintf(err, PG_ERR_LEN, "%s", strerror(-ret));
+	if (ret == 0 && p->n != INGEST_PARAMS) {
+		snprintf(err, PG_ERR_LEN, "%d parameters, expected %d", p->n,
+			 INGEST_PARAMS);
+		ret = -EPROTO;
+	}
+	return ret;
 }
 
 /* ---- receiving ---- */
@@ -443,9 +649,7 @@ int ingest_report_json(const Fleetbench__Report *report, char **ret)
 static void item_decide(struct item *it, Fleetbench__Ack__Status status,
 			const char *reason)
 {
-	free(it->json);
-	free(it->probe);
-	it->json = it->probe = NULL;
+	pgparam_release(&it->params);
 	it->status = status;
 	it->ack = true;
 	snprintf(it->reason, sizeof(it->reason), "%s", reason ? reason : "");
@@ -461,12 +665,12 @@ static void item_who(struct item *it, zmq_msg_t *m)
 		 key && *key ? " at " : "", addr ? addr : "unknown address");
 }
 
-/* Validates one payload frame and turns it into jsonb text, or decides
- * the answer. */
+/* Validates one payload frame and encodes fleetbench_ingest_run()'s
+ * parameters, or decides the answer. */
 static void item_parse(struct item *it, zmq_msg_t *m)
 {
 	Fleetbench__Report *rep = NULL;
-	char err[CODEC_ERR_LEN];
+	char err[CODEC_ERR_LEN > PG_ERR_LEN ? CODEC_ERR_LEN : PG_ERR_LEN];
 	int r;
 
 	r = codec_unpack_report(zmq_msg_data(m), zmq_msg_size(m), &rep, err);
@@ -478,19 +682,14 @@ static void item_parse(struct item *it, zmq_msg_t *m)
 		codec_free_report(rep);
 		return;
 	}
-	/* The probe travels as the text the codec validated (a JSON object
-	 * within the depth limit): PostgreSQL parses it once, instead of the
-	 * collector parsing and printing it again (docs/performance.md). */
-	r = ingest_report_json(rep, &it->json);
-	if (r == 0) {
-		it->probe = strdup(rep->probe_json);
-		if (!it->probe)
-			r = -ENOMEM;
-	}
+	pgparam_init(&it->params);
+	r = ingest_report_params(rep, &it->params, err);
 	codec_free_report(rep);
-	if (r < 0)
+	if (r == -ENOMEM)
 		item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
 			    "the collector is out of memory: send again later");
+	else if (r < 0) /* a value that does not fit its column */
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
 	else
 		it->ack = it->db = true;
 }
@@ -570,7 +769,7 @@ out:
 
 /*
  * Takes what is waiting into the filling batch, up to batch_max reports
- * or BATCH_MAX_BYTES of JSON, without waiting. Returns the number taken,
+ * or BATCH_MAX_BYTES of parameters, without waiting. Returns the number taken,
  * or -errno when the socket failed.
  */
 static int batch_fill(struct ingest *g)
@@ -590,8 +789,7 @@ static int batch_fill(struct ingest *g)
 		/* a crash here loses received reports: their agents time
 		 * out and send again */
 		fault_point("collector-after-receive");
-		if (it->json)
-			b->bytes += strlen(it->json) + strlen(it->probe);
+		b->bytes += pgparam_bytes(&it->params);
 		if (!b->n)
 			b->first_ms = now_ms();
 		b->n++;
@@ -673,9 +871,10 @@ static bool batch_send(struct ingest *g, struct batch *b)
 	for (int i = 0; i < b->n; i++) {
 		struct item *it = &b->items[i];
 
+		/* undecided and valid: a dropped message has neither status
+		 * nor parameters */
 		b->pg[i] = (struct pg_item){
-			.json = it->status ? NULL : it->json,
-			.probe = it->probe,
+			.params = it->db && !it->status ? &it->params : NULL,
 		};
 	}
 	if (!pg_connected(pg) &&
@@ -714,12 +913,12 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 	int pending = 0;
 
 	for (int i = 0; i < b->n; i++)
-		pending += b->pg[i].json != NULL;
+		pending += b->pg[i].params != NULL;
 	if (r == 1) {
 		for (int i = 0; i < b->n; i++) {
 			struct item *it = &b->items[i];
 
-			if (!b->pg[i].json)
+			if (!b->pg[i].params)
 				continue;
 			it->status = b->pg[i].result == PG_ITEM_STORED ?
 					     FLEETBENCH__ACK__STATUS__COMMITTED :
@@ -733,7 +932,8 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 	if (r == -EINVAL) {
 		/* nothing committed: reject the culprit, send the rest again */
 		for (int i = 0; i < b->n; i++)
-			if (b->pg[i].json && b->pg[i].result == PG_ITEM_INVALID)
+			if (b->pg[i].params &&
+			    b->pg[i].result == PG_ITEM_INVALID)
 				item_decide(&b->items[i],
 					    FLEETBENCH__ACK__STATUS__REJECTED,
 					    b->pg[i].err);
@@ -741,7 +941,8 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 	}
 	if (r == -EAGAIN) {
 		for (int i = 0; i < b->n; i++)
-			if (b->pg[i].json && b->pg[i].result == PG_ITEM_FAILED)
+			if (b->pg[i].params &&
+			    b->pg[i].result == PG_ITEM_FAILED)
 				limited(&g->rl_retry,
 					"report %s from %s not stored, answering RETRY_LATER: %s",
 					b->items[i].run_id, b->items[i].who,
@@ -760,10 +961,8 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 	for (int i = 0; i < b->n; i++) {
 		struct item *it = &b->items[i];
 
-		if (b->pg[i].json) {
-			free(it->json);
-			free(it->probe);
-			it->json = it->probe = NULL;
+		if (b->pg[i].params) {
+			pgparam_release(&it->params);
 			it->ack = false;
 		}
 	}
@@ -825,9 +1024,7 @@ static void batch_answer(struct ingest *g, struct batch *b)
 
 		if (it->ack)
 			item_answer(g, it);
-		free(it->json);
-		free(it->probe);
-		it->json = it->probe = NULL;
+		pgparam_release(&it->params);
 	}
 	/* A burst of large reports leaves freed heap that glibc keeps; give
 	 * it back so an idle collector's RSS returns to its baseline. */

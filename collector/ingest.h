@@ -12,6 +12,7 @@
 #include "fleetbench.pb-c.h"
 #include "link.h"
 #include "pg.h"
+#include "pgparam.h"
 
 struct ingest_opts {
 	struct link_server *server;
@@ -33,12 +34,20 @@ struct ingest_opts {
  */
 int ingest_run(const struct ingest_opts *o);
 
+/* fleetbench_ingest_run()'s parameter count, in the order of its
+ * signature (schema/functions/20_ingest.sql) */
+#define INGEST_PARAMS 83
+
 /*
- * The jsonb argument of fleetbench_ingest() (schema/001_init.sql) for a
- * validated report, as a new string (*ret, free() it), without its "probe"
- * member: pg_ingest() sets that from probe_json on the server. Returns 0 or
- * -ENOMEM.
+ * Encodes a validated report as the INGEST_PARAMS binary parameters of
+ * fleetbench_ingest_run(), in p (reset first): the host, kernel, probe
+ * text, capabilities, method, comparisons, and the variants with their
+ * parameters, windows, metrics (with their medians, computed here as the
+ * agent does: common/stats.c) and samples as arrays. Returns 0, -ENOMEM,
+ * or -ERANGE when a value does not fit its column (an unsigned field over
+ * a bigint's range; the report is at fault), with err naming the field.
  */
-int ingest_report_json(const Fleetbench__Report *r, char **ret);
+int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
+			 char err[PG_ERR_LEN]);
 
 #endif

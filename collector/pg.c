@@ -26,8 +26,11 @@ struct pg {
 	bool synced; /* the Sync has left: the server may commit */
 	bool failed; /* an error came back: nothing will commit */
 	bool batch_unknown; /* lost after the Sync: outcome unknown */
+	bool end_done; /* fleetbench_ingest_end()'s result has come */
 	int batch_error;
-	bool prepared; /* PG_INGEST_STMT exists on this connection */
+	char batch_err[PG_ERR_LEN]; /* why, when not an item's fault */
+	/* PG_INGEST_STMT, PG_END_STMT exist on this connection */
+	bool prepared, prepared_end;
 };
 
 static void err_set(char *err, const char *fmt, ...)
@@ -170,7 +173,7 @@ void pg_disconnect(struct pg *p)
 		p->conn = NULL;
 	}
 	if (p)
-		p->prepared = false;
+		p->prepared = p->prepared_end = false;
 }
 
 void pg_free(struct pg *p)
@@ -261,19 +264,44 @@ void pg_error(const struct pg *p, const PGresult *res, const char *what,
 
 /* ---- pipelined group commit ---- */
 
-#define PG_INGEST_STMT "fleetbench_ingest"
-#define PG_INGEST_SQL \
-	"SELECT fleetbench_ingest(jsonb_set($1::jsonb, '{probe}', $2::jsonb))"
+#define PG_INGEST_STMT "fleetbench_ingest_run"
+#define PG_END_STMT "fleetbench_ingest_end"
+#define PG_END_SQL "SELECT fleetbench_ingest_end()"
 
-/* Prepares the ingest statement once per connection: parsed and planned
- * once, not for every report. */
-static int prepare(struct pg *p, char *err)
+/* Prepares the statements once per connection: parsed and planned once,
+ * not for every report. The ingest statement takes the types of the
+ * params it will be sent with, so that the server picks the function by
+ * them or refuses here, never misreading binary values. */
+static int prepare(struct pg *p, const struct pgparam *params, char *err)
 {
 	_cleanup_pqclear_ PGresult *res = NULL;
+	char sql[64 + 6 * 256];
+	int len;
 
+	if (!p->prepared_end) {
+		res = PQprepare(p->conn, PG_END_STMT, PG_END_SQL, 0, NULL);
+		if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+			err_result(p, res, err,
+				   "cannot prepare the ingest statement");
+			return connection_lost(p, res) ? -EIO : -EAGAIN;
+		}
+		PQclear(res);
+		res = NULL;
+		p->prepared_end = true;
+	}
 	if (p->prepared)
 		return 0;
-	res = PQprepare(p->conn, PG_INGEST_STMT, PG_INGEST_SQL, 2, NULL);
+	if (params->n < 1 || params->n > 256) {
+		err_set(err, "cannot prepare the ingest statement: %d parameters",
+			params->n);
+		return -EAGAIN;
+	}
+	len = snprintf(sql, sizeof(sql), "SELECT %s(", PG_INGEST_STMT);
+	for (int i = 1; i <= params->n; i++)
+		len += snprintf(sql + len, sizeof(sql) - (size_t)len, "%s$%d",
+				i > 1 ? ", " : "", i);
+	snprintf(sql + len, sizeof(sql) - (size_t)len, ")");
+	res = PQprepare(p->conn, PG_INGEST_STMT, sql, params->n, params->types);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
 		err_result(p, res, err, "cannot prepare the ingest statement");
 		return connection_lost(p, res) ? -EIO : -EAGAIN;
@@ -282,20 +310,20 @@ static int prepare(struct pg *p, char *err)
 	return 0;
 }
 
-/* Parses fleetbench_ingest()'s one boolean: 1 stored, 0 duplicate. */
+/* Parses fleetbench_ingest_run()'s one boolean: 1 stored, 0 duplicate. */
 static int ingest_result(const PGresult *res, char *err)
 {
 	const char *v;
 
 	if (PQntuples(res) != 1 || PQnfields(res) != 1 ||
 	    PQgetisnull(res, 0, 0)) {
-		err_set(err, "fleetbench_ingest() returned %d rows of %d columns, expected one boolean",
+		err_set(err, "fleetbench_ingest_run() returned %d rows of %d columns, expected one boolean",
 			PQntuples(res), PQnfields(res));
 		return -EAGAIN;
 	}
 	v = PQgetvalue(res, 0, 0);
 	if (strcmp(v, "t") && strcmp(v, "f")) {
-		err_set(err, "fleetbench_ingest() returned '%s', expected a boolean",
+		err_set(err, "fleetbench_ingest_run() returned '%s', expected a boolean",
 			v);
 		return -EAGAIN;
 	}
@@ -332,19 +360,30 @@ static int batch_lost(struct pg *p, char *err, const char *what)
 int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 		  char err[PG_ERR_LEN])
 {
-	size_t sent = 0;
+	const struct pgparam *first = NULL;
 	int r;
 
-	for (size_t i = 0; i < n; i++)
-		sent += items[i].json != NULL;
-	if (!sent)
+	for (size_t i = 0; i < n; i++) {
+		const struct pgparam *params = items[i].params;
+
+		if (!params)
+			continue;
+		if (!first)
+			first = params;
+		if (params->n != first->n ||
+		    memcmp(params->types, first->types,
+			   (size_t)first->n * sizeof(*first->types))) {
+			err_set(err, "the reports' parameters differ in shape");
+			return -EAGAIN;
+		}
+	}
+	if (!first)
 		return -ENODATA;
-	sent = 0;
 	if (!pg_connected(p)) {
 		err_set(err, "not connected to PostgreSQL");
 		return -EIO;
 	}
-	r = prepare(p, err);
+	r = prepare(p, first, err);
 	if (r < 0)
 		return r;
 	p->batch = items;
@@ -353,24 +392,28 @@ int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 	p->failed = false;
 	p->synced = false;
 	p->batch_unknown = false;
+	p->end_done = false;
 	p->batch_error = 0;
+	p->batch_err[0] = '\0';
 	if (PQsetnonblocking(p->conn, 1) < 0 || !PQenterPipelineMode(p->conn))
 		return batch_lost(p, err, "cannot start a pipeline");
 	for (size_t i = 0; i < n; i++) {
-		const char *params[2];
+		const struct pgparam *params = items[i].params;
 
 		items[i].result = PG_ITEM_NOT_RUN;
 		items[i].err[0] = '\0';
-		if (!items[i].json)
+		if (!params)
 			continue;
-		params[0] = items[i].json;
-		params[1] = items[i].probe;
-		if (!PQsendQueryPrepared(p->conn, PG_INGEST_STMT, 2, params,
-					 NULL, NULL, 0))
+		/* binary parameters, a text result */
+		if (!PQsendQueryPrepared(p->conn, PG_INGEST_STMT, params->n,
+					 params->values, params->lengths,
+					 params->formats, 0))
 			return batch_lost(p, err, "cannot send a report");
 		items[i].result = PG_ITEM_SENT;
-		sent++;
 	}
+	/* the commit-time work, set-based, once for the batch's runs */
+	if (!PQsendQueryPrepared(p->conn, PG_END_STMT, 0, NULL, NULL, NULL, 0))
+		return batch_lost(p, err, "cannot send the batch");
 	/* Without BEGIN, the statements up to the Sync are one implicit
 	 * transaction: the Sync commits it, or an error rolls it all back. */
 	if (!PQpipelineSync(p->conn))
@@ -387,7 +430,27 @@ short pg_batch_events(const struct pg *p)
 	return p->synced ? POLLIN : (POLLIN | POLLOUT);
 }
 
-/* One result of the batch: the next sent item's, or the Sync's. */
+/* fleetbench_ingest_end()'s result: any error of its fails the batch. */
+static int end_result(struct pg *p, PGresult *res, char *err)
+{
+	ExecStatusType st = PQresultStatus(res);
+
+	p->end_done = true;
+	if (st == PGRES_TUPLES_OK || st == PGRES_PIPELINE_ABORTED)
+		return 0;
+	/* before the commit: nothing of the batch is stored */
+	p->failed = true;
+	if (connection_lost(p, res)) {
+		err_result(p, res, err, "lost the connection to PostgreSQL");
+		return -EIO;
+	}
+	err_result(p, res, p->batch_err, "fleetbench_ingest_end() failed");
+	p->batch_error = -EAGAIN;
+	return 0;
+}
+
+/* One result of the batch: the next sent item's, fleetbench_ingest_end()'s,
+ * the commit's error, or the Sync's. */
 static int batch_result(struct pg *p, PGresult *res, char *err)
 {
 	ExecStatusType st = PQresultStatus(res);
@@ -401,6 +464,8 @@ static int batch_result(struct pg *p, PGresult *res, char *err)
 
 	if (st == PGRES_PIPELINE_SYNC)
 		return 1;
+	if (!it && !p->end_done)
+		return end_result(p, res, err);
 	if (st == PGRES_PIPELINE_ABORTED) {
 		/* skipped after an earlier error */
 		if (it)
@@ -442,7 +507,7 @@ static int batch_result(struct pg *p, PGresult *res, char *err)
 			p->batch_error = -EAGAIN;
 		}
 	} else {
-		err_result(p, res, err, "COMMIT failed");
+		err_result(p, res, p->batch_err, "COMMIT failed");
 		p->batch_error = -EAGAIN;
 	}
 	return 0;
@@ -484,7 +549,9 @@ int pg_batch_step(struct pg *p, char err[PG_ERR_LEN])
 		}
 		if (r > 0) {
 			r = p->batch_error;
-			if (r == -EAGAIN || r == -EINVAL)
+			if (r && p->batch_err[0])
+				err_set(err, "%s", p->batch_err);
+			else if (r)
 				err_set(err, "the batch was rolled back");
 			batch_end(p);
 			return r ? r : 1;

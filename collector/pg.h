@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The collector's libpq: the connection and the pipelined group commit
- * of fleetbench_ingest() calls (schema/functions/20_ingest.sql); the
+ * of fleetbench_ingest_run() calls (schema/functions/20_ingest.sql); the
  * migrations are migrate.h's. Nothing here logs; failures come back as
  * -errno with PQerrorMessage (or the server's message) copied into the
  * caller's err buffer.
@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "cleanup.h"
+#include "pgparam.h"
 
 #define PG_ERR_LEN 512
 
@@ -98,21 +99,26 @@ enum pg_item_result {
 
 /* One report of a batch. */
 struct pg_item {
-	const char *json; /* fleetbench_ingest()'s jsonb; NULL: not sent */
-	const char *probe; /* probe_json, set as its "probe" member */
+	/* fleetbench_ingest_run()'s binary parameters, finished; NULL: not
+	 * sent */
+	const struct pgparam *params;
 	enum pg_item_result result;
 	char err[PG_ERR_LEN]; /* why, for INVALID and FAILED */
 };
 
 /*
  * Sends a batch in pipeline mode, without waiting: one
- * fleetbench_ingest() call per item with a json, then a Sync. With no
- * BEGIN, the calls are one implicit transaction that the Sync commits, or
- * that any error rolls back whole. items must stay valid until
- * pg_batch_step() returns nonzero. The statement is prepared on first use
- * on each connection. Returns 0, -ENODATA when no item has a json (nothing
- * was sent), -EAGAIN when the statement cannot be prepared (a missing
- * function), or -EIO (disconnected; nothing committed).
+ * fleetbench_ingest_run() call per item with params (all items' params of
+ * one shape: count and types), one fleetbench_ingest_end() (the
+ * commit-time work of the batch's runs), then a Sync. With no BEGIN, the
+ * calls are one implicit transaction that the Sync commits, or that any
+ * error rolls back whole. items must stay valid until pg_batch_step()
+ * returns nonzero. The statements are prepared on first use on each
+ * connection, with the parameter types of the first item's params, so
+ * that a database whose function takes other types refuses them there.
+ * Returns 0, -ENODATA when no item has params (nothing was sent), -EAGAIN
+ * when a statement cannot be prepared (a missing function, other types),
+ * or -EIO (disconnected; nothing committed).
  */
 int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 		  char err[PG_ERR_LEN]);
@@ -127,7 +133,8 @@ short pg_batch_events(const struct pg *p);
  * report was at fault (that item INVALID, the others NOT_RUN or with the
  * result they would have had: none is stored; send them again without
  * it); -EAGAIN when it was rolled back for another reason (an item FAILED,
- * or the commit failed); -EIO when the connection is lost: nothing
+ * fleetbench_ingest_end() failed, or the commit failed; err says which);
+ * -EIO when the connection is lost: nothing
  * committed, unless pg_batch_unknown() says the outcome is unknown (the
  * Sync had left and no error had come back). Any nonzero return ends the
  * batch.
@@ -135,8 +142,5 @@ short pg_batch_events(const struct pg *p);
 int pg_batch_step(struct pg *p, char err[PG_ERR_LEN]);
 
 bool pg_batch_unknown(const struct pg *p);
-
-/* The migrations, until every caller includes migrate.h itself. */
-#include "migrate.h"
 
 #endif

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fleetbench compare, rank and kernels: each one query of a function of
- * schema/004_queries.sql, whose defaults are the views fleet_compare,
- * fleet_rank and fleet_kernels. The options become the query's parameters;
- * the database checks them and names what is wrong.
+ * schema/functions/40_queries.sql, whose defaults are the views
+ * fleet_compare, fleet_rank and fleet_kernels (compare --metric:
+ * schema/functions/45_metric.sql). The options become the query's
+ * parameters; the database checks them and names what is wrong.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -126,29 +127,42 @@ static int filter_option(int c, struct json_object **filter,
 }
 
 /*
- * Prints res as cmd_output() does. In a table whose rows are all of one
- * method, the method is said once above it ("method: standard") instead
- * of in a column; CSV and JSON keep the column in every row.
+ * Prints res as cmd_output() does. In a table, each column of said (a
+ * NULL-terminated list) whose rows all hold one value is said once above
+ * it ("method: standard") instead of in a column; CSV and JSON keep the
+ * column in every row.
  */
+static int output_said_once(struct cmd_ctx *ctx, PGresult *res,
+			    const char **hide, size_t room,
+			    const char *const *said)
+{
+	size_t n = 0;
+
+	while (hide[n])
+		n++;
+	for (; ctx->format == OUT_TABLE && *said && n + 1 < room; said++) {
+		int col = PQfnumber(res, *said);
+		bool one = col >= 0 && PQntuples(res) > 0;
+
+		for (int i = 1; one && i < PQntuples(res); i++)
+			one = !strcmp(PQgetvalue(res, i, col),
+				      PQgetvalue(res, 0, col));
+		if (!one)
+			continue;
+		hide[n++] = *said;
+		hide[n] = NULL;
+		printf("%s: %s\n", *said, PQgetvalue(res, 0, col));
+	}
+	return cmd_output(ctx, res, hide);
+}
+
+/* output_said_once() of the method column */
 static int output_by_method(struct cmd_ctx *ctx, PGresult *res,
 			    const char **hide, size_t room)
 {
-	int col = PQfnumber(res, "method");
-	size_t n = 0;
-	bool one = col >= 0 && PQntuples(res) > 0;
+	static const char *const said[] = { "method", NULL };
 
-	for (int i = 1; one && i < PQntuples(res); i++)
-		one = !strcmp(PQgetvalue(res, i, col), PQgetvalue(res, 0, col));
-	if (ctx->format == OUT_TABLE && one) {
-		while (hide[n])
-			n++;
-		if (n + 1 < room) {
-			hide[n] = "method";
-			hide[n + 1] = NULL;
-			printf("method: %s\n", PQgetvalue(res, 0, col));
-		}
-	}
-	return cmd_output(ctx, res, hide);
+	return output_said_once(ctx, res, hide, room, said);
 }
 
 /* The exit status for what cmd_getopt() returned other than an option. */
@@ -161,7 +175,7 @@ static int getopt_status(int c)
 
 static const char compare_usage[] =
 	"usage: fleetbench compare [--by KEY[,KEY...]] [--where KEY=VALUE]...\n"
-	"                          [--since DATE] [common options]\n"
+	"                          [--since DATE] [--metric NAME] [common options]\n"
 	"\n"
 	"One row per group of runs: hosts, runs (few_runs when there are too few,\n"
 	"below 6, for a 95% interval) and for each headline figure the median\n"
@@ -174,10 +188,21 @@ static const char compare_usage[] =
 	"psql: the view fleet_compare, or fleet_compare_by(by, filter, since,\n"
 	"method_key).\n"
 	"\n"
+	"With --metric NAME, one metric of any benchmark instead: per group, the\n"
+	"runs whose variant measured it (few_runs below 6), the median over them\n"
+	"of each run's median with its 95% interval, and the unit. NAME is\n"
+	"BENCHMARK/VARIANT/METRIC (randread/io_uring/iops), or a bare METRIC when\n"
+	"one benchmark variant alone measured it in the runs selected. The\n"
+	"default method is chosen among the runs that measured it: standard,\n"
+	"else the one that measured it most. --metric list lists the metrics\n"
+	"stored. psql: fleet_metric_by(metric, by, filter, since, method_key),\n"
+	"fleet_metric_list(filter, since, method_key).\n"
+	"\n"
 	"options:\n"
 	"      --by KEYS            group by these keys, comma-separated (default\n"
-	"                           provider,instance_type,kernel)\n" FILTER_USAGE
-	CMD_METHOD_USAGE "\n" KEYS_USAGE "\n";
+	"                           provider,instance_type,kernel)\n"
+	"      --metric NAME        one metric (above); list: the metrics stored\n"
+	FILTER_USAGE CMD_METHOD_USAGE "\n" KEYS_USAGE "\n";
 
 /* Whether name is one of the comma-separated items of list. */
 static bool in_list(const char *list, const char *name)
@@ -195,25 +220,88 @@ static bool in_list(const char *list, const char *name)
 	}
 }
 
+/*
+ * cmd_query(), then the groups printed with output_said_once(said) and
+ * without the key columns that by (NULL: the default keys) does not
+ * group by: the columns before hosts, but for the method and the metric,
+ * which every row has. Returns the exit status.
+ */
+static int print_groups(struct cmd_ctx *ctx, const char *sql, int nparams,
+			const char *const *params, const char *by,
+			const char *const *said)
+{
+	const char *hide[16] = { NULL };
+	PGresult *res = NULL;
+	size_t n = 0;
+	int r = cmd_query(ctx, sql, nparams, params, &res);
+
+	if (r != CMD_OK)
+		return r;
+	/* room for the keys and for said's columns */
+	for (int i = 0; i < PQnfields(res) && strcmp(PQfname(res, i), "hosts") &&
+			n + 3 < ARRAY_SIZE(hide);
+	     i++)
+		if (strcmp(PQfname(res, i), "method") &&
+		    strcmp(PQfname(res, i), "metric") &&
+		    !in_list(by ? by : "provider,instance_type,kernel",
+			     PQfname(res, i)))
+			hide[n++] = PQfname(res, i);
+	return output_said_once(ctx, res, hide, ARRAY_SIZE(hide), said);
+}
+
+/* compare --metric NAME (fleet_metric_by), or --metric list
+ * (fleet_metric_list) */
+static int compare_metric(struct cmd_ctx *ctx, const char *metric,
+			  const char *by, const char *filter,
+			  const char *since, const char *method)
+{
+	static const char *const said[] = { "metric", "method", NULL };
+
+	if (!strcmp(metric, "list")) {
+		const char *params[] = { filter, since, method };
+
+		if (by) {
+			log_error("--metric list lists every metric: it takes no --by");
+			return CMD_USAGE;
+		}
+		return cmd_print(ctx,
+				 "SELECT * FROM fleet_metric_list($1::jsonb, "
+				 "$2::timestamptz, $3)",
+				 3, params, NULL);
+	}
+	{
+		const char *params[] = { metric, by, filter, since, method };
+
+		return print_groups(ctx,
+				    "SELECT * FROM fleet_metric_by($1, "
+				    "string_to_array($2, ','), $3::jsonb, "
+				    "$4::timestamptz, $5)",
+				    5, params, by, said);
+	}
+}
+
 int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "by", required_argument, NULL, OPT_BY },
+		{ "metric", required_argument, NULL, OPT_METRIC },
 		WHERE_OPTION,
 		SINCE_OPTION,
 		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
 	_cleanup_json_ struct json_object *filter = NULL;
-	const char *by = NULL, *since = NULL, *method = NULL;
-	const char *hide[16] = { NULL };
-	PGresult *res = NULL;
-	int c, r, n = 0;
+	const char *by = NULL, *since = NULL, *method = NULL, *metric = NULL;
+	int c, r;
 
 	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
 			       compare_usage)) != -1) {
 		if (c == OPT_BY) {
 			by = optarg;
+			continue;
+		}
+		if (c == OPT_METRIC) {
+			metric = optarg;
 			continue;
 		}
 		r = cmd_method_option(c, &method);
@@ -228,28 +316,20 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_no_operands(argc, argv);
 	if (r != CMD_OK)
 		return r;
+	if (metric)
+		return compare_metric(ctx, metric, by, filter_param(filter),
+				      since, method);
 	{
+		static const char *const said[] = { "method", NULL };
 		const char *params[] = { by, filter_param(filter), since,
 					 method };
 
-		r = cmd_query(ctx,
-			      "SELECT * FROM fleet_compare_by("
-			      "string_to_array($1, ','), $2::jsonb, $3::timestamptz, "
-			      "$4)",
-			      4, params, &res);
+		return print_groups(ctx,
+				    "SELECT * FROM fleet_compare_by("
+				    "string_to_array($1, ','), $2::jsonb, "
+				    "$3::timestamptz, $4)",
+				    4, params, by, said);
 	}
-	if (r != CMD_OK)
-		return r;
-	/* the key columns come first, up to hosts: show those grouped by,
-	 * and the method, whose every row has one */
-	for (int i = 0; i < PQnfields(res) && strcmp(PQfname(res, i), "hosts") &&
-			n + 2 < (int)ARRAY_SIZE(hide);
-	     i++)
-		if (strcmp(PQfname(res, i), "method") &&
-		    !in_list(by ? by : "provider,instance_type,kernel",
-			     PQfname(res, i)))
-			hide[n++] = PQfname(res, i);
-	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 }
 
 /* ---- rank ---- */
@@ -425,13 +505,14 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		return CMD_USAGE;
 	}
 	{
-		const char *params[] = { provider, type, since };
+		const char *params[] = { provider, type, since, method };
 
 		r = cmd_query(ctx,
 			      "SELECT * FROM fleet_kernels_by("
 			      "jsonb_build_object('provider', $1::text, "
-			      "'instance_type', $2::text), $3::timestamptz)",
-			      3, params, &res);
+			      "'instance_type', $2::text), $3::timestamptz, "
+			      "$4::text)",
+			      4, params, &res);
 	}
 	if (r != CMD_OK)
 		return r;

@@ -6,7 +6,7 @@
  * kernel releases each; every run carries a probe and the benchmarks' raw
  * repeat samples drawn from known distributions (seeded: the same seed
  * gives the same reports, run ids included), and the comparisons computed
- * from them by the agent's own statistics (agent/stats.c) before the
+ * from them by the agent's own statistics (common/stats.c) before the
  * agent's own report builder (agent/report.c) and spool (agent/spool.c)
  * take them. tests/fixtures/README.md describes the fleet.
  *
@@ -421,7 +421,7 @@ static void variant_add(struct run *run, struct variant *v)
 }
 
 /* A comparison of num/den on metric with the agent's paired bootstrap
- * (agent/stats.c), or no ratio with the reason of a skipped side. */
+ * (common/stats.c), or no ratio with the reason of a skipped side. */
 static void compare(struct run *run, const char *name, const struct variant *num,
 		    const struct variant *den, const char *metric_name)
 {

@@ -414,6 +414,10 @@ fb kernels --provider aws --instance-type m6i.large --format csv >"$tmp/k.csv"
 check_eq "kernels: the standard method on each kernel" \
 	"$(field "$tmp/k.csv" method kernel | tr '\n' ' ')" \
 	"standard|6.1.0-18-cloud-amd64 standard|6.1.0-21-cloud-amd64 "
+fb kernels --provider aws --instance-type m6i.large --method quick \
+	--format csv >"$tmp/kq.csv"
+check_eq "kernels --method: that method only" \
+	"$(field "$tmp/kq.csv" method | sort -u | tr '\n' ' ')" "quick "
 # c6i.xlarge: standard runs on the new kernel only
 "$FLEETGEN" --spool "$tmp/switch" --seed 11 --host aws-c6i-1 --kernel new \
 	--method standard >/dev/null 2>&1 && fleet_send "$tmp/switch"
