@@ -18,8 +18,8 @@
  * each comparison a Fleetbench__Comparison, the method a
  * Fleetbench__Method, all held in a Fleetbench__BenchRun. A variant's
  * status is its fields': failure set means failed, skip_reason set means
- * skipped, else ok (bench_variant_status()). JSON is made from them only at the
- * edge (`bench --json`, by pbjson_from_message(); docs/bench.md).
+ * skipped, else ok (bench_variant_status()). JSON is made from them only
+ * at the edge (`bench --json`, by pbjson_from_message(); docs/bench.md).
  *
  * Benchmark modules do not print: they record samples, or skip a variant
  * with a reason, and return -errno when they cannot go on (which fails

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Turns the probe's JSON report and the bench run's messages into the wire's
- * Fleetbench__Report (proto/fleetbench.proto, docs/wire.md), ready for the
- * codec to validate and pack. Nothing here logs: errors come back as -errno
+ * Turns the probe's JSON report and the bench run's messages into the
+ * wire's Fleetbench__Report (proto/fleetbench.proto, docs/wire.md), ready
+ * for the codec to validate and pack. Nothing here logs: errors come back as -errno
  * with the reason in err.
  */
 #ifndef FLEETBENCH_REPORT_H
@@ -20,8 +20,7 @@
  * Builds a Report from probe (the object probe_run() returned, without a
  * "bench" member) and bench (what bench_suite_run() returned, or NULL for a
  * probe-only report; copied, the caller keeps it), with a new random
- * run_id, schema version
- * CURRENT and this agent's version.
+ * run_id, schema version CURRENT and this agent's version.
  *
  * - host: hostname and machine_id from the probe's host section; provider,
  *   instance_type and region from its labels section (a label whose value
@@ -42,8 +41,8 @@
  *
  * The collector keys hosts by machine_id: a probe whose machine_id is
  * unknown (no /etc/machine-id) is refused with -ENODATA, as is one without
- * a hostname or kernel release. Returns 0 and *ret (free
- * with report_free()), or -errno with err set.
+ * a hostname or kernel release. Returns 0 and *ret (free with
+ * report_free()), or -errno with err set.
  *
  * It does not validate: codec_validate_report() tells what a collector
  * would say.
