@@ -14,7 +14,9 @@
  * report has none, with the unit its --unit gives. The report is then
  * validated again, packed and put back over the old file with
  * spool_replace() (atomic and durable, docs/spool.md). Prints "N reports
- * changed"; exit 0, or 1 with the first problem, naming the run.
+ * changed"; exit 0, or 1 with the first problem, naming the run. Samples
+ * that do not match the spool (a run missing on either side, a metric
+ * without --unit, a sample that is no number) change no report.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -188,18 +190,15 @@ static int edit_append(struct edit *e, Fleetbench__Benchmark *b,
 }
 
 /*
- * Adds the metric NAME (BENCH/VARIANT/METRIC) with the samples of the JSON
- * array to the report. Returns 0 or -errno with err saying why.
+ * Checks an entry of a run's samples before any report is touched: NAME is
+ * BENCH/VARIANT/METRIC with a --unit, its value an array of numbers.
+ * Returns 0 or -EINVAL with err saying why.
  */
-static int add_metric(struct edit *e, const char *name,
-		      struct json_object *samples, char err[ERR_LEN])
+static int check_metric(const char *name, struct json_object *samples,
+			char err[ERR_LEN])
 {
-	const char *unit = unit_of(name);
 	const char *s1 = strchr(name, '/');
 	const char *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-	_cleanup_free_ char *bench = NULL, *variant = NULL;
-	Fleetbench__Benchmark *b;
-	Fleetbench__Metric *m;
 	size_t n;
 
 	if (!s1 || !s2 || s1 == name || s2 == s1 + 1 || !s2[1] ||
@@ -208,7 +207,7 @@ static int add_metric(struct edit *e, const char *name,
 			 name);
 		return -EINVAL;
 	}
-	if (!unit) {
+	if (!unit_of(name)) {
 		snprintf(err, ERR_LEN, "no --unit for '%s'", name);
 		return -EINVAL;
 	}
@@ -217,6 +216,35 @@ static int add_metric(struct edit *e, const char *name,
 			 name);
 		return -EINVAL;
 	}
+	n = json_object_array_length(samples);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(samples, i);
+
+		if (!json_object_is_type(x, json_type_double) &&
+		    !json_object_is_type(x, json_type_int)) {
+			snprintf(err, ERR_LEN,
+				 "'%s': sample %zu is not a number", name, i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Adds the metric NAME (BENCH/VARIANT/METRIC, check_metric() passed) with
+ * the samples of the JSON array to the report. Returns 0 or -errno with
+ * err saying why.
+ */
+static int add_metric(struct edit *e, const char *name,
+		      struct json_object *samples, char err[ERR_LEN])
+{
+	const char *s1 = strchr(name, '/');
+	const char *s2 = strchr(s1 + 1, '/');
+	size_t n = json_object_array_length(samples);
+	_cleanup_free_ char *bench = NULL, *variant = NULL;
+	Fleetbench__Benchmark *b;
+	Fleetbench__Metric *m;
+
 	if (e->n_owned + OWN_PER_METRIC > ARRAY_SIZE(e->owned)) {
 		snprintf(err, ERR_LEN, "more than %d metrics to add", EDIT_MAX);
 		return -E2BIG;
@@ -228,22 +256,13 @@ static int add_metric(struct edit *e, const char *name,
 		goto oom;
 	fleetbench__metric__init(m);
 	m->metric = own(e, strdup(s2 + 1));
-	m->unit = own(e, strdup(unit));
-	n = json_object_array_length(samples);
+	m->unit = own(e, strdup(unit_of(name)));
 	m->samples = own(e, malloc((n ? n : 1) * sizeof(double)));
 	if (!m->metric || !m->unit || !m->samples)
 		goto oom;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *x = json_object_array_get_idx(samples, i);
-
-		if (!json_object_is_type(x, json_type_double) &&
-		    !json_object_is_type(x, json_type_int)) {
-			snprintf(err, ERR_LEN,
-				 "'%s': sample %zu is not a number", name, i);
-			return -EINVAL;
-		}
-		m->samples[i] = json_object_get_double(x);
-	}
+	for (size_t i = 0; i < n; i++)
+		m->samples[i] = json_object_get_double(
+			json_object_array_get_idx(samples, i));
 	m->n_samples = n;
 	b = edit_benchmark(e, bench, variant);
 	if (!b)
@@ -326,8 +345,55 @@ out:
 }
 
 /*
- * Every spooled report gets the metrics of its run; every run of samples
- * must be spooled. Returns the count of reports changed or -errno.
+ * Before any report changes: every spooled report (v, n) has an object of
+ * samples, every run of the samples is spooled, every metric passes
+ * check_metric(). Returns 0 or -errno with err naming the run.
+ */
+static int check_samples(const struct spool_entry *v, int n,
+			 struct json_object *samples, const char *dir,
+			 char err[ERR_LEN])
+{
+	char why[ERR_LEN];
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *mine;
+
+		if (!json_object_object_get_ex(samples, v[i].run_id, &mine) ||
+		    !json_object_is_type(mine, json_type_object)) {
+			snprintf(err, ERR_LEN,
+				 "spooled report %s has no object in the "
+				 "samples",
+				 v[i].run_id);
+			return -EINVAL;
+		}
+		json_object_object_foreach (mine, name, values) {
+			if (check_metric(name, values, why) < 0) {
+				snprintf(err, ERR_LEN, "run %s: %s",
+					 v[i].run_id, why);
+				return -EINVAL;
+			}
+		}
+	}
+	json_object_object_foreach (samples, run_id, unused) {
+		bool spooled = false;
+
+		(void)unused;
+		for (int i = 0; i < n && !spooled; i++)
+			spooled = !strcmp(v[i].run_id, run_id);
+		if (!spooled) {
+			snprintf(err, ERR_LEN,
+				 "run %s has samples but no report in spool "
+				 "'%s'",
+				 run_id, dir);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Every spooled report gets the metrics of its run. Returns the count of
+ * reports changed or -errno with err saying why.
  */
 static int edit_spool(const char *dir, struct json_object *samples,
 		      char err[ERR_LEN])
@@ -335,8 +401,7 @@ static int edit_spool(const char *dir, struct json_object *samples,
 	char why[SPOOL_ERR_LEN] = "";
 	_cleanup_free_ struct spool_entry *v = NULL;
 	struct spool *s;
-	size_t done = 0;
-	int n, r = 0;
+	int n, r;
 
 	s = spool_open(dir, 0, why);
 	if (!s) {
@@ -350,41 +415,16 @@ static int edit_spool(const char *dir, struct json_object *samples,
 		r = n;
 		goto out;
 	}
+	r = check_samples(v, n, samples, dir, err);
 	for (int i = 0; i < n && r >= 0; i++) {
 		struct json_object *mine;
 
-		if (!json_object_object_get_ex(samples, v[i].run_id, &mine) ||
-		    !json_object_is_type(mine, json_type_object)) {
-			snprintf(err, ERR_LEN,
-				 "spooled report %s has no object in the "
-				 "samples",
-				 v[i].run_id);
-			r = -EINVAL;
-			break;
-		}
+		json_object_object_get_ex(samples, v[i].run_id, &mine);
 		r = edit_report(s, dir, &v[i], mine, err);
-		done += r >= 0;
-	}
-	if (r >= 0 && done != (size_t)json_object_object_length(samples)) {
-		json_object_object_foreach (samples, run_id, unused) {
-			bool spooled = false;
-
-			(void)unused;
-			for (int i = 0; i < n && !spooled; i++)
-				spooled = !strcmp(v[i].run_id, run_id);
-			if (!spooled) {
-				snprintf(err, ERR_LEN,
-					 "run %s has samples but no report in "
-					 "spool '%s'",
-					 run_id, dir);
-				break;
-			}
-		}
-		r = -ENOENT;
 	}
 out:
 	spool_close(s);
-	return r < 0 ? r : (int)done;
+	return r < 0 ? r : n;
 }
 
 int main(int argc, char **argv)
