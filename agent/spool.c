@@ -315,13 +315,17 @@ uint64_t spool_bytes(struct spool *s)
 	return spool_sum(s, &sum) < 0 ? 0 : sum;
 }
 
-int spool_put(struct spool *s, const char *run_id, const void *payload,
-	      size_t len, char err[SPOOL_ERR_LEN])
+/*
+ * spool_put (replace false: run_id must not be spooled) and spool_replace
+ * (replace true: it must be, and the rename puts the new file over it).
+ */
+static int spool_write(struct spool *s, const char *run_id, const void *payload,
+		       size_t len, bool replace, char err[SPOOL_ERR_LEN])
 {
 	uint8_t hdr[SPOOL_HDR_LEN] = { 0 };
 	char name[64], tmp[64];
 	uint32_t v;
-	uint64_t held, need;
+	uint64_t held, need, old = 0;
 	struct stat st;
 	int r;
 
@@ -354,12 +358,24 @@ int spool_put(struct spool *s, const char *run_id, const void *payload,
 	}
 
 	if (fstatat(s->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		errf(err, "report %s is already spooled", run_id);
-		r = -EEXIST;
-		goto out;
+		if (!replace) {
+			errf(err, "report %s is already spooled", run_id);
+			r = -EEXIST;
+			goto out;
+		}
+		if (!is_report(name, &st)) {
+			errf(err, "'%s' is not a spooled report", name);
+			r = -EINVAL;
+			goto out;
+		}
+		old = (uint64_t)st.st_size;
 	} else if (errno != ENOENT) {
 		r = -errno;
 		errf(err, "cannot check '%s': %s", name, strerror(-r));
+		goto out;
+	} else if (replace) {
+		errf(err, "report %s is not spooled", run_id);
+		r = -ENOENT;
 		goto out;
 	}
 	r = spool_sum(s, &held);
@@ -367,6 +383,8 @@ int spool_put(struct spool *s, const char *run_id, const void *payload,
 		errf(err, "cannot size the spool: %s", strerror(-r));
 		goto out;
 	}
+	/* a replaced report's bytes are freed by the same rename */
+	held -= old < held ? old : held;
 	need = SPOOL_HDR_LEN + (uint64_t)len;
 	if (s->limit && held + need > s->limit) {
 		errf(err,
@@ -398,7 +416,10 @@ int spool_put(struct spool *s, const char *run_id, const void *payload,
 		errf(err, "cannot write '%s': %s", tmp, strerror(-r));
 		goto out;
 	}
-	/* a crash here leaves only the .tmp: the report was never spooled */
+	/*
+	 * a crash here leaves only the .tmp: the report was never spooled
+	 * (replace: the old report stays, whole)
+	 */
 	fault_point("spool-before-rename");
 	if (renameat(s->dfd, tmp, s->dfd, name) < 0) {
 		r = -errno;
@@ -413,6 +434,18 @@ int spool_put(struct spool *s, const char *run_id, const void *payload,
 out:
 	flock(s->dfd, LOCK_UN);
 	return r;
+}
+
+int spool_put(struct spool *s, const char *run_id, const void *payload,
+	      size_t len, char err[SPOOL_ERR_LEN])
+{
+	return spool_write(s, run_id, payload, len, false, err);
+}
+
+int spool_replace(struct spool *s, const char *run_id, const void *payload,
+		  size_t len, char err[SPOOL_ERR_LEN])
+{
+	return spool_write(s, run_id, payload, len, true, err);
 }
 
 struct sort_entry {

@@ -45,6 +45,17 @@ int spool_put(struct spool *s, const char *run_id, const void *payload,
 	      size_t len, char err[SPOOL_ERR_LEN]);
 
 /*
+ * Replaces run_id's spooled report by payload, as durably as spool_put and
+ * atomically: the new file is renamed over the old one, so a crash leaves
+ * one of them whole, never neither. The limit counts the new size in place
+ * of the old. Returns 0; -ENOENT when run_id is not spooled; -EINVAL for a
+ * bad run id or a name that is no regular file; -ENOSPC and other -errno as
+ * spool_put (the old report is left as it was). err says which.
+ */
+int spool_replace(struct spool *s, const char *run_id, const void *payload,
+		  size_t len, char err[SPOOL_ERR_LEN]);
+
+/*
  * Lists the spooled reports, oldest first, into a new array (*ret, free()
  * it). Returns the count or -errno. Temporary files of an interrupted put
  * are removed here.

@@ -9,12 +9,15 @@ packed protobuf Report), so that `fleetbench-agent send` delivers them
 through the real collector, and computes on its own what `fleetbench
 compare --metric` must answer.
 
-  spool_metric.py add SPOOL_DIR MANIFEST SAMPLES_JSON
-      adds to every report's randread/io_uring variant the metric
-      zz_new_metric (widgets, 4 or 5 samples), and to the reports of
-      provider gcp a new benchmark zz_new_bench, variant a, measuring
-      zz_new_metric (widgets) and zz_other (s); writes the samples as
-      {run_id: {"BENCH/VARIANT/METRIC": [samples]}}
+  spool_metric.py add SPOOL_ADD_METRIC SPOOL_DIR MANIFEST SAMPLES_JSON
+      draws for every run of the manifest the samples of the metric
+      zz_new_metric (widgets, 4 or 5 samples) of its randread/io_uring
+      variant, and for the runs of provider gcp those of a new benchmark
+      zz_new_bench, variant a, measuring zz_new_metric (widgets) and
+      zz_other (s); writes them as {run_id: {"BENCH/VARIANT/METRIC":
+      [samples]}}; then SPOOL_ADD_METRIC (tests/integration/
+      spool_add_metric.c) puts them into the spooled reports with the
+      project's spool and codec
   spool_metric.py expect SAMPLES_JSON MANIFEST NAME KEY[,KEY...]
       prints per group of the keys (provider, instance_type, kernel,
       host), in key order: the keys, hosts, runs, few_runs (t/f), median,
@@ -23,102 +26,24 @@ compare --metric` must answer.
       prints those columns of each row of a CSV file (RFC 4180, as
       fleetbench --format csv writes it) but the header, comma-separated
 
-Only the protobuf wire format is needed to add a repeated field: a
-Benchmark is field 9 of Report (length-delimited), a Metric field 5 of
-Benchmark; a Metric is metric = 1, unit = 2, samples = 3 (packed double).
+The samples are drawn here (random.Random(run_id): the same on every run);
+the reports are read, changed, validated and written back by the C tool
+alone, with protobuf-c and agent/spool.c, never by hand.
 """
 import csv
 import json
 import math
-import os
 import random
-import struct
+import subprocess
 import sys
-import zlib
 from decimal import ROUND_HALF_UP, Decimal
 
-HEADER = 64
-MAGIC = b"FBSPOOL1"
-
-
-def read_varint(b, i):
-    x = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        x |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return x, i
-
-
-def varint(x):
-    out = bytearray()
-    while True:
-        c = x & 0x7F
-        x >>= 7
-        if x:
-            out.append(c | 0x80)
-        else:
-            out.append(c)
-            return bytes(out)
-
-
-def field(num, payload):
-    """A length-delimited field."""
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-
-def fields(b):
-    """(number, wire type, raw bytes of the whole field, value) of b."""
-    i = 0
-    while i < len(b):
-        start = i
-        key, i = read_varint(b, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            _, i = read_varint(b, i)
-            value = None
-        elif wt == 1:
-            i += 8
-            value = None
-        elif wt == 5:
-            i += 4
-            value = None
-        elif wt == 2:
-            n, i = read_varint(b, i)
-            value = b[i:i + n]
-            i += n
-        else:
-            raise ValueError("wire type %d" % wt)
-        yield num, wt, b[start:i], value
-
-
-def metric(name, unit, samples):
-    return field(1, name.encode()) + field(2, unit.encode()) + \
-        field(3, struct.pack("<%dd" % len(samples), *samples))
-
-
-def add_to_report(payload, added):
-    """payload with the metrics of added {bench/variant: [(metric, unit,
-    samples)]}: into the Benchmark that is there, else a new one."""
-    out = bytearray()
-    todo = dict(added)
-    for num, wt, raw, value in fields(payload):
-        if num == 9 and wt == 2:
-            strings = {n: v.decode() for n, w, _, v in fields(value)
-                       if n in (1, 2) and w == 2}
-            key = "%s/%s" % (strings[1], strings[2])
-            if key in todo:
-                value = value + b"".join(field(5, metric(*m))
-                                         for m in todo.pop(key))
-                raw = field(9, value)
-        out += raw
-    for key, ms in todo.items():
-        bench, variant = key.split("/")
-        out += field(9, field(1, bench.encode()) + field(2, variant.encode())
-                     + b"".join(field(5, metric(*m)) for m in ms))
-    return bytes(out)
+# name: unit, of every metric `add` puts into the reports
+UNITS = {
+    "randread/io_uring/zz_new_metric": "widgets",
+    "zz_new_bench/a/zz_new_metric": "widgets",
+    "zz_new_bench/a/zz_other": "s",
+}
 
 
 def manifest(path):
@@ -131,43 +56,29 @@ def manifest(path):
     return runs
 
 
-def add(spool, manifest_path, out_path):
+def add(tool, spool, manifest_path, out_path):
     runs = manifest(manifest_path)
     samples = {}
-    for name in sorted(os.listdir(spool)):
-        if not name.endswith(".fbr"):
-            continue
-        path = os.path.join(spool, name)
-        with open(path, "rb") as f:
-            data = f.read()
-        if data[:8] != MAGIC:
-            raise ValueError("%s: not a spool file" % path)
-        run_id = data[20:56].decode()
+    for run_id, (provider, _, _, _) in runs.items():
         rnd = random.Random(run_id)
         mine = {}
         # 4 or 5 samples, multiples of 0.25: every median is exact
         n = rnd.choice((4, 5))
-        mine["randread/io_uring/zz_new_metric"] = (
-            "widgets", [rnd.randint(40, 4000) / 4 for _ in range(n)])
-        if runs[run_id][0] == "gcp":
-            mine["zz_new_bench/a/zz_new_metric"] = (
-                "widgets", [rnd.randint(10, 99) for _ in range(3)])
-            mine["zz_new_bench/a/zz_other"] = (
-                "s", [rnd.randint(10, 99) / 10000 for _ in range(3)])
-        added = {}
-        for full, (unit, values) in mine.items():
-            bench, variant, m = full.split("/")
-            added.setdefault(bench + "/" + variant, []).append(
-                (m, unit, values))
-        payload = add_to_report(data[HEADER:], added)
-        header = bytearray(data[:HEADER])
-        struct.pack_into("<II", header, 12, len(payload),
-                         zlib.crc32(payload))
-        with open(path, "wb") as f:
-            f.write(bytes(header) + payload)
-        samples[run_id] = {k: v[1] for k, v in mine.items()}
+        mine["randread/io_uring/zz_new_metric"] = [
+            rnd.randint(40, 4000) / 4 for _ in range(n)]
+        if provider == "gcp":
+            mine["zz_new_bench/a/zz_new_metric"] = [
+                rnd.randint(10, 99) for _ in range(3)]
+            mine["zz_new_bench/a/zz_other"] = [
+                rnd.randint(10, 99) / 10000 for _ in range(3)]
+        samples[run_id] = mine
     with open(out_path, "w") as f:
         json.dump(samples, f, indent=1, sort_keys=True)
+    units = ["--unit=%s=%s" % u for u in sorted(UNITS.items())]
+    # its "N reports changed" to stderr: fleetgen's stdout is the manifest
+    r = subprocess.run([tool] + units + [spool, out_path], stdout=sys.stderr)
+    if r.returncode:
+        sys.exit(r.returncode)
 
 
 def median(sorted_values):
@@ -228,7 +139,7 @@ def cols(path, names):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "add":
+    if len(sys.argv) == 6 and sys.argv[1] == "add":
         add(*sys.argv[2:])
     elif len(sys.argv) == 6 and sys.argv[1] == "expect":
         expect(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split(","))

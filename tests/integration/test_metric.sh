@@ -3,7 +3,8 @@
 # Adding a benchmark metric needs no SQL: metrics that nothing in schema/,
 # collector/, proto/ or agent/ names (zz_new_metric in randread/io_uring
 # and in a new benchmark zz_new_bench, zz_other there) are added to the
-# fleet fixture's spooled reports (tests/integration/spool_metric.py), as
+# fleet fixture's spooled reports (tests/integration/spool_metric.py draws
+# the samples, spool_add_metric.c puts them in with the codec), as
 # a newer agent would send them; `fleetbench-agent send` delivers them
 # through the real collector, and `fleetbench compare --metric NAME`
 # shows per group the median over runs of each run's median with its
@@ -23,7 +24,8 @@ BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
 real_fleetgen=${FLEETGEN:-$BUILD_DIR/tests/fleetgen}
 spool_metric=$SOURCE_DIR/tests/integration/spool_metric.py
-require_built "$FLEETBENCH" "$real_fleetgen"
+spool_add_metric=${SPOOL_ADD_METRIC:-$BUILD_DIR/tests/integration/spool_add_metric}
+require_built "$FLEETBENCH" "$real_fleetgen" "$spool_add_metric"
 
 tmp_new metric
 trap 'exit 1' INT TERM HUP
@@ -50,7 +52,7 @@ while [ \$# -gt 0 ]; do
 	[ "\$1" = --spool ] && spool=\$2
 	shift
 done
-python3 "$spool_metric" add "\$spool" "$tmp/fleetgen.tsv" "$tmp/samples.json"
+python3 "$spool_metric" add "$spool_add_metric" "\$spool" "$tmp/fleetgen.tsv" "$tmp/samples.json"
 cat "$tmp/fleetgen.tsv"
 EOF
 chmod +x "$tmp/fleetgen"

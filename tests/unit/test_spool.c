@@ -288,6 +288,71 @@ static void test_limit(const char *dir)
 	spool_close(s);
 }
 
+/*
+ * spool_replace: the new payload under the same name, read back whole; the
+ * limit counts the new size in place of the old; a run that is not spooled
+ * is -ENOENT; a refused replace leaves the old report as it was.
+ */
+static void test_replace(const char *dir)
+{
+	char err[SPOOL_ERR_LEN] = "", id[37], other[37], name[64];
+	/* room for one report of 1000 bytes and one of 100 */
+	struct spool *s = spool_open(dir, 2 * HDR_LEN + 1100, err);
+	struct spool_entry *v = NULL;
+	uint8_t big[1000] = {1};
+	_cleanup_free_ char *before = NULL, *after = NULL;
+	int n;
+
+	CHECK(s != NULL);
+	uuid_of(300, id);
+	uuid_of(301, other);
+	CHECK_OK(spool_put(s, id, "old", 3, err));
+	CHECK_OK(spool_put(s, other, big, 100, err));
+	/* 67 + 164 held: 1000 bytes fit only in place of the 3 */
+	CHECK_OK(spool_replace(s, id, big, sizeof(big), err));
+	CHECK_EQ_INT(spool_bytes(s), 2 * HDR_LEN + 1100);
+	CHECK_EQ_INT(tmp_count(dir), 0);
+	snprintf(name, sizeof(name), "%s.fbr", id);
+	{
+		_cleanup_free_ char *p = path_in(dir, name);
+
+		CHECK_EQ_INT(mode_of(p), 0600);
+	}
+	n = spool_list(s, &v);
+	CHECK_EQ_INT(n, 2);
+	{
+		const struct spool_entry *e = find(v, n, id);
+		_cleanup_free_ uint8_t *buf = NULL;
+		size_t len = 0;
+
+		CHECK(e != NULL);
+		if (e) {
+			CHECK_OK(spool_read(s, e, &buf, &len, err));
+			CHECK_EQ_INT(len, sizeof(big));
+			CHECK(buf && !memcmp(buf, big, len));
+		}
+	}
+	free(v);
+
+	/* one byte more than the limit: refused, nothing touched */
+	before = snapshot(dir);
+	CHECK_EQ_INT(spool_replace(s, other, big, 101, err), -ENOSPC);
+	CHECK(strstr(err, "spool full") != NULL);
+	after = snapshot(dir);
+	CHECK_EQ_STR(after, before);
+	free(after);
+
+	/* nothing to replace: -ENOENT naming the run, and no file made */
+	uuid_of(302, other);
+	CHECK_EQ_INT(spool_replace(s, other, "x", 1, err), -ENOENT);
+	CHECK(strstr(err, other) != NULL);
+	CHECK(strstr(err, "not spooled") != NULL);
+	after = snapshot(dir);
+	CHECK_EQ_STR(after, before);
+	CHECK_EQ_INT(spool_replace(s, "not-a-uuid", "x", 1, err), -EINVAL);
+	spool_close(s);
+}
+
 /* Puts run i as a good report; returns its file name in name. */
 static void put_good(struct spool *s, unsigned i, char name[64])
 {
@@ -596,9 +661,9 @@ static void test_disk_full(const char *dir)
 
 int main(void)
 {
-	static const char *const sub[] = { "a/b/spool", "trip", "limit",
-					   "damage",	"hdr",	"reject",
-					   "crash",	"full" };
+	static const char *const sub[] = {"a/b/spool", "trip", "limit",
+					  "damage",    "hdr",  "reject",
+					  "crash",     "full", "replace"};
 	char *dirs[ARRAY_SIZE(sub)];
 
 	if (!mkdtemp(root)) {
@@ -616,6 +681,7 @@ int main(void)
 	test_reject(dirs[5]);
 	test_crash_leftovers(dirs[6]);
 	test_disk_full(dirs[7]);
+	test_replace(dirs[8]);
 
 	for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
 		free(dirs[i]);
