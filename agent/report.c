@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cleanup.h"
 #include "codec.h"
+#include "log.h"
 #include "pbjson.h"
 
 #define PATH_LEN 64
@@ -331,6 +333,30 @@ static int convert_capabilities(struct json_object *probe,
 	return 0;
 }
 
+/*
+ * A probe can read a value the codec refuses as a capability (a hugetlb
+ * pool read while it changed: free > nr). The run must not be lost for
+ * it: the capabilities go, with a warning, and the collector derives its
+ * typed columns from probe_json as it does for older agents.
+ */
+static void drop_refused_capabilities(Fleetbench__Report *rep)
+{
+	char why[CODEC_ERR_LEN];
+	struct timespec ts;
+
+	if (!rep->capabilities)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (codec_validate_report(rep, (int64_t)ts.tv_sec * 1000 +
+					       ts.tv_nsec / 1000000,
+				  why) == 0 ||
+	    strncmp(why, "capabilities", strlen("capabilities")))
+		return;
+	log_warn("the report goes without its typed capabilities: %s", why);
+	fleetbench__capabilities__free_unpacked(rep->capabilities, NULL);
+	rep->capabilities = NULL;
+}
+
 /* ---- the bench part ---- */
 
 /*
@@ -420,6 +446,8 @@ int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 	r = dup_str(&rep->probe_json, text, err);
 	if (r == 0 && bench)
 		r = copy_bench(bench, rep, err);
+	if (r == 0)
+		drop_refused_capabilities(rep);
 out:
 	if (r < 0) {
 		report_free(rep);

@@ -769,6 +769,29 @@ static void test_capabilities(void)
 	}
 	codec_free_report(out);
 	json_object_put(p);
+
+	/* a pool read while it changed (free > nr) would have the report
+	 * refused: the report goes without its capabilities, probe whole */
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	json_object_object_add(json_object_array_get_idx(jget(p, "hugetlb.sizes"),
+							 0),
+			       "free", json_object_new_int64(4096));
+	{
+		Fleetbench__Report *rep = NULL;
+		char err[REPORT_ERR_LEN];
+		char why[CODEC_ERR_LEN];
+
+		CHECK_OK(report_build(p, NULL, 1700000000000, 1700000001000,
+				      &rep, err));
+		CHECK(rep && rep->capabilities == NULL);
+		CHECK(rep && strstr(rep->probe_json, "\"free\":4096"));
+		if (rep)
+			CHECK_OK(codec_validate_report(rep, 1700000002000,
+						       why));
+		report_free(rep);
+	}
+	json_object_put(p);
 	json_object_put(probe);
 
 	/* io_uring refused: the errno's name and number, nothing tested */
