@@ -699,7 +699,7 @@ BEGIN
 		END IF;
 		SELECT format('the sample ends of %s/%s do not cover its %s samples (m_sample_end %s)',
 			      v_benchmark[i], v_variant[i],
-			      coalesce(v_sample_end[i - 1], 0) - v_sample_end[i],
+			      v_sample_end[i] - coalesce(v_sample_end[i - 1], 0),
 			      s::text)
 		INTO problem
 		FROM generate_subscripts(v_benchmark, 1) AS i,
