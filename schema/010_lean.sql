@@ -523,6 +523,54 @@ END
 $$;
 
 /*
+ * The variants of a report (fleetbench_ingest_run's arrays, checked by
+ * it) as rows of variants: each variant's slice of the parameters,
+ * windows, metrics and samples.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_variants_add(run_id uuid,
+	started timestamptz, v_benchmark text[], v_variant text[],
+	v_status text[], v_reason text[], v_param_end integer[],
+	p_key text[], p_kind text[], p_value text[], v_window_end integer[],
+	w_steal_pct double precision[], w_loadavg1 double precision[],
+	w_wall_s double precision[], w_noisy boolean[],
+	v_metric_end integer[], m_metric text[], m_unit text[],
+	m_median double precision[], m_sample_end integer[],
+	v_sample_end integer[], samples double precision[])
+RETURNS void
+LANGUAGE sql AS $$
+	INSERT INTO variants (run_id, started_at, position, noisy,
+			      benchmark, variant, status, reason, p_key,
+			      p_kind, p_value, w_steal_pct, w_loadavg1,
+			      w_wall_s, w_noisy, m_metric, m_unit,
+			      m_median, m_sample_end, samples)
+	SELECT run_id, started, i,
+	       coalesce(true = ANY (w_noisy[we0 + 1 : we1]), false),
+	       v_benchmark[i], v_variant[i], v_status[i], v_reason[i],
+	       CASE WHEN pe1 > pe0 THEN p_key[pe0 + 1 : pe1] END,
+	       CASE WHEN pe1 > pe0
+		    THEN array_to_string(p_kind[pe0 + 1 : pe1], '') END,
+	       CASE WHEN pe1 > pe0 THEN p_value[pe0 + 1 : pe1] END,
+	       CASE WHEN we1 > we0 THEN w_steal_pct[we0 + 1 : we1] END,
+	       CASE WHEN we1 > we0 THEN w_loadavg1[we0 + 1 : we1] END,
+	       CASE WHEN we1 > we0 THEN w_wall_s[we0 + 1 : we1] END,
+	       CASE WHEN we1 > we0 THEN w_noisy[we0 + 1 : we1] END,
+	       CASE WHEN me1 > me0 THEN m_metric[me0 + 1 : me1] END,
+	       CASE WHEN me1 > me0 THEN m_unit[me0 + 1 : me1] END,
+	       CASE WHEN me1 > me0 THEN m_median[me0 + 1 : me1] END,
+	       CASE WHEN me1 > me0 THEN m_sample_end[me0 + 1 : me1] END,
+	       CASE WHEN me1 > me0 THEN samples[se0 + 1 : se1] END
+	FROM generate_subscripts(v_benchmark, 1) AS i,
+	     LATERAL (SELECT coalesce(v_param_end[i - 1], 0) AS pe0,
+			     v_param_end[i] AS pe1,
+			     coalesce(v_window_end[i - 1], 0) AS we0,
+			     v_window_end[i] AS we1,
+			     coalesce(v_metric_end[i - 1], 0) AS me0,
+			     v_metric_end[i] AS me1,
+			     coalesce(v_sample_end[i - 1], 0) AS se0,
+			     v_sample_end[i] AS se1) AS e;
+$$;
+
+/*
  * fleetbench_ingest_run(...) stores one report given as typed parameters
  * (the contract of docs/schema.md; the collector sends them in binary)
  * and returns true, or returns false and stores nothing when a run with
@@ -888,36 +936,14 @@ BEGIN
 	END IF;
 
 	IF nv > 0 THEN
-		INSERT INTO variants (run_id, started_at, position, noisy,
-				      benchmark, variant, status, reason, p_key,
-				      p_kind, p_value, w_steal_pct, w_loadavg1,
-				      w_wall_s, w_noisy, m_metric, m_unit,
-				      m_median, m_sample_end, samples)
-		SELECT fleetbench_ingest_run.run_id, started, i,
-		       coalesce(true = ANY (w_noisy[we0 + 1 : we1]), false),
-		       v_benchmark[i], v_variant[i], v_status[i], v_reason[i],
-		       CASE WHEN pe1 > pe0 THEN p_key[pe0 + 1 : pe1] END,
-		       CASE WHEN pe1 > pe0
-			    THEN array_to_string(p_kind[pe0 + 1 : pe1], '') END,
-		       CASE WHEN pe1 > pe0 THEN p_value[pe0 + 1 : pe1] END,
-		       CASE WHEN we1 > we0 THEN w_steal_pct[we0 + 1 : we1] END,
-		       CASE WHEN we1 > we0 THEN w_loadavg1[we0 + 1 : we1] END,
-		       CASE WHEN we1 > we0 THEN w_wall_s[we0 + 1 : we1] END,
-		       CASE WHEN we1 > we0 THEN w_noisy[we0 + 1 : we1] END,
-		       CASE WHEN me1 > me0 THEN m_metric[me0 + 1 : me1] END,
-		       CASE WHEN me1 > me0 THEN m_unit[me0 + 1 : me1] END,
-		       CASE WHEN me1 > me0 THEN m_median[me0 + 1 : me1] END,
-		       CASE WHEN me1 > me0 THEN m_sample_end[me0 + 1 : me1] END,
-		       CASE WHEN me1 > me0 THEN samples[se0 + 1 : se1] END
-		FROM generate_subscripts(v_benchmark, 1) AS i,
-		     LATERAL (SELECT coalesce(v_param_end[i - 1], 0) AS pe0,
-				     v_param_end[i] AS pe1,
-				     coalesce(v_window_end[i - 1], 0) AS we0,
-				     v_window_end[i] AS we1,
-				     coalesce(v_metric_end[i - 1], 0) AS me0,
-				     v_metric_end[i] AS me1,
-				     coalesce(v_sample_end[i - 1], 0) AS se0,
-				     v_sample_end[i] AS se1) AS e;
+		-- a SQL function: PL/pgSQL keeps its array arguments expanded,
+		-- and each slice of an expanded array flattens it whole first
+		PERFORM fleetbench_variants_add(fleetbench_ingest_run.run_id,
+			started, v_benchmark, v_variant, v_status, v_reason,
+			v_param_end, p_key, p_kind, p_value, v_window_end,
+			w_steal_pct, w_loadavg1, w_wall_s, w_noisy, v_metric_end,
+			m_metric, m_unit, m_median, m_sample_end, v_sample_end,
+			samples);
 	END IF;
 
 	-- for fleetbench_ingest_end()
