@@ -1,21 +1,23 @@
 -- SPDX-License-Identifier: MIT
--- The lean layout (issue 13): a report becomes one runs row and one row
--- per benchmark variant, instead of 105 rows of four tables.
+-- The lean layout (issue 13): a report becomes one runs row and one
+-- run_results row, instead of 105 rows of four tables.
 --
--- variants (partitioned by month on its run's started_at, like 006's
--- results tables) holds one row per variant: its parameters, repeat
--- windows and metrics as arrays, every sample of the variant in one
--- float8[] and the medians computed once. runs gains the run's
+-- run_results (partitioned by month on its run's started_at, like 006's
+-- results tables) holds a run's variants as the arrays of the report:
+-- statuses, parameters, repeat windows, metrics with their medians
+-- (computed once, by the collector) and every sample in one float8[].
+-- One row per run rather than per variant: a row that large is
+-- compressed by TOAST, and a report is two heap tuples; docs/schema.md
+-- and docs/performance.md have the measurements. runs gains the run's
 -- comparisons as arrays, and the capabilities that reports now carry
 -- typed (thp_shmem_enabled, the hugetlb pools, cpu_model). Integrity is
 -- checked by CHECK constraints on each row (aligned arrays, finite
--- samples, statuses), not by foreign keys looked up row by row: the
--- variants of a run are written by the statement that checks them, and a
--- statement-level trigger deletes them with their run.
+-- samples, statuses), not by foreign keys looked up row by row, and a
+-- statement-level trigger deletes a run's results with it.
 --
 -- bench_results, bench_metrics and comparisons stay, as views over the new
 -- tables with the same columns, so every query written against them keeps
--- working; a query on them that filters on started_at prunes variants'
+-- working; a query on them that filters on started_at prunes run_results'
 -- partitions. The views over the old tables (whichever migration or user
 -- made them) are set aside and made again unchanged, with their comments,
 -- owners and grants.
@@ -29,9 +31,9 @@
 -- results' foreign keys needed.
 --
 -- Every row moves: runs keep their rows (gaining the comparisons), the
--- variants are made from bench_results and bench_metrics with the medians
--- as stored. A variant's metrics are kept in the order of their names
--- (the old tables kept no order). Applied by `fleetbench-collector
+-- run_results rows are made from bench_results and bench_metrics with the
+-- medians as stored. A variant's metrics are kept in the order of their
+-- names (the old tables kept no order). Applied by `fleetbench-collector
 -- migrate` inside one transaction.
 
 -- ---- set the views over the old tables aside (as 006 did) ----
@@ -222,71 +224,101 @@ COMMENT ON COLUMN runs.cpu_model IS 'the CPU model name';
 COMMENT ON COLUMN runs.c_name IS
 	'the run''s comparisons, one element each (view comparisons): name; c_benchmark, c_metric, c_numerator, c_denominator, c_ratio, c_ci_low, c_ci_high, c_level, c_method and c_reason are aligned with it';
 
--- ---- variants: one row per benchmark variant ----
+-- ---- run_results: a run's variants, metrics and samples in one row ----
 
-CREATE TABLE variants (
+/*
+ * One row per run with benchmark results, holding its variants as the
+ * arrays of the report (docs/schema.md): v_* one element per variant in
+ * run order; a variant's parameters, windows, metrics and samples are
+ * slices of the p_*, w_*, m_* arrays and of samples, given by the
+ * cumulative ends v_param_end, v_window_end, v_metric_end and
+ * v_sample_end (variant i owns elements end[i-1]+1 .. end[i]); the samples
+ * of a metric are given by m_sample_end, relative to its variant's. One
+ * row instead of one per variant: the row is large enough for TOAST to
+ * compress its arrays (a third of the bytes), and a report is one heap
+ * tuple and one index entry.
+ */
+CREATE TABLE run_results (
 	run_id uuid NOT NULL,
 	-- its run's started_at: the partition key (monthly, UTC)
 	started_at timestamptz NOT NULL,
-	position integer NOT NULL, -- in run order, from 1
-	noisy boolean NOT NULL, -- some window was noisy
-	benchmark text NOT NULL,
-	variant text NOT NULL,
-	status text NOT NULL,
-	reason text, -- skipped: why; failed: the failure
-	-- parameters: key, kind (one letter each: i integer, s string,
-	-- d double, b boolean; j JSON, only for rows of before 010) and value
-	-- as text; NULL when none
-	p_key text[],
-	p_kind text,
-	p_value text[],
-	-- one element per measured repeat; NULL when none
-	w_steal_pct double precision[],
-	w_loadavg1 double precision[],
-	w_wall_s double precision[],
-	w_noisy boolean[],
-	-- one element per metric; the samples of metric i are
-	-- samples[m_sample_end[i-1] + 1 : m_sample_end[i]]; NULL when none
-	m_metric text[],
-	m_unit text[],
-	m_median double precision[],
-	m_sample_end integer[],
+	v_benchmark text[] COMPRESSION lz4 NOT NULL,
+	v_variant text[] COMPRESSION lz4 NOT NULL,
+	v_status text[] COMPRESSION lz4 NOT NULL, -- ok, skipped, failed
+	v_reason text[] COMPRESSION lz4 NOT NULL, -- skipped: why; failed: the failure
+	v_param_end integer[] COMPRESSION lz4 NOT NULL,
+	p_key text[] COMPRESSION lz4,
+	-- one letter per parameter: i integer, s string, d double, b
+	-- boolean (j JSON: stored before 010 only)
+	p_kind text COMPRESSION lz4,
+	p_value text[] COMPRESSION lz4, -- as text; integers in decimal, doubles "%.17g"
+	v_window_end integer[] COMPRESSION lz4 NOT NULL,
+	w_steal_pct double precision[] COMPRESSION lz4,
+	w_loadavg1 double precision[] COMPRESSION lz4,
+	w_wall_s double precision[] COMPRESSION lz4,
+	w_noisy boolean[] COMPRESSION lz4,
+	v_metric_end integer[] COMPRESSION lz4 NOT NULL,
+	m_metric text[] COMPRESSION lz4,
+	m_unit text[] COMPRESSION lz4,
+	m_median double precision[] COMPRESSION lz4,
+	m_sample_end integer[] COMPRESSION lz4,
+	v_sample_end integer[] COMPRESSION lz4 NOT NULL,
 	samples double precision[] COMPRESSION lz4,
-	CONSTRAINT variants_status_is_known
-		CHECK (status IN ('ok', 'skipped', 'failed')),
-	CONSTRAINT variants_reason_unless_ok
-		CHECK ((status = 'ok') = (reason IS NULL)),
-	CONSTRAINT variants_parameters_aligned CHECK (
-		coalesce(cardinality(p_key), 0) = coalesce(cardinality(p_value), 0)
-		AND coalesce(cardinality(p_key), 0) = coalesce(length(p_kind), 0)
+	CONSTRAINT run_results_variants_aligned CHECK (
+		cardinality(v_benchmark) > 0
+		AND cardinality(v_variant) = cardinality(v_benchmark)
+		AND cardinality(v_status) = cardinality(v_benchmark)
+		AND cardinality(v_reason) = cardinality(v_benchmark)
+		AND cardinality(v_param_end) = cardinality(v_benchmark)
+		AND cardinality(v_window_end) = cardinality(v_benchmark)
+		AND cardinality(v_metric_end) = cardinality(v_benchmark)
+		AND cardinality(v_sample_end) = cardinality(v_benchmark)
+		AND array_position(v_benchmark, NULL) IS NULL
+		AND array_position(v_variant, NULL) IS NULL
+		AND array_position(v_param_end, NULL) IS NULL
+		AND array_position(v_window_end, NULL) IS NULL
+		AND array_position(v_metric_end, NULL) IS NULL
+		AND array_position(v_sample_end, NULL) IS NULL),
+	CONSTRAINT run_results_status_is_known
+		CHECK (v_status <@ '{ok,skipped,failed}'),
+	-- a reason exactly for the variants that are not ok
+	CONSTRAINT run_results_reason_unless_ok CHECK (
+		coalesce(array_positions(v_status, 'ok'), '{}')
+		= coalesce(array_positions(v_reason, NULL), '{}')),
+	CONSTRAINT run_results_parameters_aligned CHECK (
+		v_param_end[cardinality(v_param_end)] = coalesce(cardinality(p_key), 0)
+		AND coalesce(cardinality(p_value), 0) = coalesce(cardinality(p_key), 0)
+		AND coalesce(length(p_kind), 0) = coalesce(cardinality(p_key), 0)
 		AND p_kind ~ '^[isdbj]*$'
-		AND array_position(p_key, NULL) IS NULL),
-	CONSTRAINT variants_windows_aligned CHECK (
-		coalesce(cardinality(w_steal_pct), 0) = coalesce(cardinality(w_loadavg1), 0)
-		AND coalesce(cardinality(w_steal_pct), 0) = coalesce(cardinality(w_wall_s), 0)
-		AND coalesce(cardinality(w_steal_pct), 0) = coalesce(cardinality(w_noisy), 0)),
-	CONSTRAINT variants_metrics_aligned CHECK (
-		coalesce(cardinality(m_metric), 0) = coalesce(cardinality(m_unit), 0)
-		AND coalesce(cardinality(m_metric), 0) = coalesce(cardinality(m_median), 0)
-		AND coalesce(cardinality(m_metric), 0) = coalesce(cardinality(m_sample_end), 0)
-		AND coalesce(m_sample_end[cardinality(m_sample_end)], 0)
-		    = coalesce(cardinality(samples), 0)
+		AND array_position(p_key, NULL) IS NULL
+		AND array_position(p_value, NULL) IS NULL),
+	CONSTRAINT run_results_windows_aligned CHECK (
+		v_window_end[cardinality(v_window_end)] = coalesce(cardinality(w_steal_pct), 0)
+		AND coalesce(cardinality(w_loadavg1), 0) = coalesce(cardinality(w_steal_pct), 0)
+		AND coalesce(cardinality(w_wall_s), 0) = coalesce(cardinality(w_steal_pct), 0)
+		AND coalesce(cardinality(w_noisy), 0) = coalesce(cardinality(w_steal_pct), 0)),
+	CONSTRAINT run_results_metrics_aligned CHECK (
+		v_metric_end[cardinality(v_metric_end)] = coalesce(cardinality(m_metric), 0)
+		AND coalesce(cardinality(m_unit), 0) = coalesce(cardinality(m_metric), 0)
+		AND coalesce(cardinality(m_median), 0) = coalesce(cardinality(m_metric), 0)
+		AND coalesce(cardinality(m_sample_end), 0) = coalesce(cardinality(m_metric), 0)
 		AND array_position(m_metric, NULL) IS NULL
 		AND array_position(m_unit, NULL) IS NULL
 		AND array_position(m_sample_end, NULL) IS NULL),
-	CONSTRAINT variants_samples_finite CHECK (
-		coalesce(array_ndims(samples), 1) = 1
+	CONSTRAINT run_results_samples_finite CHECK (
+		v_sample_end[cardinality(v_sample_end)] = coalesce(cardinality(samples), 0)
+		AND coalesce(array_ndims(samples), 1) = 1
 		AND NOT samples && '{NaN,Infinity,-Infinity}')
 ) PARTITION BY RANGE (started_at);
 
--- A run's variants; deduplicated (one key per run), so about 10 bytes a
--- variant.
-CREATE INDEX variants_run_idx ON variants (run_id);
+-- a run's results (no unique key: fleetbench_ingest_run() writes a run's
+-- row once, with its run)
+CREATE INDEX run_results_run_idx ON run_results (run_id);
 
-CREATE TABLE variants_default PARTITION OF variants DEFAULT;
+CREATE TABLE run_results_default PARTITION OF run_results DEFAULT;
 
-COMMENT ON TABLE variants IS
-	'one row per benchmark variant of a run: status, parameters, repeat windows, metrics with medians and samples, as arrays';
+COMMENT ON TABLE run_results IS
+	'one row per run with results: its variants, parameters, repeat windows, metrics with medians and samples, as arrays (docs/schema.md)';
 
 -- every month with runs, through three months ahead
 DO $$
@@ -299,24 +331,24 @@ BEGIN
 		date_trunc('month', now() AT TIME ZONE 'UTC') + interval '3 months',
 		interval '1 month')
 	LOOP
-		EXECUTE format('CREATE TABLE %I PARTITION OF variants FOR VALUES FROM (%L) TO (%L)',
-			       to_char(m, '"variants_y"YYYY"m"MM'),
+		EXECUTE format('CREATE TABLE %I PARTITION OF run_results FOR VALUES FROM (%L) TO (%L)',
+			       to_char(m, '"run_results_y"YYYY"m"MM'),
 			       m AT TIME ZONE 'UTC',
 			       (m + interval '1 month') AT TIME ZONE 'UTC');
 	END LOOP;
 END
 $$;
 
--- the old rows
-INSERT INTO variants (run_id, started_at, position, noisy, benchmark,
-		      variant, status, reason, p_key, p_kind, p_value,
-		      w_steal_pct, w_loadavg1, w_wall_s, w_noisy, m_metric,
-		      m_unit, m_median, m_sample_end, samples)
-SELECT b.run_id, b.started_at, b.position, b.noisy, b.benchmark, b.variant,
+-- the old rows: each variant's arrays first, then a run's
+CREATE TEMPORARY TABLE fleetbench_010_variants ON COMMIT DROP AS
+SELECT b.run_id, b.started_at, b.position, b.benchmark, b.variant,
        b.status, CASE b.status WHEN 'skipped' THEN b.skip_reason
-			       WHEN 'failed' THEN b.failure END,
-       p.k, p.kinds, p.v, w.steal_pct, w.loadavg1, w.wall_s, w.noisy,
-       m.metric, m.unit, m.median, m.sample_end, s.samples
+			       WHEN 'failed' THEN b.failure END AS reason,
+       p.k AS p_key, p.kinds AS p_kind, p.v AS p_value,
+       w.steal_pct AS w_steal_pct, w.loadavg1 AS w_loadavg1,
+       w.wall_s AS w_wall_s, w.noisy AS w_noisy,
+       m.metric AS m_metric, m.unit AS m_unit, m.median AS m_median,
+       m.sample_end AS m_sample_end, s.samples
 FROM bench_results b
 LEFT JOIN LATERAL (
 	SELECT array_agg(e.key ORDER BY e.key) AS k,
@@ -353,10 +385,66 @@ LEFT JOIN LATERAL (
 	FROM bench_metrics y, unnest(y.samples) WITH ORDINALITY AS u(z, i)
 	WHERE y.run_id = b.run_id AND y.benchmark = b.benchmark
 	      AND y.variant = b.variant) AS s ON true;
+CREATE INDEX ON fleetbench_010_variants (run_id);
 
--- a variant with metrics but no sample at all has samples '{}'
-UPDATE variants SET samples = '{}' WHERE samples IS NULL
-	AND m_metric IS NOT NULL;
+INSERT INTO run_results
+SELECT v.run_id, v.started_at, v.v_benchmark, v.v_variant, v.v_status,
+       v.v_reason, v.v_param_end,
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.p_key) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       v.p_kind,
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.p_value) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       v.v_window_end,
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.w_steal_pct) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.w_loadavg1) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.w_wall_s) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.w_noisy) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       v.v_metric_end,
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.m_metric) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.m_unit) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.m_median) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.m_sample_end) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id),
+       v.v_sample_end,
+       (SELECT array_agg(u.k ORDER BY y.position, u.i)
+	FROM fleetbench_010_variants y, unnest(y.samples) WITH ORDINALITY AS u(k, i)
+	WHERE y.run_id = v.run_id)
+FROM (SELECT x.run_id, min(x.started_at) AS started_at,
+	     array_agg(x.benchmark ORDER BY x.position) AS v_benchmark,
+	     array_agg(x.variant ORDER BY x.position) AS v_variant,
+	     array_agg(x.status ORDER BY x.position) AS v_status,
+	     array_agg(x.reason ORDER BY x.position) AS v_reason,
+	     array_agg(x.pe ORDER BY x.position) AS v_param_end,
+	     string_agg(x.p_kind, '' ORDER BY x.position) AS p_kind,
+	     array_agg(x.we ORDER BY x.position) AS v_window_end,
+	     array_agg(x.me ORDER BY x.position) AS v_metric_end,
+	     array_agg(x.se ORDER BY x.position) AS v_sample_end
+      FROM (SELECT y.*,
+		   (sum(coalesce(cardinality(y.p_key), 0)) OVER o)::integer AS pe,
+		   (sum(coalesce(cardinality(y.w_steal_pct), 0)) OVER o)::integer AS we,
+		   (sum(coalesce(cardinality(y.m_metric), 0)) OVER o)::integer AS me,
+		   (sum(coalesce(cardinality(y.samples), 0)) OVER o)::integer AS se
+	    FROM fleetbench_010_variants y
+	    WINDOW o AS (PARTITION BY y.run_id ORDER BY y.position)) AS x
+      GROUP BY x.run_id) AS v;
 
 DROP TABLE bench_metrics, comparisons, bench_results;
 -- only the results' foreign keys needed it
@@ -367,31 +455,48 @@ ALTER TABLE runs DROP CONSTRAINT runs_run_id_started_at_key;
 -- One row per variant: the skip reason or failure, parameters and windows
 -- as the jsonb they were.
 CREATE VIEW bench_results AS
-SELECT v.run_id, v.benchmark, v.variant, v.position, v.status,
-       CASE WHEN v.status = 'skipped' THEN v.reason END AS skip_reason,
-       coalesce((SELECT jsonb_object_agg(p.k, CASE WHEN p.t = 's'
-						   THEN to_jsonb(p.v)
-						   ELSE p.v::jsonb END)
-		 FROM unnest(v.p_key, string_to_array(v.p_kind, NULL),
-			     v.p_value) AS p(k, t, v)), '{}') AS parameters,
+SELECT x.run_id, x.v_benchmark[e.i] AS benchmark, x.v_variant[e.i] AS variant,
+       e.i AS position, x.v_status[e.i] AS status,
+       CASE WHEN x.v_status[e.i] = 'skipped' THEN x.v_reason[e.i] END
+	       AS skip_reason,
+       coalesce((SELECT jsonb_object_agg(x.p_key[j],
+				CASE WHEN substr(x.p_kind, j, 1) = 's'
+				     THEN to_jsonb(x.p_value[j])
+				     ELSE x.p_value[j]::jsonb END)
+		 FROM generate_series(e.pe0 + 1, e.pe1) AS j), '{}')
+	       AS parameters,
        coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
-				'steal_pct', w.s, 'loadavg1', w.l,
-				'wall_s', w.w, 'noisy', w.n)) ORDER BY w.i)
-		 FROM unnest(v.w_steal_pct, v.w_loadavg1, v.w_wall_s,
-			     v.w_noisy) WITH ORDINALITY AS w(s, l, w, n, i)),
-		'[]') AS windows,
-       v.noisy, v.started_at,
-       CASE WHEN v.status = 'failed' THEN v.reason END AS failure
-FROM variants v;
+				'steal_pct', x.w_steal_pct[j],
+				'loadavg1', x.w_loadavg1[j],
+				'wall_s', x.w_wall_s[j],
+				'noisy', x.w_noisy[j])) ORDER BY j)
+		 FROM generate_series(e.we0 + 1, e.we1) AS j), '[]') AS windows,
+       coalesce(true = ANY (x.w_noisy[e.we0 + 1 : e.we1]), false) AS noisy,
+       x.started_at,
+       CASE WHEN x.v_status[e.i] = 'failed' THEN x.v_reason[e.i] END
+	       AS failure
+FROM run_results x,
+     LATERAL (SELECT i, coalesce(x.v_param_end[i - 1], 0) AS pe0,
+		     x.v_param_end[i] AS pe1,
+		     coalesce(x.v_window_end[i - 1], 0) AS we0,
+		     x.v_window_end[i] AS we1
+	      FROM generate_subscripts(x.v_benchmark, 1) AS i) AS e;
 
 -- One row per metric of a variant, with its samples and median.
 CREATE VIEW bench_metrics AS
-SELECT v.run_id, v.benchmark, v.variant, m.metric, m.unit,
-       v.samples[coalesce(v.m_sample_end[m.i - 1], 0) + 1 : m.e] AS samples,
-       m.median, v.started_at
-FROM variants v,
-     unnest(v.m_metric, v.m_unit, v.m_median, v.m_sample_end)
-	     WITH ORDINALITY AS m(metric, unit, median, e, i);
+SELECT x.run_id, x.v_benchmark[e.i] AS benchmark, x.v_variant[e.i] AS variant,
+       x.m_metric[j] AS metric, x.m_unit[j] AS unit,
+       (coalesce(x.samples, '{}'))[e.se0 + CASE WHEN j > e.me0 + 1
+						THEN x.m_sample_end[j - 1]
+						ELSE 0 END + 1
+				   : e.se0 + x.m_sample_end[j]] AS samples,
+       x.m_median[j] AS median, x.started_at
+FROM run_results x,
+     LATERAL (SELECT i, coalesce(x.v_metric_end[i - 1], 0) AS me0,
+		     x.v_metric_end[i] AS me1,
+		     coalesce(x.v_sample_end[i - 1], 0) AS se0
+	      FROM generate_subscripts(x.v_benchmark, 1) AS i) AS e,
+     generate_series(e.me0 + 1, e.me1) AS j;
 
 -- One row per comparison of a run.
 CREATE VIEW comparisons AS
@@ -406,9 +511,9 @@ FROM runs r,
 		  ci_low, ci_high, level, method, reason);
 
 COMMENT ON VIEW bench_results IS
-	'one row per benchmark variant of a run: status, parameters, repeat windows (over variants)';
+	'one row per benchmark variant of a run: status, parameters, repeat windows (over run_results)';
 COMMENT ON VIEW bench_metrics IS
-	'one row per metric of a variant: raw samples in repeat order and their median (over variants)';
+	'one row per metric of a variant: raw samples in repeat order and their median (over run_results)';
 COMMENT ON VIEW comparisons IS
 	'ratio of two variants'' medians with its confidence interval, as the agent computed it (over runs)';
 
@@ -445,16 +550,16 @@ DROP TRIGGER runs_alert_check ON runs;
 DROP FUNCTION fleetbench_run_figures_add();
 DROP FUNCTION fleetbench_alert_trigger();
 
--- A run's variants and figures go with it (there is no foreign key to
+-- A run's results and figures go with it (there is no foreign key to
 -- cascade). Updating a run's run_id or started_at is not supported.
 CREATE FUNCTION fleetbench_runs_deleted() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP = 'TRUNCATE' THEN
-		TRUNCATE variants, run_figures;
+		TRUNCATE run_results, run_figures;
 		RETURN NULL;
 	END IF;
-	DELETE FROM variants AS v USING fleetbench_old_runs AS o
+	DELETE FROM run_results AS v USING fleetbench_old_runs AS o
 	WHERE v.run_id = o.run_id AND v.started_at = o.started_at;
 	DELETE FROM run_figures AS f USING fleetbench_old_runs AS o
 	WHERE f.run_id = o.run_id;
@@ -523,54 +628,6 @@ END
 $$;
 
 /*
- * The variants of a report (fleetbench_ingest_run's arrays, checked by
- * it) as rows of variants: each variant's slice of the parameters,
- * windows, metrics and samples.
- */
-CREATE OR REPLACE FUNCTION fleetbench_variants_add(run_id uuid,
-	started timestamptz, v_benchmark text[], v_variant text[],
-	v_status text[], v_reason text[], v_param_end integer[],
-	p_key text[], p_kind text[], p_value text[], v_window_end integer[],
-	w_steal_pct double precision[], w_loadavg1 double precision[],
-	w_wall_s double precision[], w_noisy boolean[],
-	v_metric_end integer[], m_metric text[], m_unit text[],
-	m_median double precision[], m_sample_end integer[],
-	v_sample_end integer[], samples double precision[])
-RETURNS void
-LANGUAGE sql AS $$
-	INSERT INTO variants (run_id, started_at, position, noisy,
-			      benchmark, variant, status, reason, p_key,
-			      p_kind, p_value, w_steal_pct, w_loadavg1,
-			      w_wall_s, w_noisy, m_metric, m_unit,
-			      m_median, m_sample_end, samples)
-	SELECT run_id, started, i,
-	       coalesce(true = ANY (w_noisy[we0 + 1 : we1]), false),
-	       v_benchmark[i], v_variant[i], v_status[i], v_reason[i],
-	       CASE WHEN pe1 > pe0 THEN p_key[pe0 + 1 : pe1] END,
-	       CASE WHEN pe1 > pe0
-		    THEN array_to_string(p_kind[pe0 + 1 : pe1], '') END,
-	       CASE WHEN pe1 > pe0 THEN p_value[pe0 + 1 : pe1] END,
-	       CASE WHEN we1 > we0 THEN w_steal_pct[we0 + 1 : we1] END,
-	       CASE WHEN we1 > we0 THEN w_loadavg1[we0 + 1 : we1] END,
-	       CASE WHEN we1 > we0 THEN w_wall_s[we0 + 1 : we1] END,
-	       CASE WHEN we1 > we0 THEN w_noisy[we0 + 1 : we1] END,
-	       CASE WHEN me1 > me0 THEN m_metric[me0 + 1 : me1] END,
-	       CASE WHEN me1 > me0 THEN m_unit[me0 + 1 : me1] END,
-	       CASE WHEN me1 > me0 THEN m_median[me0 + 1 : me1] END,
-	       CASE WHEN me1 > me0 THEN m_sample_end[me0 + 1 : me1] END,
-	       CASE WHEN me1 > me0 THEN samples[se0 + 1 : se1] END
-	FROM generate_subscripts(v_benchmark, 1) AS i,
-	     LATERAL (SELECT coalesce(v_param_end[i - 1], 0) AS pe0,
-			     v_param_end[i] AS pe1,
-			     coalesce(v_window_end[i - 1], 0) AS we0,
-			     v_window_end[i] AS we1,
-			     coalesce(v_metric_end[i - 1], 0) AS me0,
-			     v_metric_end[i] AS me1,
-			     coalesce(v_sample_end[i - 1], 0) AS se0,
-			     v_sample_end[i] AS se1) AS e;
-$$;
-
-/*
  * fleetbench_ingest_run(...) stores one report given as typed parameters
  * (the contract of docs/schema.md; the collector sends them in binary)
  * and returns true, or returns false and stores nothing when a run with
@@ -619,7 +676,7 @@ RETURNS boolean
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
-	started timestamptz; -- the partition key of the variants
+	started timestamptz; -- the partition key of run_results
 	mkey text; -- the run's method key
 	p jsonb; -- the probe
 	nv integer := coalesce(cardinality(v_benchmark), 0);
@@ -936,11 +993,10 @@ BEGIN
 	END IF;
 
 	IF nv > 0 THEN
-		-- a SQL function: PL/pgSQL keeps its array arguments expanded,
-		-- and each slice of an expanded array flattens it whole first
-		PERFORM fleetbench_variants_add(fleetbench_ingest_run.run_id,
-			started, v_benchmark, v_variant, v_status, v_reason,
-			v_param_end, p_key, p_kind, p_value, v_window_end,
+		INSERT INTO run_results
+		VALUES (fleetbench_ingest_run.run_id, started, v_benchmark,
+			v_variant, v_status, v_reason, v_param_end, p_key,
+			array_to_string(p_kind, ''), p_value, v_window_end,
 			w_steal_pct, w_loadavg1, w_wall_s, w_noisy, v_metric_end,
 			m_metric, m_unit, m_median, m_sample_end, v_sample_end,
 			samples);
@@ -1252,7 +1308,7 @@ COMMENT ON FUNCTION fleetbench_ingest(jsonb) IS
 
 -- What one run says about the headline figures (the definition;
 -- run_figures holds its rows): as 008 made it, read from runs and the
--- run's variants (of its month's partition) directly.
+-- run's run_results row (of its month's partition) directly.
 CREATE OR REPLACE VIEW run_figures_live AS
 SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.kernel_release, r.machine_id, r.hostname, r.vm, r.vcpus,
@@ -1276,27 +1332,40 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        coalesce(b.failed, '{}') AS failed, r.method
 FROM runs r
 LEFT JOIN LATERAL (
-	SELECT bool_or(x.noisy) AS noisy,
-	       array_agg(x.benchmark || '/' || x.variant ORDER BY x.position)
-		       FILTER (WHERE x.status = 'failed') AS failed,
-	       max(x.m_median[array_position(x.m_metric, 'huge_fraction')])
-		       FILTER (WHERE x.benchmark = 'thp_chase'
-			       AND x.variant = 'thp') AS thp_huge_fraction,
-	       max(x.m_median[array_position(x.m_metric, 'fault_p99_us')])
-		       FILTER (WHERE x.benchmark = 'thp_fault'
-			       AND x.variant = 'thp') AS thp_fault_p99_us,
-	       max(x.m_median[array_position(x.m_metric, 'iops')])
-		       FILTER (WHERE x.benchmark = 'randread'
-			       AND x.variant = 'io_uring') AS iouring_iops,
-	       max(x.m_median[array_position(x.m_metric, 'iops')])
-		       FILTER (WHERE x.benchmark = 'randread'
-			       AND x.variant = 'pread') AS pread_iops
-	FROM variants x
+	SELECT true = ANY (x.w_noisy) AS noisy,
+	       (SELECT array_agg(x.v_benchmark[i] || '/' || x.v_variant[i]
+				 ORDER BY i)
+		FROM generate_subscripts(x.v_status, 1) AS i
+		WHERE x.v_status[i] = 'failed') AS failed,
+	       m.*
+	FROM run_results x,
+	     LATERAL (
+		SELECT max(x.m_median[j]) FILTER (
+			       WHERE x.v_benchmark[i] = 'thp_chase'
+				     AND x.v_variant[i] = 'thp'
+				     AND x.m_metric[j] = 'huge_fraction')
+			       AS thp_huge_fraction,
+		       max(x.m_median[j]) FILTER (
+			       WHERE x.v_benchmark[i] = 'thp_fault'
+				     AND x.v_variant[i] = 'thp'
+				     AND x.m_metric[j] = 'fault_p99_us')
+			       AS thp_fault_p99_us,
+		       max(x.m_median[j]) FILTER (
+			       WHERE x.v_benchmark[i] = 'randread'
+				     AND x.v_variant[i] = 'io_uring'
+				     AND x.m_metric[j] = 'iops') AS iouring_iops,
+		       max(x.m_median[j]) FILTER (
+			       WHERE x.v_benchmark[i] = 'randread'
+				     AND x.v_variant[i] = 'pread'
+				     AND x.m_metric[j] = 'iops') AS pread_iops
+		FROM generate_subscripts(x.v_benchmark, 1) AS i,
+		     generate_series(coalesce(x.v_metric_end[i - 1], 0) + 1,
+				     x.v_metric_end[i]) AS j) AS m
 	WHERE x.run_id = r.run_id AND x.started_at = r.started_at) AS b ON true;
 
 /*
- * fleetbench_results_partition(month) makes the partition of variants for
- * the month holding `month` (UTC), named variants_yYYYYmMM, unless it
+ * fleetbench_results_partition(month) makes the partition of run_results
+ * for the month holding `month` (UTC), named run_results_yYYYYmMM, unless it
  * exists, first moving that month's rows out of the default partition
  * (which would otherwise forbid the new one). Returns whether it made it.
  * Takes the table's ACCESS EXCLUSIVE lock for a moment: the collectors
@@ -1309,26 +1378,27 @@ DECLARE
 	first timestamp := date_trunc('month', month::timestamp);
 	lo timestamptz := first AT TIME ZONE 'UTC';
 	hi timestamptz := (first + interval '1 month') AT TIME ZONE 'UTC';
-	name text := to_char(first, '"variants_y"YYYY"m"MM');
+	name text := to_char(first, '"run_results_y"YYYY"m"MM');
 BEGIN
 	IF to_regclass(name) IS NOT NULL THEN
 		RETURN false;
 	END IF;
-	CREATE TEMPORARY TABLE fleetbench_move_variants AS
-		SELECT * FROM variants_default
+	CREATE TEMPORARY TABLE fleetbench_move_results AS
+		SELECT * FROM run_results_default
 		WHERE started_at >= lo AND started_at < hi;
-	DELETE FROM variants_default WHERE started_at >= lo AND started_at < hi;
-	EXECUTE format('CREATE TABLE %I PARTITION OF variants FOR VALUES FROM (%L) TO (%L)',
+	DELETE FROM run_results_default
+	WHERE started_at >= lo AND started_at < hi;
+	EXECUTE format('CREATE TABLE %I PARTITION OF run_results FOR VALUES FROM (%L) TO (%L)',
 		       name, lo, hi);
-	INSERT INTO variants SELECT * FROM fleetbench_move_variants;
-	DROP TABLE fleetbench_move_variants;
+	INSERT INTO run_results SELECT * FROM fleetbench_move_results;
+	DROP TABLE fleetbench_move_results;
 	RETURN true;
 END
 $$;
 
 /*
  * fleetbench_results_drop_before(before) drops the monthly partitions of
- * variants that end on or before `before` (UTC): their variants are gone,
+ * run_results that end on or before `before` (UTC): their results are gone,
  * their runs (with their comparisons) stay (DELETE FROM runs for those).
  * Returns how many months it dropped.
  */
@@ -1342,9 +1412,9 @@ BEGIN
 	FOR name IN
 		SELECT c.relname
 		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent = 'variants'::regclass
-		  AND c.relname ~ '^variants_y[0-9]{4}m[0-9]{2}$'
-		  AND to_date(substr(c.relname, length('variants_y') + 1),
+		WHERE i.inhparent = 'run_results'::regclass
+		  AND c.relname ~ '^run_results_y[0-9]{4}m[0-9]{2}$'
+		  AND to_date(substr(c.relname, length('run_results_y') + 1),
 			      'YYYY"m"MM') + interval '1 month' <= before
 		ORDER BY 1
 	LOOP
@@ -1356,9 +1426,9 @@ END
 $$;
 
 COMMENT ON FUNCTION fleetbench_results_partition(date) IS
-	'makes the month''s partition of variants, moving its rows out of the default partition';
+	'makes the month''s partition of run_results, moving its rows out of the default partition';
 COMMENT ON FUNCTION fleetbench_results_drop_before(date) IS
-	'drops the monthly partitions of variants that end on or before a date';
+	'drops the monthly partitions of run_results that end on or before a date';
 COMMENT ON FUNCTION fleetbench_ingest_run IS
 	'stores one report given as typed parameters (contract in docs/schema.md); true when stored, false when its run_id already was';
 COMMENT ON FUNCTION fleetbench_ingest_end() IS

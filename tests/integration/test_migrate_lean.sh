@@ -120,20 +120,20 @@ check_eq "and an alert" "$(q <<<"SELECT string_agg(kind, ' ' ORDER BY kind) FROM
 	>"$tmp/migrate2.out" 2>&1
 check_eq "010 applies to a database with reports" "$?" 0
 check_grep "it says so" "$tmp/migrate2.out" "applied 010_lean"
-check_eq "the old tables are views now, over variants and runs" "$(q <<-'EOF'
+check_eq "the old tables are views now, over run_results and runs" "$(q <<-'EOF'
 	SELECT string_agg(relname || ':' || relkind::text, ' ' ORDER BY relname)
 	FROM pg_class
 	WHERE relname IN ('bench_results', 'bench_metrics', 'comparisons',
-			  'variants')
+			  'run_results')
 EOF
-)" "bench_metrics:v bench_results:v comparisons:v variants:p"
-check_eq "one variants row per variant" \
-	"$(q <<<"SELECT (SELECT count(*) FROM variants) = (SELECT count(*) FROM bench_results)")" t
+)" "bench_metrics:v bench_results:v comparisons:v run_results:p"
+check_eq "one run_results row per run with variants" \
+	"$(q <<<"SELECT (SELECT count(*) FROM run_results) || ' ' || (SELECT count(DISTINCT run_id) FROM bench_results)")" "5 5"
 
 snapshot "$conninfo" >"$tmp/after.txt"
 check_eq "every row reads as before ($(wc -l <"$tmp/before.txt") rows)" \
 	"$(diff "$tmp/before.txt" "$tmp/after.txt" | head -n 6)" ""
-check_eq "run_figures_live, now over variants, gives run_figures' rows" \
+check_eq "run_figures_live, now over run_results, gives run_figures' rows" \
 	"$(q <<-'EOF'
 	SELECT (SELECT count(*) FROM (SELECT * FROM run_figures_live
 				      EXCEPT ALL SELECT * FROM run_figures) x),
@@ -148,18 +148,18 @@ check_eq "the new typed columns are read from the old probes" "$(q <<-'EOF'
 	FROM runs WHERE run_id = '3b6f1a52-8c0e-4d7b-9a21-5e4c7f0d2b19'
 EOF
 )" "never|{2048,1048576}|{0,0}|{0,0}|Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz"
-check_eq "the variants are in their month's partitions" "$(q <<-'EOF'
+check_eq "the results are in their month's partitions" "$(q <<-'EOF'
 	SELECT string_agg(DISTINCT tableoid::regclass::text, ' ')
-	FROM variants
+	FROM run_results
 EOF
-)" "variants_y2024m06 variants_y2024m11"
+)" "run_results_y2024m06 run_results_y2024m11"
 check_match "a query on bench_metrics by started_at reads one month" \
 	"$(q <<-'EOF'
 	EXPLAIN (COSTS OFF) SELECT count(*) FROM bench_metrics
 	WHERE started_at >= '2024-06-01' AND started_at < '2024-07-01'
 EOF
-)" "*variants_y2024m06*"
-check_eq "and no other" "$(q <<-'EOF' | grep -c 'variants_y2024m11\|variants_default'
+)" "*run_results_y2024m06*"
+check_eq "and no other" "$(q <<-'EOF' | grep -c 'run_results_y2024m11\|run_results_default'
 	EXPLAIN (COSTS OFF) SELECT count(*) FROM bench_metrics
 	WHERE started_at >= '2024-06-01' AND started_at < '2024-07-01'
 EOF
@@ -175,16 +175,17 @@ snapshot "$fresh" >"$tmp/fresh.txt"
 check_eq "stored anew through the lean ingest, the same rows" \
 	"$(diff "$tmp/before.txt" "$tmp/fresh.txt" | head -n 6)" ""
 
-# deleting a run takes its variants and figures; its comparisons were
+# deleting a run takes its results and figures; its comparisons were
 # in its row
-check_eq "deleting runs deletes their variants and figures" "$(q <<-'EOF'
+check_eq "deleting runs deletes their results and figures" "$(q <<-'EOF'
 	DELETE FROM runs WHERE machine_id = 'ec2b7f3a9d1e4f6a8c0b2d4e6f809a1b';
-	SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM variants),
+	SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM run_results),
+	       (SELECT count(*) FROM bench_results),
 	       (SELECT count(*) FROM bench_metrics),
 	       (SELECT count(*) FROM comparisons),
 	       (SELECT count(*) FROM run_figures),
-	       (SELECT count(*) FROM variants v
+	       (SELECT count(*) FROM run_results v
 		WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = v.run_id))
 EOF
-)" "2|18|20|14|2|0"
+)" "2|2|18|20|14|2|0"
 finish

@@ -7,8 +7,8 @@
 # often it is sent; a month without a partition waits in the default one
 # until fleetbench_results_partition() moves it; old months are dropped
 # whole by fleetbench_results_drop_before(). Since schema/010_lean.sql the
-# partitioned table is variants (the old tables are views over it and
-# runs): the last part tests the partitions of variants.
+# partitioned table is run_results (the old tables are views over it and
+# runs): the last part tests the partitions of run_results.
 set -uo pipefail
 
 # shellcheck source=tests/integration/lib.sh
@@ -153,8 +153,7 @@ kill -TERM "$pid"
 wait "$pid"
 pid=
 
-# after 010 (schema/010_lean.sql) the variants table is the partitioned
-# one: a report of a month without a partition (June 2024) waits in the
+# after 010 (schema/010_lean.sql) run_results is the partitioned table: a report of a month without a partition (June 2024) waits in the
 # default
 old=$(uuid)
 check_eq "an old month's report is stored" "$(q <<-EOF
@@ -176,13 +175,13 @@ check_eq "an old month's report is stored" "$(q <<-EOF
 EOF
 )" t
 defaults() {
-	q <<<"SELECT count(*) FROM variants_default"
+	q <<<"SELECT count(*) FROM run_results_default"
 }
-check_eq "its variant is in the default partition" "$(defaults)" 1
+check_eq "its results are in the default partition" "$(defaults)" 1
 check_eq "fleetbench_results_partition() makes its month" \
 	"$(q <<<"SELECT fleetbench_results_partition('2024-06-15')")" t
 check_eq "and moves its rows there" "$(defaults)|$(q <<-'EOF'
-	SELECT (SELECT count(*) FROM variants_y2024m06) || ' ' ||
+	SELECT (SELECT count(*) FROM run_results_y2024m06) || ' ' ||
 	       (SELECT count(*) FROM bench_results
 		WHERE started_at < '2024-07-01') || ' ' ||
 	       (SELECT count(*) FROM bench_metrics
