@@ -453,50 +453,54 @@ ALTER TABLE runs DROP CONSTRAINT runs_run_id_started_at_key;
 -- ---- the old tables, as views ----
 
 -- One row per variant: the skip reason or failure, parameters and windows
--- as the jsonb they were.
+-- as the jsonb they were. (unnest(), not generate_series(): the planner
+-- expects 10 elements of an array but 1,000 rows of a series, and would
+-- compile every query on these views with JIT.)
 CREATE VIEW bench_results AS
-SELECT x.run_id, x.v_benchmark[e.i] AS benchmark, x.v_variant[e.i] AS variant,
-       e.i AS position, x.v_status[e.i] AS status,
-       CASE WHEN x.v_status[e.i] = 'skipped' THEN x.v_reason[e.i] END
-	       AS skip_reason,
-       coalesce((SELECT jsonb_object_agg(x.p_key[j],
-				CASE WHEN substr(x.p_kind, j, 1) = 's'
-				     THEN to_jsonb(x.p_value[j])
-				     ELSE x.p_value[j]::jsonb END)
-		 FROM generate_series(e.pe0 + 1, e.pe1) AS j), '{}')
+SELECT x.run_id, e.benchmark, e.variant, e.i::integer AS position, e.status,
+       CASE WHEN e.status = 'skipped' THEN e.reason END AS skip_reason,
+       coalesce((SELECT jsonb_object_agg(p.k, CASE WHEN p.t = 's'
+						   THEN to_jsonb(p.v)
+						   ELSE p.v::jsonb END)
+		 FROM unnest(x.p_key[e.pe0 + 1 : e.pe1],
+			     string_to_array(substr(x.p_kind, e.pe0 + 1,
+						    e.pe1 - e.pe0), NULL),
+			     x.p_value[e.pe0 + 1 : e.pe1]) AS p(k, t, v)), '{}')
 	       AS parameters,
        coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
-				'steal_pct', x.w_steal_pct[j],
-				'loadavg1', x.w_loadavg1[j],
-				'wall_s', x.w_wall_s[j],
-				'noisy', x.w_noisy[j])) ORDER BY j)
-		 FROM generate_series(e.we0 + 1, e.we1) AS j), '[]') AS windows,
+				'steal_pct', w.s, 'loadavg1', w.l,
+				'wall_s', w.w, 'noisy', w.n)) ORDER BY w.k)
+		 FROM unnest(x.w_steal_pct[e.we0 + 1 : e.we1],
+			     x.w_loadavg1[e.we0 + 1 : e.we1],
+			     x.w_wall_s[e.we0 + 1 : e.we1],
+			     x.w_noisy[e.we0 + 1 : e.we1])
+			WITH ORDINALITY AS w(s, l, w, n, k)), '[]') AS windows,
        coalesce(true = ANY (x.w_noisy[e.we0 + 1 : e.we1]), false) AS noisy,
        x.started_at,
-       CASE WHEN x.v_status[e.i] = 'failed' THEN x.v_reason[e.i] END
-	       AS failure
+       CASE WHEN e.status = 'failed' THEN e.reason END AS failure
 FROM run_results x,
-     LATERAL (SELECT i, coalesce(x.v_param_end[i - 1], 0) AS pe0,
-		     x.v_param_end[i] AS pe1,
-		     coalesce(x.v_window_end[i - 1], 0) AS we0,
-		     x.v_window_end[i] AS we1
-	      FROM generate_subscripts(x.v_benchmark, 1) AS i) AS e;
+     LATERAL (SELECT v.*, coalesce(x.v_param_end[v.i - 1], 0) AS pe0,
+		     coalesce(x.v_window_end[v.i - 1], 0) AS we0
+	      FROM unnest(x.v_benchmark, x.v_variant, x.v_status, x.v_reason,
+			  x.v_param_end, x.v_window_end)
+		      WITH ORDINALITY AS v(benchmark, variant, status, reason,
+					   pe1, we1, i)) AS e;
 
 -- One row per metric of a variant, with its samples and median.
 CREATE VIEW bench_metrics AS
-SELECT x.run_id, x.v_benchmark[e.i] AS benchmark, x.v_variant[e.i] AS variant,
-       x.m_metric[j] AS metric, x.m_unit[j] AS unit,
-       (coalesce(x.samples, '{}'))[e.se0 + CASE WHEN j > e.me0 + 1
-						THEN x.m_sample_end[j - 1]
-						ELSE 0 END + 1
-				   : e.se0 + x.m_sample_end[j]] AS samples,
-       x.m_median[j] AS median, x.started_at
+SELECT x.run_id, e.benchmark, e.variant, m.metric, m.unit,
+       (coalesce(x.samples, '{}'))[e.se0 + coalesce(
+						(x.m_sample_end[e.me0 + 1 : e.me1])[m.k - 1], 0) + 1
+				   : e.se0 + m.se] AS samples,
+       m.median, x.started_at
 FROM run_results x,
-     LATERAL (SELECT i, coalesce(x.v_metric_end[i - 1], 0) AS me0,
-		     x.v_metric_end[i] AS me1,
-		     coalesce(x.v_sample_end[i - 1], 0) AS se0
-	      FROM generate_subscripts(x.v_benchmark, 1) AS i) AS e,
-     generate_series(e.me0 + 1, e.me1) AS j;
+     LATERAL (SELECT v.*, coalesce(x.v_metric_end[v.i - 1], 0) AS me0,
+		     coalesce(x.v_sample_end[v.i - 1], 0) AS se0
+	      FROM unnest(x.v_benchmark, x.v_variant, x.v_metric_end)
+		      WITH ORDINALITY AS v(benchmark, variant, me1, i)) AS e,
+     unnest(x.m_metric[e.me0 + 1 : e.me1], x.m_unit[e.me0 + 1 : e.me1],
+	    x.m_median[e.me0 + 1 : e.me1], x.m_sample_end[e.me0 + 1 : e.me1])
+	     WITH ORDINALITY AS m(metric, unit, median, se, k);
 
 -- One row per comparison of a run.
 CREATE VIEW comparisons AS
@@ -1030,14 +1034,14 @@ BEGIN
 	SELECT * FROM run_figures_live WHERE run_id = ANY (ids)
 	ON CONFLICT (run_id) DO NOTHING;
 
+	-- the host's first and last kernel: two probes of
+	-- runs_host_kernel_idx
 	FOR r IN SELECT n.run_id FROM runs AS n
 		 WHERE n.run_id = ANY (ids)
-		   AND (EXISTS (SELECT 1 FROM runs AS o
-				WHERE o.machine_id = n.machine_id
-				      AND o.kernel_release < n.kernel_release)
-			OR EXISTS (SELECT 1 FROM runs AS o
-				   WHERE o.machine_id = n.machine_id
-					 AND o.kernel_release > n.kernel_release))
+		   AND ((SELECT min(o.kernel_release) FROM runs AS o
+			 WHERE o.machine_id = n.machine_id) < n.kernel_release
+			OR (SELECT max(o.kernel_release) FROM runs AS o
+			    WHERE o.machine_id = n.machine_id) > n.kernel_release)
 		 ORDER BY n.started_at, n.run_id
 	LOOP
 		BEGIN
@@ -1332,35 +1336,33 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        coalesce(b.failed, '{}') AS failed, r.method
 FROM runs r
 LEFT JOIN LATERAL (
-	SELECT true = ANY (x.w_noisy) AS noisy,
-	       (SELECT array_agg(x.v_benchmark[i] || '/' || x.v_variant[i]
-				 ORDER BY i)
-		FROM generate_subscripts(x.v_status, 1) AS i
-		WHERE x.v_status[i] = 'failed') AS failed,
-	       m.*
+	SELECT true = ANY (x.w_noisy) AS noisy, m.*
 	FROM run_results x,
 	     LATERAL (
-		SELECT max(x.m_median[j]) FILTER (
-			       WHERE x.v_benchmark[i] = 'thp_chase'
-				     AND x.v_variant[i] = 'thp'
-				     AND x.m_metric[j] = 'huge_fraction')
+		SELECT (SELECT array_agg(f.b || '/' || f.v ORDER BY f.i)
+			FROM unnest(x.v_benchmark, x.v_variant, x.v_status)
+				WITH ORDINALITY AS f(b, v, s, i)
+			WHERE f.s = 'failed') AS failed,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'thp_chase' AND v.v = 'thp'
+				     AND k.metric = 'huge_fraction')
 			       AS thp_huge_fraction,
-		       max(x.m_median[j]) FILTER (
-			       WHERE x.v_benchmark[i] = 'thp_fault'
-				     AND x.v_variant[i] = 'thp'
-				     AND x.m_metric[j] = 'fault_p99_us')
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'thp_fault' AND v.v = 'thp'
+				     AND k.metric = 'fault_p99_us')
 			       AS thp_fault_p99_us,
-		       max(x.m_median[j]) FILTER (
-			       WHERE x.v_benchmark[i] = 'randread'
-				     AND x.v_variant[i] = 'io_uring'
-				     AND x.m_metric[j] = 'iops') AS iouring_iops,
-		       max(x.m_median[j]) FILTER (
-			       WHERE x.v_benchmark[i] = 'randread'
-				     AND x.v_variant[i] = 'pread'
-				     AND x.m_metric[j] = 'iops') AS pread_iops
-		FROM generate_subscripts(x.v_benchmark, 1) AS i,
-		     generate_series(coalesce(x.v_metric_end[i - 1], 0) + 1,
-				     x.v_metric_end[i]) AS j) AS m
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'randread' AND v.v = 'io_uring'
+				     AND k.metric = 'iops') AS iouring_iops,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'randread' AND v.v = 'pread'
+				     AND k.metric = 'iops') AS pread_iops
+		FROM (SELECT u.*, coalesce(x.v_metric_end[u.i - 1], 0) AS me0
+		      FROM unnest(x.v_benchmark, x.v_variant, x.v_status,
+				  x.v_metric_end)
+			      WITH ORDINALITY AS u(b, v, s, me1, i)) AS v
+		LEFT JOIN LATERAL unnest(x.m_metric[v.me0 + 1 : v.me1])
+			WITH ORDINALITY AS k(metric, j) ON true) AS m
 	WHERE x.run_id = r.run_id AND x.started_at = r.started_at) AS b ON true;
 
 /*
