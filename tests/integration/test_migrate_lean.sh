@@ -5,7 +5,8 @@
 # kernel change that alerts) is migrated by `fleetbench-collector migrate`
 # to the lean layout, and the old tables, now views, return exactly the
 # rows they held; run_figures, its definition run_figures_live, the fleet
-# queries and the alerts answer as before. The same reports stored anew
+# queries and the alerts answer as before, and every SQL example of
+# docs/schema.md and docs/queries.md runs. The same reports stored anew
 # through the lean ingest give the same rows again.
 set -uo pipefail
 
@@ -164,6 +165,20 @@ check_eq "and no other" "$(q <<-'EOF' | grep -c 'run_results_y2024m11\|run_resul
 	WHERE started_at >= '2024-06-01' AND started_at < '2024-07-01'
 EOF
 )" 0
+
+# every SQL example of the docs runs on the lean layout
+for doc in schema queries; do
+	awk '/^```sql$/ { on = 1; n++; next } /^```$/ { on = 0 }
+	     on { print > (dir "/" doc "." n ".sql") }' \
+		dir="$tmp" doc="$doc" "$SOURCE_DIR/docs/$doc.md"
+done
+for f in "$tmp"/schema.*.sql "$tmp"/queries.*.sql; do
+	if out=$(q <"$f" 2>&1) && [[ $out != *ERROR* ]]; then
+		ok
+	else
+		not_ok "the example $(basename "$f") of docs/: $out"
+	fi
+done
 
 # the same reports through the lean ingest, in a database of its own
 q <<<"CREATE DATABASE fresh"
