@@ -385,66 +385,40 @@ LEFT JOIN LATERAL (
 	FROM bench_metrics y, unnest(y.samples) WITH ORDINALITY AS u(z, i)
 	WHERE y.run_id = b.run_id AND y.benchmark = b.benchmark
 	      AND y.variant = b.variant) AS s ON true;
-CREATE INDEX ON fleetbench_010_variants (run_id);
+-- concatenates arrays in the aggregate's order (NULL adds nothing)
+CREATE AGGREGATE pg_temp.fleetbench_cat(anycompatiblearray) (
+	SFUNC = array_cat, STYPE = anycompatiblearray);
 
 INSERT INTO run_results
-SELECT v.run_id, v.started_at, v.v_benchmark, v.v_variant, v.v_status,
-       v.v_reason, v.v_param_end,
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.p_key) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       v.p_kind,
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.p_value) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       v.v_window_end,
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.w_steal_pct) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.w_loadavg1) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.w_wall_s) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.w_noisy) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       v.v_metric_end,
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.m_metric) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.m_unit) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.m_median) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.m_sample_end) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id),
-       v.v_sample_end,
-       (SELECT array_agg(u.k ORDER BY y.position, u.i)
-	FROM fleetbench_010_variants y, unnest(y.samples) WITH ORDINALITY AS u(k, i)
-	WHERE y.run_id = v.run_id)
-FROM (SELECT x.run_id, min(x.started_at) AS started_at,
-	     array_agg(x.benchmark ORDER BY x.position) AS v_benchmark,
-	     array_agg(x.variant ORDER BY x.position) AS v_variant,
-	     array_agg(x.status ORDER BY x.position) AS v_status,
-	     array_agg(x.reason ORDER BY x.position) AS v_reason,
-	     array_agg(x.pe ORDER BY x.position) AS v_param_end,
-	     string_agg(x.p_kind, '' ORDER BY x.position) AS p_kind,
-	     array_agg(x.we ORDER BY x.position) AS v_window_end,
-	     array_agg(x.me ORDER BY x.position) AS v_metric_end,
-	     array_agg(x.se ORDER BY x.position) AS v_sample_end
-      FROM (SELECT y.*,
-		   (sum(coalesce(cardinality(y.p_key), 0)) OVER o)::integer AS pe,
-		   (sum(coalesce(cardinality(y.w_steal_pct), 0)) OVER o)::integer AS we,
-		   (sum(coalesce(cardinality(y.m_metric), 0)) OVER o)::integer AS me,
-		   (sum(coalesce(cardinality(y.samples), 0)) OVER o)::integer AS se
-	    FROM fleetbench_010_variants y
-	    WINDOW o AS (PARTITION BY y.run_id ORDER BY y.position)) AS x
-      GROUP BY x.run_id) AS v;
+SELECT x.run_id, min(x.started_at),
+       array_agg(x.benchmark ORDER BY x.position),
+       array_agg(x.variant ORDER BY x.position),
+       array_agg(x.status ORDER BY x.position),
+       array_agg(x.reason ORDER BY x.position),
+       array_agg(x.pe ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.p_key ORDER BY x.position),
+       string_agg(x.p_kind, '' ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.p_value ORDER BY x.position),
+       array_agg(x.we ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.w_steal_pct ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.w_loadavg1 ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.w_wall_s ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.w_noisy ORDER BY x.position),
+       array_agg(x.me ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.m_metric ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.m_unit ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.m_median ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.m_sample_end ORDER BY x.position),
+       array_agg(x.se ORDER BY x.position),
+       pg_temp.fleetbench_cat(x.samples ORDER BY x.position)
+FROM (SELECT y.*,
+	     (sum(coalesce(cardinality(y.p_key), 0)) OVER o)::integer AS pe,
+	     (sum(coalesce(cardinality(y.w_steal_pct), 0)) OVER o)::integer AS we,
+	     (sum(coalesce(cardinality(y.m_metric), 0)) OVER o)::integer AS me,
+	     (sum(coalesce(cardinality(y.samples), 0)) OVER o)::integer AS se
+      FROM fleetbench_010_variants y
+      WINDOW o AS (PARTITION BY y.run_id ORDER BY y.position)) AS x
+GROUP BY x.run_id;
 
 DROP TABLE bench_metrics, comparisons, bench_results;
 -- only the results' foreign keys needed it
@@ -819,6 +793,29 @@ BEGIN
 				OR s[cardinality(s)] <> v_sample_end[i]
 						      - coalesce(v_sample_end[i - 1], 0)
 			   ELSE v_sample_end[i] <> coalesce(v_sample_end[i - 1], 0) END
+		LIMIT 1;
+		IF problem IS NOT NULL THEN
+			PERFORM fleetbench_reject_as('22023', problem);
+		END IF;
+	END IF;
+
+	-- values that the view bench_results can read back as JSON
+	IF p_key IS NOT NULL THEN
+		SELECT format('parameter %s: %s is not %s', x.k, x.v,
+			      CASE x.t WHEN 'i' THEN 'an integer'
+				       WHEN 'd' THEN 'a finite number'
+				       WHEN 'b' THEN 'true or false'
+				       ELSE 'of a kind i, s, d or b' END)
+		INTO problem
+		FROM unnest(p_key, p_kind, p_value) AS x(k, t, v)
+		WHERE CASE x.t
+			WHEN 's' THEN false
+			WHEN 'i' THEN x.v !~ '^-?(0|[1-9][0-9]*)$'
+			WHEN 'd' THEN x.v !~ '^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
+			WHEN 'b' THEN x.v NOT IN ('true', 'false')
+			-- JSON (jsonb reports only): a bad one fails the cast
+			WHEN 'j' THEN x.v::jsonb IS NULL
+			ELSE true END
 		LIMIT 1;
 		IF problem IS NOT NULL THEN
 			PERFORM fleetbench_reject_as('22023', problem);

@@ -373,7 +373,8 @@ EOF
 
 # --- fleetbench_ingest_run(): the typed parameters ------------------------
 
-# lean_run ID SAMPLE_ENDS METRIC_SAMPLE_ENDS: the SQL of a call with
+# lean_run ID SAMPLE_ENDS METRIC_SAMPLE_ENDS [KINDS VALUES]: the SQL of a
+# call with
 # typed capabilities (the probe says otherwise), a method, a comparison,
 # a measured variant (two metrics, one window) and a skipped one
 lean_run() {
@@ -392,7 +393,7 @@ lean_run() {
 			'{c1}', '{b}', '{iops}', '{v1}', '{v2}', '{2}', '{1.5}',
 			'{2.5}', '{0.95}', '{m}', '{NULL}',
 			'{b,b}', '{v1,v2}', '{ok,skipped}', '{NULL,why}',
-			'{1,2}', '{k1,k2}', '{i,s}', '{64,x}',
+			'{1,2}', '{k1,k2}', '${4:-{i,s\}}', '${5:-{64,x\}}',
 			'{1,1}', '{0.5}', '{0.25}', '{1.5}', '{true}',
 			'{2,2}', '{iops,lat}', '{IO/s,us}', '{100,7}', '$3',
 			'$2', '{90,100,110,7}');
@@ -453,11 +454,12 @@ EOF
 check_eq "ingest_run again returns false" \
 	"$(q <<<"$(lean_run $LR '{4,4}' '{3,4}')")" f
 # refused_run NAME SQLSTATE MESSAGE-GLOB SAMPLE_ENDS METRIC_SAMPLE_ENDS
+# [KINDS VALUES]
 refused_run() {
 	local out
 	out=$(q 2>&1 <<-EOF
 		\set VERBOSITY verbose
-		$(lean_run bbbbbbbb-1111-4222-8333-444444444444 "$4" "$5")
+		$(lean_run bbbbbbbb-1111-4222-8333-444444444444 "${@:4}")
 	EOF
 	)
 	check_match "$1" "$(printf '%s\n' "$out" | head -n 1)" "*ERROR:  $2: $3"
@@ -468,6 +470,12 @@ refused_run "sample ends past the samples" 22023 \
 refused_run "metric sample ends that step back" 22023 \
 	"fleetbench_ingest: the sample ends of b/v1 do not cover its 4 samples*" \
 	'{4,4}' '{4,3}'
+refused_run "a double parameter that JSON cannot hold" 22023 \
+	"fleetbench_ingest: parameter k1: inf is not a finite number" \
+	'{4,4}' '{3,4}' '{d,s}' '{inf,x}'
+refused_run "a parameter of an unknown kind" 22023 \
+	"fleetbench_ingest: parameter k2: x is not of a kind i, s, d or b" \
+	'{4,4}' '{3,4}' '{i,q}' '{1,x}'
 check_eq "nothing of the refused calls is stored" \
 	"$(q <<<"SELECT count(*) FROM runs WHERE run_id = 'bbbbbbbb-1111-4222-8333-444444444444'")" 0
 q <<<"DELETE FROM runs WHERE run_id = '$LR'"
