@@ -656,6 +656,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	started timestamptz; -- the partition key of run_results
 	mkey text; -- the run's method key
+	bare boolean; -- its methods row has no parameters
 	p jsonb; -- the probe
 	nv integer := coalesce(cardinality(v_benchmark), 0);
 	nc integer := coalesce(cardinality(c_name), 0);
@@ -748,22 +749,23 @@ BEGIN
 	END IF;
 
 	-- ends that never step back, sample ends within their variant,
-	-- each variant, metric of a variant and comparison named once
+	-- each variant, metric of a variant and comparison named once,
+	-- parameter values that bench_results can read back as JSON: one
+	-- statement, the first problem found
 	IF nv > 0 OR nc > 0 THEN
-		SELECT CASE
-		WHEN v_param_end <> ARRAY(SELECT unnest(v_param_end) ORDER BY 1)
-		     OR v_param_end[1] < 0 THEN 'v_param_end steps back'
-		WHEN v_window_end <> ARRAY(SELECT unnest(v_window_end) ORDER BY 1)
-		     OR v_window_end[1] < 0 THEN 'v_window_end steps back'
-		WHEN v_metric_end <> ARRAY(SELECT unnest(v_metric_end) ORDER BY 1)
-		     OR v_metric_end[1] < 0 THEN 'v_metric_end steps back'
-		WHEN v_sample_end <> ARRAY(SELECT unnest(v_sample_end) ORDER BY 1)
-		     OR v_sample_end[1] < 0 THEN 'v_sample_end steps back'
-		END INTO problem;
-		IF problem IS NOT NULL THEN
-			PERFORM fleetbench_reject_as('22023', problem);
-		END IF;
-		SELECT coalesce(
+		SELECT x.state, x.problem INTO state, problem
+		FROM (SELECT '22023' AS state, CASE
+			WHEN v_param_end <> ARRAY(SELECT unnest(v_param_end) ORDER BY 1)
+			     OR v_param_end[1] < 0 THEN 'v_param_end steps back'
+			WHEN v_window_end <> ARRAY(SELECT unnest(v_window_end) ORDER BY 1)
+			     OR v_window_end[1] < 0 THEN 'v_window_end steps back'
+			WHEN v_metric_end <> ARRAY(SELECT unnest(v_metric_end) ORDER BY 1)
+			     OR v_metric_end[1] < 0 THEN 'v_metric_end steps back'
+			WHEN v_sample_end <> ARRAY(SELECT unnest(v_sample_end) ORDER BY 1)
+			     OR v_sample_end[1] < 0 THEN 'v_sample_end steps back'
+			END AS problem
+		      UNION ALL
+		      SELECT '23505', coalesce(
 			(SELECT format('benchmark variant %s/%s is listed twice', b, v)
 			 FROM unnest(v_benchmark, v_variant) AS x(b, v)
 			 GROUP BY b, v HAVING count(*) > 1 LIMIT 1),
@@ -771,92 +773,91 @@ BEGIN
 			 FROM unnest(c_name) AS c
 			 GROUP BY c HAVING count(*) > 1 LIMIT 1),
 			(SELECT format('metric %s of %s/%s is listed twice',
-				       m_metric[j], v_benchmark[i], v_variant[i])
-			 FROM generate_subscripts(v_benchmark, 1) AS i,
-			      generate_series(coalesce(v_metric_end[i - 1], 0) + 1,
-					      v_metric_end[i]) AS j
-			 GROUP BY i, m_metric[j] HAVING count(*) > 1 LIMIT 1))
-		INTO problem;
-		IF problem IS NOT NULL THEN
-			PERFORM fleetbench_reject_as('23505', problem);
-		END IF;
-		SELECT format('the sample ends of %s/%s do not cover its %s samples (m_sample_end %s)',
-			      v_benchmark[i], v_variant[i],
-			      v_sample_end[i] - coalesce(v_sample_end[i - 1], 0),
-			      s::text)
-		INTO problem
-		FROM generate_subscripts(v_benchmark, 1) AS i,
-		     LATERAL (SELECT m_sample_end[coalesce(v_metric_end[i - 1], 0) + 1
-						  : v_metric_end[i]] AS s) AS x
-		WHERE CASE WHEN cardinality(s) > 0
-			   THEN s <> ARRAY(SELECT unnest(s) ORDER BY 1) OR s[1] < 0
-				OR s[cardinality(s)] <> v_sample_end[i]
-						      - coalesce(v_sample_end[i - 1], 0)
-			   ELSE v_sample_end[i] <> coalesce(v_sample_end[i - 1], 0) END
+				       m.metric, v.b, v.v)
+			 FROM unnest(v_benchmark, v_variant, v_metric_end)
+				 WITH ORDINALITY AS v(b, v, e, i),
+			      unnest(m_metric[coalesce(v_metric_end[v.i - 1], 0) + 1
+					      : v.e]) AS m(metric)
+			 GROUP BY v.i, v.b, v.v, m.metric HAVING count(*) > 1
+			 LIMIT 1))
+		      UNION ALL
+		      SELECT '22023',
+			(SELECT format('the sample ends of %s/%s do not cover its %s samples (m_sample_end %s)',
+				       v.b, v.v, v.se - v.se0, v.s::text)
+			 FROM (SELECT u.b, u.v, u.se,
+				      coalesce(v_sample_end[u.i - 1], 0) AS se0,
+				      m_sample_end[coalesce(v_metric_end[u.i - 1], 0) + 1
+						   : u.me] AS s
+			       FROM unnest(v_benchmark, v_variant, v_metric_end,
+					   v_sample_end)
+				       WITH ORDINALITY AS u(b, v, me, se, i)) AS v
+			 WHERE CASE WHEN cardinality(v.s) > 0
+				    THEN v.s <> ARRAY(SELECT unnest(v.s) ORDER BY 1)
+					 OR v.s[1] < 0
+					 OR v.s[cardinality(v.s)] <> v.se - v.se0
+				    ELSE v.se <> v.se0 END
+			 LIMIT 1)
+		      UNION ALL
+		      SELECT '22023',
+			(SELECT format('parameter %s: %s is not %s', x.k, x.v,
+				       CASE x.t WHEN 'i' THEN 'an integer'
+						WHEN 'd' THEN 'a finite number'
+						WHEN 'b' THEN 'true or false'
+						ELSE 'of a kind i, s, d or b' END)
+			 FROM unnest(p_key, p_kind, p_value) AS x(k, t, v)
+			 WHERE CASE x.t
+				WHEN 's' THEN false
+				WHEN 'i' THEN x.v !~ '^-?(0|[1-9][0-9]*)$'
+				WHEN 'd' THEN x.v !~ '^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
+				WHEN 'b' THEN x.v NOT IN ('true', 'false')
+				-- JSON (jsonb reports only): a bad one fails the cast
+				WHEN 'j' THEN x.v::jsonb IS NULL
+				ELSE true END
+			 LIMIT 1)) AS x
+		WHERE x.problem IS NOT NULL
 		LIMIT 1;
 		IF problem IS NOT NULL THEN
-			PERFORM fleetbench_reject_as('22023', problem);
-		END IF;
-	END IF;
-
-	-- values that the view bench_results can read back as JSON
-	IF p_key IS NOT NULL THEN
-		SELECT format('parameter %s: %s is not %s', x.k, x.v,
-			      CASE x.t WHEN 'i' THEN 'an integer'
-				       WHEN 'd' THEN 'a finite number'
-				       WHEN 'b' THEN 'true or false'
-				       ELSE 'of a kind i, s, d or b' END)
-		INTO problem
-		FROM unnest(p_key, p_kind, p_value) AS x(k, t, v)
-		WHERE CASE x.t
-			WHEN 's' THEN false
-			WHEN 'i' THEN x.v !~ '^-?(0|[1-9][0-9]*)$'
-			WHEN 'd' THEN x.v !~ '^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
-			WHEN 'b' THEN x.v NOT IN ('true', 'false')
-			-- JSON (jsonb reports only): a bad one fails the cast
-			WHEN 'j' THEN x.v::jsonb IS NULL
-			ELSE true END
-		LIMIT 1;
-		IF problem IS NOT NULL THEN
-			PERFORM fleetbench_reject_as('22023', problem);
+			PERFORM fleetbench_reject_as(state, problem);
 		END IF;
 	END IF;
 
 	-- the method: stored once per key; a report without one (an agent
 	-- before 008) is keyed by its profile alone, or 'unknown'
-	IF method_key IS NULL THEN
-		mkey := coalesce(nullif(profile, ''), 'unknown');
+	mkey := coalesce(method_key, nullif(profile, ''), 'unknown');
+	-- one index probe when the method is known, as it mostly is
+	SELECT m.repeats IS NULL INTO bare FROM methods AS m WHERE m.key = mkey;
+	IF NOT FOUND AND method_key IS NULL THEN
+		-- a report without a method (an agent before 008) is keyed
+		-- by its profile alone, or 'unknown'
 		INSERT INTO methods (key, profile) VALUES (mkey, mkey)
 		ON CONFLICT (key) DO NOTHING;
-	ELSE
-		mkey := method_key;
+	ELSIF NOT FOUND THEN
 		INSERT INTO methods (key, profile, repeats, chase_bytes,
 				     chase_accesses, fault_bytes, file_bytes,
 				     io_ms, iodepth, seq_bytes, seq_block,
 				     fs_increments, "only", randread_file)
-		VALUES (method_key, method_profile, repeats, chase_bytes,
+		VALUES (mkey, method_profile, repeats, chase_bytes,
 			chase_accesses, fault_bytes, file_bytes, io_ms, iodepth,
 			seq_bytes, seq_block, fs_increments, method_only,
 			randread_file)
 		ON CONFLICT (key) DO NOTHING;
+	ELSIF bare AND method_key IS NOT NULL AND repeats IS NOT NULL THEN
 		-- a key first stored from a profile alone gains its
-		-- parameters (no row lock unless it does)
-		IF NOT FOUND AND repeats IS NOT NULL THEN
-			UPDATE methods AS m
-			SET repeats = fleetbench_ingest_run.repeats,
-			    chase_bytes = fleetbench_ingest_run.chase_bytes,
-			    chase_accesses = fleetbench_ingest_run.chase_accesses,
-			    fault_bytes = fleetbench_ingest_run.fault_bytes,
-			    file_bytes = fleetbench_ingest_run.file_bytes,
-			    io_ms = fleetbench_ingest_run.io_ms,
-			    iodepth = fleetbench_ingest_run.iodepth,
-			    seq_bytes = fleetbench_ingest_run.seq_bytes,
-			    seq_block = fleetbench_ingest_run.seq_block,
-			    fs_increments = fleetbench_ingest_run.fs_increments,
-			    "only" = method_only,
-			    randread_file = fleetbench_ingest_run.randread_file
-			WHERE m.key = mkey AND m.repeats IS NULL;
-		END IF;
+		-- parameters
+		UPDATE methods AS m
+		SET repeats = fleetbench_ingest_run.repeats,
+		    chase_bytes = fleetbench_ingest_run.chase_bytes,
+		    chase_accesses = fleetbench_ingest_run.chase_accesses,
+		    fault_bytes = fleetbench_ingest_run.fault_bytes,
+		    file_bytes = fleetbench_ingest_run.file_bytes,
+		    io_ms = fleetbench_ingest_run.io_ms,
+		    iodepth = fleetbench_ingest_run.iodepth,
+		    seq_bytes = fleetbench_ingest_run.seq_bytes,
+		    seq_block = fleetbench_ingest_run.seq_block,
+		    fs_increments = fleetbench_ingest_run.fs_increments,
+		    "only" = method_only,
+		    randread_file = fleetbench_ingest_run.randread_file
+		WHERE m.key = mkey AND m.repeats IS NULL;
 	END IF;
 
 	IF caps_present THEN
