@@ -1,7 +1,9 @@
 -- SPDX-License-Identifier: MIT
--- Ingest: fleetbench_ingest() and its JSON checks, run_figures_live, and the
--- trigger functions that do the commit-time work of a stored run
--- (run_figures, fleet_dirty, alert checks). A function file
+-- Ingest: fleetbench_ingest_run() (the collector's hot path, one call per
+-- report with binary parameters), fleetbench_ingest_end() and
+-- fleetbench_runs_stored() (the commit-time work, set-based once per
+-- batch: run_figures, fleet_dirty, alert checks), the jsonb entry point
+-- fleetbench_ingest() with its JSON checks, and run_figures_live. A function file
 -- (schema/README.md): `fleetbench-collector migrate` runs all of them again,
 -- in name order and in one transaction, whenever one of them changes or a
 -- migration ran. Functions are CREATE OR REPLACE (a trigger function is
@@ -67,62 +69,504 @@ BEGIN
 END
 $$;
 
+-- Raises the error for a malformed report with SQLSTATE state (class 22
+-- or 23: the report is at fault), naming the problem.
+CREATE OR REPLACE FUNCTION fleetbench_reject_as(state text, problem text)
+RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'fleetbench_ingest: %', problem USING ERRCODE = state;
+END
+$$;
+
 /*
- * fleetbench_ingest(report jsonb) stores one report and returns true, or
- * returns false and changes nothing when a run with its run_id is already
- * stored (ON CONFLICT (run_id) DO NOTHING: delivery is idempotent).
- *
- * The collector builds the jsonb from a validated Report
- * (proto/fleetbench.proto), with the probe_json text parsed into "probe":
- *
- *   { "run_id": "<canonical lowercase UUID>",             required
- *     "schema_version": N, "agent_version": "0.1.0",       required
- *     "started_unix_ms": N, "finished_unix_ms": N,         required
- *     "profile": "quick" | null, "seed": N | null,
- *     "method": { "key", "profile", ... } | null,          the method key
- *     "host": { "provider", "instance_type", "region",     null or "": 'unknown'
- *               "hostname", "machine_id",                  required
- *               "provider_source", "instance_type_source",
- *               "region_source" },
- *     "kernel": { "release" (required), "version", "cmdline" },
- *     "probe": { the whole probe report },                 required object
- *     "benchmarks": [ { "benchmark", "variant",            required
- *                       "skip_reason": null | "why",       set: skipped
- *                       "failure": null | "why",           set: failed
- *                       "parameters": { "key": value, ... },
- *                       "metrics": [ { "metric", "unit",   required
- *                                      "samples": [N, ...] } ],
- *                       "windows": [ { "steal_pct", "loadavg1",
- *                                      "wall_s", "noisy" } ] } ],
- *     "comparisons": [ { "name", "benchmark", "metric",
- *                        "numerator", "denominator",       required
- *                        "ratio", "ci_low", "ci_high", "level": N | null,
- *                        "method", "reason": "text" | null } ] }
- *
- * Absent optional members are NULL; "benchmarks", "comparisons", "metrics",
- * "windows" and "samples" may be absent (empty). The results carry their
- * run's started_at (the partition key, docs/operations.md); the run's
- * method is stored in methods and runs.method (the profile when the
- * report has none). A bad report raises an
- * error naming the problem, with SQLSTATE class 22 (data exception: 22023
- * for a malformed member, 22P02 for a value that is not a number) or 23
- * (integrity: 23502 a required member is missing, 23505 a benchmark
- * variant, metric or comparison is listed twice, 23514 a check failed):
- * both are permanent, while any other class (connection, 40001, 53xxx,
- * 57xxx) is worth a retry. An error aborts the surrounding transaction.
- *
- * The ingest runs a handful of set-based INSERTs and leaves element checks
- * to the column types and constraints: it is on the collector's hot path.
+ * fleetbench_ingest_run(...) stores one report given as typed parameters
+ * (the contract of docs/schema.md; the collector sends them in binary)
+ * and returns true, or returns false and stores nothing when a run with
+ * its run_id is already stored. _end arrays are cumulative 1-based ends:
+ * item i owns elements end[i-1]+1 .. end[i]; m_sample_end restarts at each
+ * variant. caps_present false: the typed capability columns are read
+ * from probe, as migration 008 did. A malformed report raises SQLSTATE
+ * class 22 or 23 naming what is wrong. The run is queued for
+ * fleetbench_ingest_end(), which the caller runs once before COMMIT.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
+	run_id uuid, schema_version integer, agent_version text,
+	started_ms bigint, finished_ms bigint,
+	provider text, instance_type text, region text,
+	provider_source text, instance_type_source text, region_source text,
+	hostname text, machine_id text,
+	kernel_release text, kernel_version text, kernel_cmdline text,
+	profile text, seed bigint,
+	probe text,
+	caps_present boolean,
+	thp_enabled text, thp_defrag text, thp_shmem_enabled text,
+	hugepage_size_kb bigint[], hugepage_nr bigint[], hugepage_free bigint[],
+	io_uring_disabled integer, io_uring_setup text,
+	io_uring_setup_errno integer, sqpoll text, sqpoll_errno integer,
+	io_uring_opcodes text[], io_uring_features text[],
+	vcpus integer, memory_kb bigint, cpu_model text,
+	vm text, container text,
+	method_key text, method_profile text, repeats bigint,
+	chase_bytes bigint, chase_accesses bigint, fault_bytes bigint,
+	file_bytes bigint, io_ms bigint, iodepth bigint,
+	seq_bytes bigint, seq_block bigint, fs_increments bigint,
+	method_only text[], randread_file boolean,
+	c_name text[], c_benchmark text[], c_metric text[],
+	c_numerator text[], c_denominator text[], c_ratio double precision[],
+	c_ci_low double precision[], c_ci_high double precision[],
+	c_level double precision[], c_method text[], c_reason text[],
+	v_benchmark text[], v_variant text[], v_status text[], v_reason text[],
+	v_param_end integer[], p_key text[], p_kind text[], p_value text[],
+	v_window_end integer[], w_steal_pct double precision[],
+	w_loadavg1 double precision[], w_wall_s double precision[],
+	w_noisy boolean[],
+	v_metric_end integer[], m_metric text[], m_unit text[],
+	m_median double precision[], m_sample_end integer[],
+	v_sample_end integer[], samples double precision[])
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+	started timestamptz; -- the partition key of run_results
+	mkey text; -- the run's method key
+	bare boolean; -- its methods row has no parameters
+	p jsonb; -- the probe
+	nv integer := coalesce(cardinality(v_benchmark), 0);
+	nc integer := coalesce(cardinality(c_name), 0);
+	problem text;
+	state text;
+	-- the typed capabilities, from caps or the probe
+	t_thp_enabled text; t_thp_defrag text; t_thp_shmem text;
+	t_sizes integer[]; t_nr bigint[]; t_free bigint[]; t_1g boolean;
+	t_disabled integer; t_setup text; t_setup_errno integer;
+	t_sqpoll text; t_sqpoll_errno integer; t_opcodes text[];
+	t_features text[]; t_vcpus integer; t_memory bigint; t_cpu text;
+	t_vm text; t_container text;
+BEGIN
+	started := timestamptz 'epoch' + started_ms * interval '1 millisecond';
+	p := probe::jsonb;
+
+	-- the arrays line up: one cheap test, then the slow path says how
+	IF coalesce(cardinality(v_variant), 0) <> nv
+	   OR coalesce(cardinality(v_status), 0) <> nv
+	   OR coalesce(cardinality(v_reason), 0) <> nv
+	   OR coalesce(cardinality(v_param_end), 0) <> nv
+	   OR coalesce(cardinality(v_window_end), 0) <> nv
+	   OR coalesce(cardinality(v_metric_end), 0) <> nv
+	   OR coalesce(cardinality(v_sample_end), 0) <> nv
+	   OR coalesce(v_param_end[nv], 0) <> coalesce(cardinality(p_key), 0)
+	   OR coalesce(cardinality(p_kind), 0) <> coalesce(cardinality(p_key), 0)
+	   OR coalesce(cardinality(p_value), 0) <> coalesce(cardinality(p_key), 0)
+	   OR coalesce(v_window_end[nv], 0) <> coalesce(cardinality(w_steal_pct), 0)
+	   OR coalesce(cardinality(w_loadavg1), 0) <> coalesce(cardinality(w_steal_pct), 0)
+	   OR coalesce(cardinality(w_wall_s), 0) <> coalesce(cardinality(w_steal_pct), 0)
+	   OR coalesce(cardinality(w_noisy), 0) <> coalesce(cardinality(w_steal_pct), 0)
+	   OR coalesce(v_metric_end[nv], 0) <> coalesce(cardinality(m_metric), 0)
+	   OR coalesce(cardinality(m_unit), 0) <> coalesce(cardinality(m_metric), 0)
+	   OR coalesce(cardinality(m_median), 0) <> coalesce(cardinality(m_metric), 0)
+	   OR coalesce(cardinality(m_sample_end), 0) <> coalesce(cardinality(m_metric), 0)
+	   OR coalesce(v_sample_end[nv], 0) <> coalesce(cardinality(samples), 0)
+	   OR array_position(v_benchmark, NULL) IS NOT NULL
+	   OR array_position(v_variant, NULL) IS NOT NULL
+	   OR array_position(v_param_end, NULL) IS NOT NULL
+	   OR array_position(v_window_end, NULL) IS NOT NULL
+	   OR array_position(v_metric_end, NULL) IS NOT NULL
+	   OR array_position(v_sample_end, NULL) IS NOT NULL
+	   OR array_position(m_metric, NULL) IS NOT NULL
+	   OR array_position(m_unit, NULL) IS NOT NULL
+	   OR array_position(m_sample_end, NULL) IS NOT NULL
+	   OR array_position(p_key, NULL) IS NOT NULL
+	   OR array_position(p_kind, NULL) IS NOT NULL
+	   OR array_position(p_value, NULL) IS NOT NULL THEN
+		SELECT x.state, x.problem INTO state, problem
+		FROM (VALUES
+			(1, v_benchmark IS NOT NULL AND array_position(v_benchmark, NULL) IS NOT NULL,
+			 '23502', format('variant %s has no benchmark', array_position(v_benchmark, NULL))),
+			(2, v_variant IS NOT NULL AND array_position(v_variant, NULL) IS NOT NULL,
+			 '23502', format('variant %s of %s has no variant name', array_position(v_variant, NULL),
+					 v_benchmark[array_position(v_variant, NULL)])),
+			(3, m_metric IS NOT NULL AND array_position(m_metric, NULL) IS NOT NULL,
+			 '23502', format('metric %s has no "metric" name', array_position(m_metric, NULL))),
+			(4, m_unit IS NOT NULL AND array_position(m_unit, NULL) IS NOT NULL,
+			 '23502', format('metric %s has no "unit"', coalesce(
+				m_metric[array_position(m_unit, NULL)],
+				array_position(m_unit, NULL)::text))),
+			(5, p_key IS NOT NULL AND (array_position(p_key, NULL) IS NOT NULL
+				OR array_position(p_kind, NULL) IS NOT NULL
+				OR array_position(p_value, NULL) IS NOT NULL),
+			 '23502', 'a parameter has no key, kind or value'),
+			(9, true, '22023', format(
+				'the report''s arrays do not line up: %s variants (v_benchmark), ends of parameters %s of %s (p_key), windows %s of %s (w_steal_pct), metrics %s of %s (m_metric), samples %s of %s (samples)',
+				nv, v_param_end[nv], cardinality(p_key),
+				v_window_end[nv], cardinality(w_steal_pct),
+				v_metric_end[nv], cardinality(m_metric),
+				v_sample_end[nv], cardinality(samples))))
+		     AS x(n, bad, state, problem)
+		WHERE x.bad
+		ORDER BY x.n LIMIT 1;
+		PERFORM fleetbench_reject_as(state, problem);
+	END IF;
+	IF coalesce(cardinality(c_benchmark), 0) <> nc
+	   OR coalesce(cardinality(c_metric), 0) <> nc
+	   OR coalesce(cardinality(c_numerator), 0) <> nc
+	   OR coalesce(cardinality(c_denominator), 0) <> nc
+	   OR coalesce(cardinality(c_ratio), 0) <> nc
+	   OR coalesce(cardinality(c_ci_low), 0) <> nc
+	   OR coalesce(cardinality(c_ci_high), 0) <> nc
+	   OR coalesce(cardinality(c_level), 0) <> nc
+	   OR coalesce(cardinality(c_method), 0) <> nc
+	   OR coalesce(cardinality(c_reason), 0) <> nc THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'the comparisons'' arrays do not line up with c_name (%s)',
+			nc));
+	END IF;
+
+	-- ends that never step back, sample ends within their variant,
+	-- each variant, metric of a variant and comparison named once,
+	-- parameter values that bench_results can read back as JSON: one
+	-- statement, the first problem found
+	IF nv > 0 OR nc > 0 THEN
+		SELECT x.state, x.problem INTO state, problem
+		FROM (SELECT '22023' AS state, CASE
+			WHEN v_param_end <> ARRAY(SELECT unnest(v_param_end) ORDER BY 1)
+			     OR v_param_end[1] < 0 THEN 'v_param_end steps back'
+			WHEN v_window_end <> ARRAY(SELECT unnest(v_window_end) ORDER BY 1)
+			     OR v_window_end[1] < 0 THEN 'v_window_end steps back'
+			WHEN v_metric_end <> ARRAY(SELECT unnest(v_metric_end) ORDER BY 1)
+			     OR v_metric_end[1] < 0 THEN 'v_metric_end steps back'
+			WHEN v_sample_end <> ARRAY(SELECT unnest(v_sample_end) ORDER BY 1)
+			     OR v_sample_end[1] < 0 THEN 'v_sample_end steps back'
+			END AS problem
+		      UNION ALL
+		      SELECT '23505', coalesce(
+			(SELECT format('benchmark variant %s/%s is listed twice', b, v)
+			 FROM unnest(v_benchmark, v_variant) AS x(b, v)
+			 GROUP BY b, v HAVING count(*) > 1 LIMIT 1),
+			(SELECT format('comparison %s is listed twice', c)
+			 FROM unnest(c_name) AS c
+			 GROUP BY c HAVING count(*) > 1 LIMIT 1),
+			(SELECT format('metric %s of %s/%s is listed twice',
+				       m.metric, v.b, v.v)
+			 FROM unnest(v_benchmark, v_variant, v_metric_end)
+				 WITH ORDINALITY AS v(b, v, e, i),
+			      unnest(m_metric[coalesce(v_metric_end[v.i - 1], 0) + 1
+					      : v.e]) AS m(metric)
+			 GROUP BY v.i, v.b, v.v, m.metric HAVING count(*) > 1
+			 LIMIT 1))
+		      UNION ALL
+		      SELECT '22023',
+			(SELECT format('the sample ends of %s/%s do not cover its %s samples (m_sample_end %s)',
+				       v.b, v.v, v.se - v.se0, v.s::text)
+			 FROM (SELECT u.b, u.v, u.se,
+				      coalesce(v_sample_end[u.i - 1], 0) AS se0,
+				      m_sample_end[coalesce(v_metric_end[u.i - 1], 0) + 1
+						   : u.me] AS s
+			       FROM unnest(v_benchmark, v_variant, v_metric_end,
+					   v_sample_end)
+				       WITH ORDINALITY AS u(b, v, me, se, i)) AS v
+			 WHERE CASE WHEN cardinality(v.s) > 0
+				    THEN v.s <> ARRAY(SELECT unnest(v.s) ORDER BY 1)
+					 OR v.s[1] < 0
+					 OR v.s[cardinality(v.s)] <> v.se - v.se0
+				    ELSE v.se <> v.se0 END
+			 LIMIT 1)
+		      UNION ALL
+		      SELECT '22023',
+			(SELECT format('parameter %s: %s is not %s', x.k, x.v,
+				       CASE x.t WHEN 'i' THEN 'an integer'
+						WHEN 'd' THEN 'a finite number'
+						WHEN 'b' THEN 'true or false'
+						ELSE 'of a kind i, s, d or b' END)
+			 FROM unnest(p_key, p_kind, p_value) AS x(k, t, v)
+			 WHERE CASE x.t
+				WHEN 's' THEN false
+				WHEN 'i' THEN x.v !~ '^-?(0|[1-9][0-9]*)$'
+				WHEN 'd' THEN x.v !~ '^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
+				WHEN 'b' THEN x.v NOT IN ('true', 'false')
+				-- JSON (jsonb reports only): a bad one fails the cast
+				WHEN 'j' THEN x.v::jsonb IS NULL
+				ELSE true END
+			 LIMIT 1)) AS x
+		WHERE x.problem IS NOT NULL
+		LIMIT 1;
+		IF problem IS NOT NULL THEN
+			PERFORM fleetbench_reject_as(state, problem);
+		END IF;
+	END IF;
+
+	-- the method: stored once per key; a report without one (an agent
+	-- before 008) is keyed by its profile alone, or 'unknown'
+	mkey := coalesce(method_key, nullif(profile, ''), 'unknown');
+	-- one index probe when the method is known, as it mostly is
+	SELECT m.repeats IS NULL INTO bare FROM methods AS m WHERE m.key = mkey;
+	IF NOT FOUND AND method_key IS NULL THEN
+		-- a report without a method (an agent before 008) is keyed
+		-- by its profile alone, or 'unknown'
+		INSERT INTO methods (key, profile) VALUES (mkey, mkey)
+		ON CONFLICT (key) DO NOTHING;
+	ELSIF NOT FOUND THEN
+		INSERT INTO methods (key, profile, repeats, chase_bytes,
+				     chase_accesses, fault_bytes, file_bytes,
+				     io_ms, iodepth, seq_bytes, seq_block,
+				     fs_increments, "only", randread_file)
+		VALUES (mkey, method_profile, repeats, chase_bytes,
+			chase_accesses, fault_bytes, file_bytes, io_ms, iodepth,
+			seq_bytes, seq_block, fs_increments, method_only,
+			randread_file)
+		ON CONFLICT (key) DO NOTHING;
+	ELSIF bare AND method_key IS NOT NULL AND repeats IS NOT NULL THEN
+		-- a key first stored from a profile alone gains its
+		-- parameters
+		UPDATE methods AS m
+		SET repeats = fleetbench_ingest_run.repeats,
+		    chase_bytes = fleetbench_ingest_run.chase_bytes,
+		    chase_accesses = fleetbench_ingest_run.chase_accesses,
+		    fault_bytes = fleetbench_ingest_run.fault_bytes,
+		    file_bytes = fleetbench_ingest_run.file_bytes,
+		    io_ms = fleetbench_ingest_run.io_ms,
+		    iodepth = fleetbench_ingest_run.iodepth,
+		    seq_bytes = fleetbench_ingest_run.seq_bytes,
+		    seq_block = fleetbench_ingest_run.seq_block,
+		    fs_increments = fleetbench_ingest_run.fs_increments,
+		    "only" = method_only,
+		    randread_file = fleetbench_ingest_run.randread_file
+		WHERE m.key = mkey AND m.repeats IS NULL;
+	END IF;
+
+	IF caps_present THEN
+		t_thp_enabled := thp_enabled;
+		t_thp_defrag := thp_defrag;
+		t_thp_shmem := thp_shmem_enabled;
+		t_sizes := hugepage_size_kb;
+		t_nr := hugepage_nr;
+		t_free := hugepage_free;
+		t_1g := 1048576 = ANY (hugepage_size_kb);
+		t_disabled := io_uring_disabled;
+		t_setup := io_uring_setup;
+		t_setup_errno := io_uring_setup_errno;
+		t_sqpoll := sqpoll;
+		t_sqpoll_errno := sqpoll_errno;
+		t_opcodes := io_uring_opcodes;
+		t_features := io_uring_features;
+		t_vcpus := vcpus;
+		t_memory := memory_kb;
+		t_cpu := cpu_model;
+		t_vm := vm;
+		t_container := container;
+	ELSE
+		-- as 008's fleetbench_ingest() read them from the probe
+		SELECT fleetbench_json_text(x.thp_enabled),
+		       fleetbench_json_text(x.thp_defrag),
+		       fleetbench_json_text(x.thp_shmem),
+		       x.sizes_kb, x.nr, x.free,
+		       coalesce(fleetbench_json_bool(x.size_1g_present),
+				1048576 = ANY (x.sizes_kb)),
+		       fleetbench_json_int(x.io_uring_disabled, 0, 2147483647),
+		       fleetbench_json_text(x.io_uring_setup),
+		       fleetbench_json_int(x.io_uring_setup_errno, 0, 4095),
+		       fleetbench_json_text(x.sqpoll),
+		       fleetbench_json_int(x.sqpoll_errno, 0, 4095),
+		       fleetbench_json_text_array(x.opcodes),
+		       fleetbench_json_text_array(x.features),
+		       fleetbench_json_int(x.vcpus, 1, 2147483647),
+		       fleetbench_json_int(x.memory_kb, 0, 9223372036854775807),
+		       fleetbench_json_text(x.cpu),
+		       fleetbench_json_text(x.vm),
+		       fleetbench_json_text(x.container)
+		INTO t_thp_enabled, t_thp_defrag, t_thp_shmem, t_sizes, t_nr,
+		     t_free, t_1g, t_disabled, t_setup, t_setup_errno, t_sqpoll,
+		     t_sqpoll_errno, t_opcodes, t_features, t_vcpus, t_memory,
+		     t_cpu, t_vm, t_container
+		-- the probe items first, as plain columns: the
+		-- fleetbench_json_*() helpers are inlined only when their
+		-- argument is that cheap (OFFSET 0 keeps it so)
+		FROM (SELECT p #> '{thp,enabled,selected}' AS thp_enabled,
+			     p #> '{thp,defrag,selected}' AS thp_defrag,
+			     p #> '{thp,shmem_enabled,selected}' AS thp_shmem,
+			     h.sizes_kb, h.nr, h.free,
+			     p #> '{hugetlb,size_1g_present}' AS size_1g_present,
+			     p #> '{io_uring,disabled}' AS io_uring_disabled,
+			     p #> '{io_uring,setup}' AS io_uring_setup,
+			     p #> '{io_uring,setup_errno}' AS io_uring_setup_errno,
+			     p #> '{io_uring,sqpoll}' AS sqpoll,
+			     p #> '{io_uring,sqpoll_errno}' AS sqpoll_errno,
+			     p #> '{io_uring,opcodes}' AS opcodes,
+			     p #> '{io_uring,features}' AS features,
+			     p #> '{host,vcpus_online}' AS vcpus,
+			     p #> '{host,memory_total_kb}' AS memory_kb,
+			     p #> '{host,cpu_model}' AS cpu,
+			     p #> '{virt,vm,name}' AS vm,
+			     p #> '{virt,container,name}' AS container
+		      FROM (SELECT CASE WHEN jsonb_typeof(p #> '{hugetlb,sizes}') = 'array'
+				   THEN array_agg(s.kb::integer ORDER BY s.kb) END
+					   AS sizes_kb,
+				   CASE WHEN jsonb_typeof(p #> '{hugetlb,sizes}') = 'array'
+				   THEN array_agg(s.nr ORDER BY s.kb) END AS nr,
+				   CASE WHEN jsonb_typeof(p #> '{hugetlb,sizes}') = 'array'
+				   THEN array_agg(s.free ORDER BY s.kb) END AS free
+			    FROM (SELECT fleetbench_json_int(e->'size_kb', 1,
+							     2147483647) AS kb,
+					 fleetbench_json_int(e->'nr', 0,
+						9223372036854775807) AS nr,
+					 fleetbench_json_int(e->'free', 0,
+						9223372036854775807) AS free
+				  FROM jsonb_array_elements(
+					CASE WHEN jsonb_typeof(p #> '{hugetlb,sizes}') = 'array'
+					     THEN p #> '{hugetlb,sizes}'
+					     ELSE '[]' END) AS e) AS s
+			    WHERE s.kb IS NOT NULL) AS h
+		      OFFSET 0) AS x;
+		-- an array with no size is '{}', as 008 stored it
+		IF jsonb_typeof(p #> '{hugetlb,sizes}') = 'array' AND t_sizes IS NULL THEN
+			t_sizes := '{}';
+			t_nr := '{}';
+			t_free := '{}';
+			t_1g := coalesce(fleetbench_json_bool(p #> '{hugetlb,size_1g_present}'),
+					 false);
+		END IF;
+	END IF;
+
+	INSERT INTO runs (run_id, started_at, finished_at, schema_version,
+			  agent_version, provider, instance_type, region,
+			  provider_source, instance_type_source, region_source,
+			  hostname, machine_id, kernel_release, kernel_version,
+			  kernel_cmdline, profile, seed, thp_enabled, thp_defrag,
+			  hugepage_sizes_kb, hugepage_1g_present,
+			  io_uring_disabled, io_uring_setup, io_uring_setup_errno,
+			  sqpoll, sqpoll_errno, io_uring_opcodes,
+			  io_uring_features, vcpus, memory_kb, vm, container,
+			  probe, method, thp_shmem_enabled, hugepage_nr,
+			  hugepage_free, cpu_model, c_name, c_benchmark,
+			  c_metric, c_numerator, c_denominator, c_ratio,
+			  c_ci_low, c_ci_high, c_level, c_method, c_reason)
+	VALUES (run_id, started,
+		timestamptz 'epoch' + finished_ms * interval '1 millisecond',
+		schema_version, agent_version,
+		coalesce(nullif(provider, ''), 'unknown'),
+		coalesce(nullif(instance_type, ''), 'unknown'),
+		coalesce(nullif(region, ''), 'unknown'),
+		provider_source, instance_type_source, region_source,
+		hostname, machine_id, kernel_release, kernel_version,
+		kernel_cmdline, profile, seed, t_thp_enabled, t_thp_defrag,
+		t_sizes, t_1g, t_disabled, t_setup, t_setup_errno, t_sqpoll,
+		t_sqpoll_errno, t_opcodes, t_features, t_vcpus, t_memory,
+		t_vm, t_container, p, mkey, t_thp_shmem, t_nr, t_free, t_cpu,
+		CASE WHEN nc > 0 THEN c_name END,
+		CASE WHEN nc > 0 THEN c_benchmark END,
+		CASE WHEN nc > 0 THEN c_metric END,
+		CASE WHEN nc > 0 THEN c_numerator END,
+		CASE WHEN nc > 0 THEN c_denominator END,
+		CASE WHEN nc > 0 THEN c_ratio END,
+		CASE WHEN nc > 0 THEN c_ci_low END,
+		CASE WHEN nc > 0 THEN c_ci_high END,
+		CASE WHEN nc > 0 THEN c_level END,
+		CASE WHEN nc > 0 THEN c_method END,
+		CASE WHEN nc > 0 THEN c_reason END)
+	ON CONFLICT (run_id) DO NOTHING;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+
+	IF nv > 0 THEN
+		INSERT INTO run_results
+		VALUES (fleetbench_ingest_run.run_id, started, v_benchmark,
+			v_variant, v_status, v_reason, v_param_end, p_key,
+			array_to_string(p_kind, ''), p_value, v_window_end,
+			w_steal_pct, w_loadavg1, w_wall_s, w_noisy, v_metric_end,
+			m_metric, m_unit, m_median, m_sample_end, v_sample_end,
+			samples);
+	END IF;
+
+	-- for fleetbench_ingest_end()
+	IF to_regclass('pg_temp.fleetbench_ingested') IS NULL THEN
+		CREATE TEMPORARY TABLE fleetbench_ingested (run_id uuid NOT NULL)
+			ON COMMIT DELETE ROWS;
+	END IF;
+	INSERT INTO pg_temp.fleetbench_ingested VALUES (fleetbench_ingest_run.run_id);
+	RETURN true;
+END
+$$;
+
+/*
+ * The commit-time work for the runs given: their run_figures rows (which
+ * mark fleet_dirty), then the alert check of each run whose host has a
+ * run on another kernel, oldest first. An alert check that fails is
+ * logged and kept in alert_errors, never fails the caller. Callable by
+ * hand for runs stored without fleetbench_ingest_run().
+ */
+CREATE OR REPLACE FUNCTION fleetbench_runs_stored(ids uuid[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	state text;
+	message text;
+BEGIN
+	INSERT INTO run_figures
+	SELECT * FROM run_figures_live WHERE run_id = ANY (ids)
+	ON CONFLICT (run_id) DO NOTHING;
+
+	-- the host's first and last kernel: two probes of
+	-- runs_host_kernel_idx
+	FOR r IN SELECT n.run_id FROM runs AS n
+		 WHERE n.run_id = ANY (ids)
+		   AND ((SELECT min(o.kernel_release) FROM runs AS o
+			 WHERE o.machine_id = n.machine_id) < n.kernel_release
+			OR (SELECT max(o.kernel_release) FROM runs AS o
+			    WHERE o.machine_id = n.machine_id) > n.kernel_release)
+		 ORDER BY n.started_at, n.run_id
+	LOOP
+		BEGIN
+			PERFORM fleetbench_alert_check(r.run_id);
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE,
+						message = MESSAGE_TEXT;
+			RAISE WARNING 'fleetbench: alert check of run % failed: %',
+				r.run_id, message;
+			INSERT INTO alert_errors (run_id, sqlstate, message)
+			VALUES (r.run_id, state, message);
+		END;
+	END LOOP;
+END
+$$;
+
+/*
+ * Does the commit-time work (fleetbench_runs_stored) once for every run
+ * fleetbench_ingest_run() stored in this transaction and not yet
+ * processed. The collector runs it once per batch, before COMMIT.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_ingest_end() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	ids uuid[];
+BEGIN
+	IF to_regclass('pg_temp.fleetbench_ingested') IS NULL THEN
+		RETURN;
+	END IF;
+	WITH gone AS (DELETE FROM pg_temp.fleetbench_ingested RETURNING run_id)
+	SELECT array_agg(run_id) INTO ids FROM gone;
+	IF ids IS NOT NULL THEN
+		PERFORM fleetbench_runs_stored(ids);
+	END IF;
+END
+$$;
+
+/*
+ * fleetbench_ingest(report jsonb) stores one report given as jsonb (the
+ * contract in docs/schema.md): it checks the report as 008 did, converts
+ * it to fleetbench_ingest_run()'s parameters, stores it, and does the
+ * commit-time work (fleetbench_ingest_end). True when stored, false when
+ * a run with its run_id already was.
  */
 CREATE OR REPLACE FUNCTION fleetbench_ingest(report jsonb) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
 	host jsonb := report->'host';
 	kernel jsonb := report->'kernel';
-	probe jsonb := report->'probe';
-	id uuid;
-	started timestamptz; -- the partition key of the results
-	mkey text; -- the run's method key
+	mt methods; -- the method's parameters
+	b record; -- the variants' arrays
+	c record; -- the comparisons' arrays
+	stored boolean;
 BEGIN
 	IF jsonb_typeof(report) IS DISTINCT FROM 'object' THEN
 		PERFORM fleetbench_reject('the report is not a JSON object');
@@ -140,7 +584,7 @@ BEGIN
 	IF jsonb_typeof(kernel) IS DISTINCT FROM 'object' THEN
 		PERFORM fleetbench_reject('kernel must be an object');
 	END IF;
-	IF jsonb_typeof(probe) IS DISTINCT FROM 'object' THEN
+	IF jsonb_typeof(report->'probe') IS DISTINCT FROM 'object' THEN
 		PERFORM fleetbench_reject('probe must be an object');
 	END IF;
 	IF jsonb_typeof(report->'schema_version') IS DISTINCT FROM 'number'
@@ -167,8 +611,6 @@ BEGIN
 		ORDER BY k.n
 		LIMIT 1;
 	END IF;
-	-- The method: stored once per key; a report without one (an agent
-	-- before 008) is keyed by its profile alone, or 'unknown'.
 	IF jsonb_typeof(report->'method') = 'object' THEN
 		IF jsonb_typeof(report #> '{method,key}') IS DISTINCT FROM 'string'
 		   OR jsonb_typeof(report #> '{method,profile}')
@@ -176,120 +618,23 @@ BEGIN
 			PERFORM fleetbench_reject(
 				'method.key and method.profile must be strings');
 		END IF;
-		mkey := report #>> '{method,key}';
-		-- a key first stored from a profile alone gains its parameters
-		INSERT INTO methods AS m
-		SELECT * FROM jsonb_populate_record(NULL::methods,
-						    report->'method')
-		ON CONFLICT (key) DO UPDATE
-		SET repeats = excluded.repeats,
-		    chase_bytes = excluded.chase_bytes,
-		    chase_accesses = excluded.chase_accesses,
-		    fault_bytes = excluded.fault_bytes,
-		    file_bytes = excluded.file_bytes, io_ms = excluded.io_ms,
-		    iodepth = excluded.iodepth, seq_bytes = excluded.seq_bytes,
-		    seq_block = excluded.seq_block,
-		    fs_increments = excluded.fs_increments,
-		    "only" = excluded."only",
-		    randread_file = excluded.randread_file
-		WHERE m.repeats IS NULL AND excluded.repeats IS NOT NULL;
+		mt := jsonb_populate_record(NULL::methods, report->'method');
 	ELSIF jsonb_typeof(report->'method') IS DISTINCT FROM 'null'
 	      AND report ? 'method' THEN
 		PERFORM fleetbench_reject(format('method must be an object, not %s',
 			jsonb_typeof(report->'method')));
-	ELSE
-		mkey := coalesce(nullif(report->>'profile', ''), 'unknown');
-		INSERT INTO methods (key, profile) VALUES (mkey, mkey)
-		ON CONFLICT (key) DO NOTHING;
-	END IF;
-	id := report->>'run_id';
-	started := timestamptz 'epoch' + (report->>'started_unix_ms')::bigint
-					   * interval '1 millisecond';
-
-	INSERT INTO runs (run_id, started_at, finished_at, schema_version,
-			  agent_version, provider, instance_type, region,
-			  provider_source, instance_type_source, region_source,
-			  hostname, machine_id, kernel_release, kernel_version,
-			  kernel_cmdline, profile, seed, thp_enabled, thp_defrag,
-			  hugepage_sizes_kb, hugepage_1g_present,
-			  io_uring_disabled, io_uring_setup, io_uring_setup_errno,
-			  sqpoll, sqpoll_errno, io_uring_opcodes,
-			  io_uring_features, vcpus, memory_kb, vm, container,
-			  probe, method)
-	SELECT id,
-	       started,
-	       timestamptz 'epoch' + (report->>'finished_unix_ms')::bigint
-				     * interval '1 millisecond',
-	       (report->>'schema_version')::integer,
-	       report->>'agent_version',
-	       coalesce(nullif(host->>'provider', ''), 'unknown'),
-	       coalesce(nullif(host->>'instance_type', ''), 'unknown'),
-	       coalesce(nullif(host->>'region', ''), 'unknown'),
-	       host->>'provider_source',
-	       host->>'instance_type_source',
-	       host->>'region_source',
-	       host->>'hostname',
-	       host->>'machine_id',
-	       kernel->>'release',
-	       kernel->>'version',
-	       kernel->>'cmdline',
-	       report->>'profile',
-	       (report->>'seed')::bigint,
-	       fleetbench_json_text(p.thp_enabled),
-	       fleetbench_json_text(p.thp_defrag),
-	       p.sizes_kb,
-	       coalesce(fleetbench_json_bool(p.size_1g_present),
-			1048576 = ANY (p.sizes_kb)),
-	       fleetbench_json_int(p.io_uring_disabled, 0, 2147483647),
-	       fleetbench_json_text(p.io_uring_setup),
-	       fleetbench_json_int(p.io_uring_setup_errno, 0, 4095),
-	       fleetbench_json_text(p.sqpoll),
-	       fleetbench_json_int(p.sqpoll_errno, 0, 4095),
-	       fleetbench_json_text_array(p.opcodes),
-	       fleetbench_json_text_array(p.features),
-	       fleetbench_json_int(p.vcpus, 1, 2147483647),
-	       fleetbench_json_int(p.memory_kb, 0, 9223372036854775807),
-	       fleetbench_json_text(p.vm),
-	       fleetbench_json_text(p.container),
-	       probe,
-	       mkey
-	-- The probe items first, as plain columns: the fleetbench_json_*()
-	-- helpers are inlined only when their argument is that cheap
-	-- (OFFSET 0 keeps the planner from folding this back).
-	FROM (SELECT probe #> '{thp,enabled,selected}' AS thp_enabled,
-		     probe #> '{thp,defrag,selected}' AS thp_defrag,
-		     CASE WHEN jsonb_typeof(probe #> '{hugetlb,sizes}') = 'array'
-		     THEN ARRAY(SELECT kb::integer
-				FROM jsonb_array_elements(probe #> '{hugetlb,sizes}')
-				     AS t(s),
-				     fleetbench_json_int(s->'size_kb', 1,
-							 2147483647) AS kb
-				WHERE kb IS NOT NULL
-				ORDER BY kb) END AS sizes_kb,
-		     probe #> '{hugetlb,size_1g_present}' AS size_1g_present,
-		     probe #> '{io_uring,disabled}' AS io_uring_disabled,
-		     probe #> '{io_uring,setup}' AS io_uring_setup,
-		     probe #> '{io_uring,setup_errno}' AS io_uring_setup_errno,
-		     probe #> '{io_uring,sqpoll}' AS sqpoll,
-		     probe #> '{io_uring,sqpoll_errno}' AS sqpoll_errno,
-		     probe #> '{io_uring,opcodes}' AS opcodes,
-		     probe #> '{io_uring,features}' AS features,
-		     probe #> '{host,vcpus_online}' AS vcpus,
-		     probe #> '{host,memory_total_kb}' AS memory_kb,
-		     probe #> '{virt,vm,name}' AS vm,
-		     probe #> '{virt,container,name}' AS container
-	      OFFSET 0) AS p
-	ON CONFLICT (run_id) DO NOTHING;
-	IF NOT FOUND THEN
-		RETURN false;
 	END IF;
 
-	-- Variants, then their metrics, in one statement: the metrics'
-	-- foreign key is checked at its end, when the variants are in.
-	-- jsonb_to_recordset() converts the samples array to float8[] (and
-	-- refuses anything but numbers).
-	WITH b AS (
-		SELECT *
+	-- The variants, flattened in run order; jsonb_to_recordset()
+	-- converts the samples to float8[] (and refuses anything but numbers).
+	WITH v AS MATERIALIZED (
+		SELECT t.pos, t.benchmark, t.variant,
+		       CASE WHEN t.failure IS NOT NULL THEN 'failed'
+			    WHEN t.skip_reason IS NOT NULL THEN 'skipped'
+			    ELSE 'ok' END AS status,
+		       coalesce(t.failure, t.skip_reason) AS reason,
+		       t.failure IS NOT NULL AND t.skip_reason IS NOT NULL AS both,
+		       t.parameters, t.metrics, t.windows
 		FROM ROWS FROM (jsonb_to_recordset(
 				fleetbench_array(report->'benchmarks', 'benchmarks'))
 				AS (benchmark text, variant text, skip_reason text,
@@ -297,60 +642,149 @@ BEGIN
 				    windows jsonb))
 		     WITH ORDINALITY AS t(benchmark, variant, skip_reason,
 					  failure, parameters, metrics, windows,
-					  position)
-	), results AS (
-		INSERT INTO bench_results (run_id, benchmark, variant, position,
-					   status, skip_reason, failure,
-					   parameters, windows, noisy, started_at)
-		SELECT id, benchmark, variant, position,
-		       -- both set breaks a check (23514): refused, not guessed
-		       CASE WHEN failure IS NOT NULL THEN 'failed'
-			    WHEN skip_reason IS NOT NULL THEN 'skipped'
-			    ELSE 'ok' END,
-		       skip_reason, failure, coalesce(parameters, '{}'),
-		       coalesce(windows, '[]'),
-		       coalesce(jsonb_path_exists(windows,
-						  '$[*] ? (@.noisy == true)'),
-				false),
-		       started
-		FROM b
+					  pos)
+	), p AS MATERIALIZED (
+		SELECT v.pos, e.key, e.ord,
+		       CASE jsonb_typeof(e.value)
+			    WHEN 'string' THEN 's' WHEN 'boolean' THEN 'b'
+			    WHEN 'number' THEN CASE WHEN e.value::text ~ '^-?[0-9]+$'
+						    THEN 'i' ELSE 'd' END
+			    ELSE 'j' END AS kind,
+		       CASE WHEN jsonb_typeof(e.value) = 'string'
+			    THEN e.value #>> '{}' ELSE e.value::text END AS value
+		FROM v, jsonb_each(coalesce(v.parameters, '{}'))
+			WITH ORDINALITY AS e(key, value, ord)
+	), w AS MATERIALIZED (
+		SELECT v.pos, x.*
+		FROM v, ROWS FROM (jsonb_to_recordset(
+				CASE WHEN jsonb_typeof(v.windows) = 'array'
+				     THEN v.windows
+				     ELSE fleetbench_array(v.windows, 'windows') END)
+				AS (steal_pct double precision,
+				    loadavg1 double precision,
+				    wall_s double precision, noisy boolean))
+			WITH ORDINALITY AS x(steal_pct, loadavg1, wall_s, noisy,
+					     ord)
+	), m AS MATERIALIZED (
+		SELECT v.pos, x.ord, x.metric, x.unit,
+		       coalesce(x.samples, '{}') AS samples,
+		       (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s)
+			FROM unnest(x.samples) AS s) AS median,
+		       (sum(coalesce(cardinality(x.samples), 0))
+				OVER (PARTITION BY v.pos ORDER BY x.ord))::integer
+			       AS sample_end
+		FROM v, ROWS FROM (jsonb_to_recordset(
+				CASE WHEN jsonb_typeof(v.metrics) = 'array'
+				     THEN v.metrics
+				     ELSE fleetbench_array(v.metrics, 'metrics') END)
+				AS (metric text, unit text,
+				    samples double precision[]))
+			WITH ORDINALITY AS x(metric, unit, samples, ord)
+	), ends AS (
+		SELECT v.pos,
+		       (sum(coalesce((SELECT count(*) FROM p WHERE p.pos = v.pos), 0))
+				OVER o)::integer AS pe,
+		       (sum(coalesce((SELECT count(*) FROM w WHERE w.pos = v.pos), 0))
+				OVER o)::integer AS we,
+		       (sum(coalesce((SELECT count(*) FROM m WHERE m.pos = v.pos), 0))
+				OVER o)::integer AS me,
+		       (sum(coalesce((SELECT sum(cardinality(m.samples))
+				      FROM m WHERE m.pos = v.pos), 0))
+				OVER o)::integer AS se
+		FROM v WINDOW o AS (ORDER BY v.pos)
 	)
-	INSERT INTO bench_metrics (run_id, benchmark, variant, metric, unit,
-				   samples, median, started_at)
-	SELECT id, b.benchmark, b.variant, m.metric, m.unit,
-	       coalesce(m.samples, '{}'),
-	       (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x)
-		FROM unnest(m.samples) AS x),
-	       started
-	FROM b,
-	     jsonb_to_recordset(CASE WHEN jsonb_typeof(b.metrics) = 'array'
-				     THEN b.metrics
-				     ELSE fleetbench_array(b.metrics, 'metrics')
-				END)
-		AS m(metric text, unit text, samples double precision[]);
+	SELECT (SELECT array_agg(v.benchmark ORDER BY v.pos) FROM v) AS benchmark,
+	       (SELECT array_agg(v.variant ORDER BY v.pos) FROM v) AS variant,
+	       (SELECT array_agg(v.status ORDER BY v.pos) FROM v) AS status,
+	       (SELECT array_agg(v.reason ORDER BY v.pos) FROM v) AS reason,
+	       (SELECT format('benchmark %s/%s has both a skip_reason and a failure',
+			      v.benchmark, v.variant)
+		FROM v WHERE v.both ORDER BY v.pos LIMIT 1) AS both,
+	       (SELECT array_agg(pe ORDER BY pos) FROM ends) AS param_end,
+	       (SELECT array_agg(we ORDER BY pos) FROM ends) AS window_end,
+	       (SELECT array_agg(me ORDER BY pos) FROM ends) AS metric_end,
+	       (SELECT array_agg(se ORDER BY pos) FROM ends) AS sample_end,
+	       (SELECT array_agg(p.key ORDER BY p.pos, p.ord) FROM p) AS p_key,
+	       (SELECT array_agg(p.kind ORDER BY p.pos, p.ord) FROM p) AS p_kind,
+	       (SELECT array_agg(p.value ORDER BY p.pos, p.ord) FROM p) AS p_value,
+	       (SELECT array_agg(w.steal_pct ORDER BY w.pos, w.ord) FROM w) AS w_steal_pct,
+	       (SELECT array_agg(w.loadavg1 ORDER BY w.pos, w.ord) FROM w) AS w_loadavg1,
+	       (SELECT array_agg(w.wall_s ORDER BY w.pos, w.ord) FROM w) AS w_wall_s,
+	       (SELECT array_agg(w.noisy ORDER BY w.pos, w.ord) FROM w) AS w_noisy,
+	       (SELECT array_agg(m.metric ORDER BY m.pos, m.ord) FROM m) AS m_metric,
+	       (SELECT array_agg(m.unit ORDER BY m.pos, m.ord) FROM m) AS m_unit,
+	       (SELECT array_agg(m.median ORDER BY m.pos, m.ord) FROM m) AS m_median,
+	       (SELECT array_agg(m.sample_end ORDER BY m.pos, m.ord) FROM m)
+		       AS m_sample_end,
+	       (SELECT array_agg(s.x ORDER BY m.pos, m.ord, s.i)
+		FROM m, unnest(m.samples) WITH ORDINALITY AS s(x, i)) AS samples
+	INTO b;
+	IF b.both IS NOT NULL THEN
+		PERFORM fleetbench_reject_as('23514', b.both);
+	END IF;
 
-	INSERT INTO comparisons (run_id, name, benchmark, metric, numerator,
-				 denominator, ratio, ci_low, ci_high, level,
-				 method, reason, started_at)
-	SELECT id, name, benchmark, metric, numerator, denominator, ratio,
-	       ci_low, ci_high, level, method, reason, started
-	FROM jsonb_to_recordset(fleetbench_array(report->'comparisons',
-						 'comparisons'))
-	     AS c(name text, benchmark text, metric text, numerator text,
-		  denominator text, ratio double precision,
-		  ci_low double precision, ci_high double precision,
-		  level double precision, method text, reason text);
+	SELECT array_agg(x.name ORDER BY x.ord) AS name,
+	       array_agg(x.benchmark ORDER BY x.ord) AS benchmark,
+	       array_agg(x.metric ORDER BY x.ord) AS metric,
+	       array_agg(x.numerator ORDER BY x.ord) AS numerator,
+	       array_agg(x.denominator ORDER BY x.ord) AS denominator,
+	       array_agg(x.ratio ORDER BY x.ord) AS ratio,
+	       array_agg(x.ci_low ORDER BY x.ord) AS ci_low,
+	       array_agg(x.ci_high ORDER BY x.ord) AS ci_high,
+	       array_agg(x.level ORDER BY x.ord) AS level,
+	       array_agg(x.method ORDER BY x.ord) AS method,
+	       array_agg(x.reason ORDER BY x.ord) AS reason
+	INTO c
+	FROM ROWS FROM (jsonb_to_recordset(fleetbench_array(
+				report->'comparisons', 'comparisons'))
+			AS (name text, benchmark text, metric text,
+			    numerator text, denominator text,
+			    ratio double precision, ci_low double precision,
+			    ci_high double precision, level double precision,
+			    method text, reason text))
+	     WITH ORDINALITY AS x(name, benchmark, metric, numerator,
+				  denominator, ratio, ci_low, ci_high, level,
+				  method, reason, ord);
 
-	RETURN true;
+	stored := fleetbench_ingest_run(
+		(report->>'run_id')::uuid,
+		(report->>'schema_version')::integer,
+		report->>'agent_version',
+		(report->>'started_unix_ms')::bigint,
+		(report->>'finished_unix_ms')::bigint,
+		host->>'provider', host->>'instance_type', host->>'region',
+		host->>'provider_source', host->>'instance_type_source',
+		host->>'region_source',
+		host->>'hostname', host->>'machine_id',
+		kernel->>'release', kernel->>'version', kernel->>'cmdline',
+		report->>'profile', (report->>'seed')::bigint,
+		(report->'probe')::text,
+		false,
+		NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+		NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+		mt.key, mt.profile, mt.repeats, mt.chase_bytes,
+		mt.chase_accesses, mt.fault_bytes, mt.file_bytes, mt.io_ms,
+		mt.iodepth, mt.seq_bytes, mt.seq_block, mt.fs_increments,
+		mt."only", mt.randread_file,
+		c.name, c.benchmark, c.metric, c.numerator, c.denominator,
+		c.ratio, c.ci_low, c.ci_high, c.level, c.method, c.reason,
+		b.benchmark, b.variant, b.status, b.reason,
+		b.param_end, b.p_key, b.p_kind, b.p_value,
+		b.window_end, b.w_steal_pct, b.w_loadavg1, b.w_wall_s,
+		b.w_noisy,
+		b.metric_end, b.m_metric, b.m_unit, b.m_median, b.m_sample_end,
+		b.sample_end, b.samples);
+	PERFORM fleetbench_ingest_end();
+	RETURN stored;
 END
 $$;
-COMMENT ON FUNCTION fleetbench_ingest(jsonb) IS
-	'stores one report (contract in docs/schema.md); true when stored, false when its run_id already was';
 
--- What one run says about the headline figures, as the joins of the
--- tables give it (the definition; run_figures holds its rows), in the
--- column order of run_figures, which takes its rows with SELECT *: the
--- failed variants, then the method, last.
+COMMENT ON FUNCTION fleetbench_ingest(jsonb) IS
+	'stores one report given as jsonb (contract in docs/schema.md) through fleetbench_ingest_run(); true when stored, false when its run_id already was';
+
+-- What one run says about the headline figures (the definition;
+-- run_figures holds its rows): as 008 made it, read from runs and the
+-- run's run_results row (of its month's partition) directly.
 DROP VIEW IF EXISTS run_figures_live CASCADE;
 CREATE VIEW run_figures_live AS
 SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
@@ -360,112 +794,51 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.sqpoll = 'ok' AS sqpoll_ok,
        r.hugepage_1g_present AS hugepage_1g,
        coalesce(b.noisy, false) AS steal_flagged,
-       c.thp_speedup, m.thp_huge_fraction, c.hugetlb_2m_speedup,
-       c.hugetlb_1g_speedup, m.thp_fault_p99_us, c.iouring_vs_pread,
-       c.iouring_vs_libaio, m.iouring_iops, m.pread_iops,
+       r.c_ratio[array_position(r.c_name, 'thp_speedup')] AS thp_speedup,
+       b.thp_huge_fraction,
+       r.c_ratio[array_position(r.c_name, 'hugetlb_2m_speedup')]
+	       AS hugetlb_2m_speedup,
+       r.c_ratio[array_position(r.c_name, 'hugetlb_1g_speedup')]
+	       AS hugetlb_1g_speedup,
+       b.thp_fault_p99_us,
+       r.c_ratio[array_position(r.c_name, 'iouring_vs_pread')]
+	       AS iouring_vs_pread,
+       r.c_ratio[array_position(r.c_name, 'iouring_vs_libaio')]
+	       AS iouring_vs_libaio,
+       b.iouring_iops, b.pread_iops,
        coalesce(b.failed, '{}') AS failed, r.method
 FROM runs r
 LEFT JOIN LATERAL (
-	SELECT bool_or(x.noisy) AS noisy,
-	       array_agg(x.benchmark || '/' || x.variant ORDER BY x.position)
-		       FILTER (WHERE x.status = 'failed') AS failed
-	FROM bench_results x WHERE x.run_id = r.run_id) AS b ON true
-LEFT JOIN LATERAL (
-	SELECT max(x.ratio) FILTER (WHERE x.name = 'thp_speedup') AS thp_speedup,
-	       max(x.ratio) FILTER (WHERE x.name = 'hugetlb_2m_speedup')
-		       AS hugetlb_2m_speedup,
-	       max(x.ratio) FILTER (WHERE x.name = 'hugetlb_1g_speedup')
-		       AS hugetlb_1g_speedup,
-	       max(x.ratio) FILTER (WHERE x.name = 'iouring_vs_pread')
-		       AS iouring_vs_pread,
-	       max(x.ratio) FILTER (WHERE x.name = 'iouring_vs_libaio')
-		       AS iouring_vs_libaio
-	FROM comparisons x WHERE x.run_id = r.run_id) AS c ON true
-LEFT JOIN LATERAL (
-	SELECT max(x.median) FILTER (WHERE x.benchmark = 'thp_chase'
-				     AND x.variant = 'thp'
-				     AND x.metric = 'huge_fraction')
-		       AS thp_huge_fraction,
-	       max(x.median) FILTER (WHERE x.benchmark = 'thp_fault'
-				     AND x.variant = 'thp'
-				     AND x.metric = 'fault_p99_us')
-		       AS thp_fault_p99_us,
-	       max(x.median) FILTER (WHERE x.benchmark = 'randread'
-				     AND x.variant = 'io_uring'
-				     AND x.metric = 'iops') AS iouring_iops,
-	       max(x.median) FILTER (WHERE x.benchmark = 'randread'
-				     AND x.variant = 'pread'
-				     AND x.metric = 'iops') AS pread_iops
-	FROM bench_metrics x WHERE x.run_id = r.run_id) AS m ON true;
-COMMENT ON VIEW run_figures_live IS
-	'per run: the headline figures from runs, comparisons, bench_metrics and bench_results';
+	SELECT true = ANY (x.w_noisy) AS noisy, m.*
+	FROM run_results x,
+	     LATERAL (
+		SELECT (SELECT array_agg(f.b || '/' || f.v ORDER BY f.i)
+			FROM unnest(x.v_benchmark, x.v_variant, x.v_status)
+				WITH ORDINALITY AS f(b, v, s, i)
+			WHERE f.s = 'failed') AS failed,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'thp_chase' AND v.v = 'thp'
+				     AND k.metric = 'huge_fraction')
+			       AS thp_huge_fraction,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'thp_fault' AND v.v = 'thp'
+				     AND k.metric = 'fault_p99_us')
+			       AS thp_fault_p99_us,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'randread' AND v.v = 'io_uring'
+				     AND k.metric = 'iops') AS iouring_iops,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'randread' AND v.v = 'pread'
+				     AND k.metric = 'iops') AS pread_iops
+		FROM (SELECT u.*, coalesce(x.v_metric_end[u.i - 1], 0) AS me0
+		      FROM unnest(x.v_benchmark, x.v_variant, x.v_status,
+				  x.v_metric_end)
+			      WITH ORDINALITY AS u(b, v, s, me1, i)) AS v
+		LEFT JOIN LATERAL unnest(x.m_metric[v.me0 + 1 : v.me1])
+			WITH ORDINALITY AS k(metric, j) ON true) AS m
+	WHERE x.run_id = r.run_id AND x.started_at = r.started_at) AS b ON true;
 
--- A run's figures are known once its comparisons and metrics are in:
--- fleetbench_ingest() inserts them after the run, and a bulk loader may
--- use any order, so the row is written at COMMIT (a deferred constraint
--- trigger), from run_figures_live. A report rolled back to its savepoint
--- takes its pending trigger event with it.
-CREATE OR REPLACE FUNCTION fleetbench_run_figures_add() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO run_figures
-	SELECT * FROM run_figures_live WHERE run_id = NEW.run_id
-	ON CONFLICT (run_id) DO NOTHING;
-	RETURN NULL;
-END
-$$;
-
--- Marks an instance type, kernel and method as changed (see fleet_dirty).
-CREATE OR REPLACE FUNCTION fleetbench_mark(p text, t text, k text, m text) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-	IF pg_try_advisory_xact_lock_shared(112723185853042)
-	   AND EXISTS (SELECT 1 FROM fleet_dirty AS d
-		       WHERE d.provider = p AND d.instance_type = t
-			     AND d.kernel_release = k AND d.method = m) THEN
-		RETURN;
-	END IF;
-	INSERT INTO fleet_dirty (provider, instance_type, kernel_release, method)
-	VALUES (p, t, k, m);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION fleetbench_mark_dirty() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP <> 'INSERT' THEN
-		PERFORM fleetbench_mark(OLD.provider, OLD.instance_type,
-					OLD.kernel_release, OLD.method);
-	END IF;
-	IF TG_OP <> 'DELETE' THEN
-		PERFORM fleetbench_mark(NEW.provider, NEW.instance_type,
-					NEW.kernel_release, NEW.method);
-	END IF;
-	RETURN NULL;
-END
-$$;
-
--- The constraint trigger's function: runs at COMMIT, once the run's
--- benchmarks and comparisons are in. An error here would fail the COMMIT
--- of the collector's whole batch (and every retry of it): it is caught,
--- logged and kept in alert_errors instead.
-CREATE OR REPLACE FUNCTION fleetbench_alert_trigger()
-RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-	state text;
-	message text;
-BEGIN
-	BEGIN
-		PERFORM fleetbench_alert_check(NEW.run_id);
-	EXCEPTION WHEN OTHERS THEN
-		GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE,
-					message = MESSAGE_TEXT;
-		RAISE WARNING 'fleetbench: alert check of run % failed: %',
-			NEW.run_id, message;
-		INSERT INTO alert_errors (run_id, sqlstate, message)
-		VALUES (NEW.run_id, state, message);
-	END;
-	RETURN NULL;
-END
-$$;
+COMMENT ON FUNCTION fleetbench_ingest_run IS
+	'stores one report given as typed parameters (contract in docs/schema.md); true when stored, false when its run_id already was';
+COMMENT ON FUNCTION fleetbench_ingest_end() IS
+	'does the commit-time work (run_figures, fleet_dirty, alert checks) for the runs this transaction stored';

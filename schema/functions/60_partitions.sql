@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The monthly partitions of the results tables (docs/operations.md). A
+-- The monthly partitions of run_results (docs/operations.md). A
 -- function file (schema/README.md): `fleetbench-collector migrate` runs all
 -- of them again, in name order and in one transaction, whenever one of them
 -- changes or a migration ran. Functions are CREATE OR REPLACE (a trigger
@@ -7,55 +7,41 @@
 -- and made again.
 
 /*
- * fleetbench_results_partition(month) makes the partitions of the month
- * holding `month` (UTC) for the three results tables, named
- * TABLE_yYYYYmMM, unless they exist, first moving that month's rows out of
- * the default partitions (which would otherwise forbid the new ones).
- * Returns whether it made them. Takes the tables' ACCESS EXCLUSIVE lock
- * for a moment: the collectors wait, they do not fail.
+ * fleetbench_results_partition(month) makes the partition of run_results
+ * for the month holding `month` (UTC), named run_results_yYYYYmMM, unless it
+ * exists, first moving that month's rows out of the default partition
+ * (which would otherwise forbid the new one). Returns whether it made it.
+ * Takes the table's ACCESS EXCLUSIVE lock for a moment: the collectors
+ * wait, they do not fail.
  */
-CREATE OR REPLACE FUNCTION fleetbench_results_partition(month date) RETURNS boolean
+CREATE OR REPLACE FUNCTION fleetbench_results_partition(month date)
+RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
 	first timestamp := date_trunc('month', month::timestamp);
 	lo timestamptz := first AT TIME ZONE 'UTC';
 	hi timestamptz := (first + interval '1 month') AT TIME ZONE 'UTC';
-	suffix text := to_char(first, '"_y"YYYY"m"MM');
-	t text;
+	name text := to_char(first, '"run_results_y"YYYY"m"MM');
 BEGIN
-	IF to_regclass('bench_results' || suffix) IS NOT NULL THEN
+	IF to_regclass(name) IS NOT NULL THEN
 		RETURN false;
 	END IF;
 	CREATE TEMPORARY TABLE fleetbench_move_results AS
-		SELECT * FROM bench_results_default
+		SELECT * FROM run_results_default
 		WHERE started_at >= lo AND started_at < hi;
-	CREATE TEMPORARY TABLE fleetbench_move_metrics AS
-		SELECT * FROM bench_metrics_default
-		WHERE started_at >= lo AND started_at < hi;
-	CREATE TEMPORARY TABLE fleetbench_move_comparisons AS
-		SELECT * FROM comparisons_default
-		WHERE started_at >= lo AND started_at < hi;
-	DELETE FROM bench_metrics_default
+	DELETE FROM run_results_default
 	WHERE started_at >= lo AND started_at < hi;
-	DELETE FROM comparisons_default
-	WHERE started_at >= lo AND started_at < hi;
-	DELETE FROM bench_results_default
-	WHERE started_at >= lo AND started_at < hi;
-	FOREACH t IN ARRAY ARRAY['bench_results', 'bench_metrics',
-				 'comparisons'] LOOP
-		EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
-			       t || suffix, t, lo, hi);
-	END LOOP;
-	INSERT INTO bench_results SELECT * FROM fleetbench_move_results;
-	INSERT INTO bench_metrics SELECT * FROM fleetbench_move_metrics;
-	INSERT INTO comparisons SELECT * FROM fleetbench_move_comparisons;
-	DROP TABLE fleetbench_move_results, fleetbench_move_metrics,
-		fleetbench_move_comparisons;
+	EXECUTE format('CREATE TABLE %I PARTITION OF run_results FOR VALUES FROM (%L) TO (%L)',
+		       name, lo, hi);
+	INSERT INTO run_results SELECT * FROM fleetbench_move_results;
+	DROP TABLE fleetbench_move_results;
 	RETURN true;
 END
 $$;
+
+/*
 COMMENT ON FUNCTION fleetbench_results_partition(date) IS
-	'makes the month''s partitions of the results tables, moving its rows out of the default partitions';
+	'makes the month''s partition of run_results, moving its rows out of the default partition';
 
 /*
  * fleetbench_results_partitions(ahead) makes the partitions of this month
@@ -76,34 +62,32 @@ $$;
 COMMENT ON FUNCTION fleetbench_results_partitions(integer) IS
 	'makes the missing partitions of this month and the next ones; run monthly';
 
-/*
  * fleetbench_results_drop_before(before) drops the monthly partitions of
- * the three results tables that end on or before `before` (UTC): their
- * results are gone, their runs stay (DELETE FROM runs for those). Returns
- * how many months it dropped.
+ * run_results that end on or before `before` (UTC): their results are gone,
+ * their runs (with their comparisons) stay (DELETE FROM runs for those).
+ * Returns how many months it dropped.
  */
-CREATE OR REPLACE FUNCTION fleetbench_results_drop_before(before date) RETURNS integer
+CREATE OR REPLACE FUNCTION fleetbench_results_drop_before(before date)
+RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
-	suffix text;
+	name text;
 	n integer := 0;
 BEGIN
-	FOR suffix IN
-		SELECT substr(c.relname, length('bench_results') + 1)
+	FOR name IN
+		SELECT c.relname
 		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent = 'bench_results'::regclass
-		  AND c.relname ~ '^bench_results_y[0-9]{4}m[0-9]{2}$'
-		  AND to_date(substr(c.relname, length('bench_results_y') + 1),
+		WHERE i.inhparent = 'run_results'::regclass
+		  AND c.relname ~ '^run_results_y[0-9]{4}m[0-9]{2}$'
+		  AND to_date(substr(c.relname, length('run_results_y') + 1),
 			      'YYYY"m"MM') + interval '1 month' <= before
 		ORDER BY 1
 	LOOP
-		EXECUTE format('DROP TABLE IF EXISTS %I, %I, %I',
-			       'comparisons' || suffix, 'bench_metrics' || suffix,
-			       'bench_results' || suffix);
+		EXECUTE format('DROP TABLE %I', name);
 		n := n + 1;
 	END LOOP;
 	RETURN n;
 END
 $$;
 COMMENT ON FUNCTION fleetbench_results_drop_before(date) IS
-	'drops the results tables'' monthly partitions that end on or before a date';
+	'drops the monthly partitions of run_results that end on or before a date';

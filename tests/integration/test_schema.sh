@@ -374,14 +374,26 @@ refused "a report without hostname" 22023 \
 refused "benchmarks that are not an array" 22023 \
 	"fleetbench_ingest: benchmarks must be an array, not object" \
 	"jsonb_set(r, '{benchmarks}', '{}')"
-refused "a variant listed twice" 23505 "duplicate key value violates*_pkey*" \
+refused "a variant listed twice" 23505 \
+	"fleetbench_ingest: benchmark variant thp_chase/4k is listed twice" \
 	"jsonb_set(r, '{benchmarks,1,variant}', '\"4k\"')"
 refused "a sample that is not a number" 22P02 "*double precision*" \
 	"jsonb_set(r, '{benchmarks,0,metrics,0,samples}', '[1, \"x\"]')"
-refused "a NaN sample" 23514 "*bench_metrics_samples_finite*" \
+refused "a NaN sample" 23514 "*run_results_samples_finite*" \
 	"jsonb_set(r, '{benchmarks,0,metrics,0,samples}', '[1, \"NaN\"]')"
-refused "a metric without unit" 23502 "*\"unit\"*" \
+refused "a metric without unit" 23502 \
+	"fleetbench_ingest: metric ns_per_access has no \"unit\"" \
 	"r #- '{benchmarks,0,metrics,0,unit}'"
+refused "a metric listed twice" 23505 \
+	"fleetbench_ingest: metric ns_per_access of thp_chase/4k is listed twice" \
+	"jsonb_set(r, '{benchmarks,0,metrics,1,metric}', '\"ns_per_access\"')"
+refused "a comparison listed twice" 23505 \
+	"fleetbench_ingest: comparison thp_speedup is listed twice" \
+	"jsonb_set(r, '{comparisons,1,name}', '\"thp_speedup\"')"
+refused "a variant both skipped and failed" 23514 \
+	"fleetbench_ingest: benchmark thp_chase/4k has both a skip_reason and a failure" \
+	"jsonb_set(jsonb_set(r, '{benchmarks,0,skip_reason}', '\"s\"'),
+		   '{benchmarks,0,failure}', '\"f\"')"
 refused "a run that ends before it starts" 23514 "*runs_finished_after_start*" \
 	"jsonb_set(r, '{finished_unix_ms}', '0')"
 check_eq "nothing of the refused reports is stored" "$(q <<-EOF
@@ -390,6 +402,115 @@ check_eq "nothing of the refused reports is stored" "$(q <<-EOF
 		WHERE run_id = '77777777-7777-4777-8777-777777777777')
 EOF
 )" "5|0"
+
+# --- fleetbench_ingest_run(): the typed parameters ------------------------
+
+# lean_run ID SAMPLE_ENDS METRIC_SAMPLE_ENDS [KINDS VALUES]: the SQL of a
+# call with
+# typed capabilities (the probe says otherwise), a method, a comparison,
+# a measured variant (two metrics, one window) and a skipped one
+lean_run() {
+	cat <<-EOF
+		SELECT fleetbench_ingest_run('$1', 1, 't',
+			1732533600000, 1732533601000,
+			'aws', 'c7g.large', 'eu-west-1', 'dmi', 'dmi', 'config',
+			'lean-host', 'lean-machine', '6.6.0', NULL, NULL, 'quick', 42,
+			'{"thp": {"enabled": {"selected": "never"}}}',
+			true, 'always', 'madvise', 'advise',
+			'{2048,1048576}', '{16,1}', '{8,1}',
+			0, 'ok', 0, 'EPERM', 1, '{READ,WRITE}', '{NODROP}',
+			2, 4000000, 'Neoverse-V1', 'kvm', 'none',
+			'quick+iodepth=4', 'quick', 3, NULL, NULL, NULL, NULL, NULL,
+			4, NULL, NULL, NULL, '{randread}', false,
+			'{c1}', '{b}', '{iops}', '{v1}', '{v2}', '{2}', '{1.5}',
+			'{2.5}', '{0.95}', '{m}', '{NULL}',
+			'{b,b}', '{v1,v2}', '{ok,skipped}', '{NULL,why}',
+			'{1,2}', '{k1,k2}', '${4:-{i,s\}}', '${5:-{64,x\}}',
+			'{1,1}', '{0.5}', '{0.25}', '{1.5}', '{true}',
+			'{2,2}', '{iops,lat}', '{IO/s,us}', '{100,7}', '$3',
+			'$2', '{90,100,110,7}');
+	EOF
+}
+LR=aaaaaaaa-1111-4222-8333-444444444444
+check_eq "ingest_run stores; its figures are made by ingest_end" "$(q <<-EOF
+	BEGIN;
+	$(lean_run $LR '{4,4}' '{3,4}')
+	SELECT count(*) FROM run_figures WHERE run_id = '$LR';
+	SELECT 'ended' FROM fleetbench_ingest_end();
+	SELECT count(*) FROM run_figures WHERE run_id = '$LR';
+	COMMIT;
+EOF
+)" "t
+0
+ended
+1"
+check_eq "and marks its group changed" "$(q <<-EOF
+	SELECT count(*) > 0 FROM fleet_dirty
+	WHERE provider = 'aws' AND instance_type = 'c7g.large'
+	      AND kernel_release = '6.6.0' AND method = 'quick+iodepth=4'
+EOF
+)" t
+check_eq "the capabilities come from the typed parameters" "$(q <<-EOF
+	SELECT thp_enabled, thp_defrag, thp_shmem_enabled, hugepage_sizes_kb,
+	       hugepage_nr, hugepage_free, hugepage_1g_present,
+	       io_uring_setup, sqpoll, sqpoll_errno, io_uring_opcodes,
+	       vcpus, memory_kb, cpu_model, method
+	FROM runs WHERE run_id = '$LR'
+EOF
+)" "always|madvise|advise|{2048,1048576}|{16,1}|{8,1}|t|ok|EPERM|1|{READ,WRITE}|2|4000000|Neoverse-V1|quick+iodepth=4"
+check_eq "the method is stored" "$(q <<-EOF
+	SELECT profile, repeats, iodepth, "only", randread_file FROM methods
+	WHERE key = 'quick+iodepth=4'
+EOF
+)" "quick|3|4|{randread}|f"
+check_eq "one run_results row" \
+	"$(q <<<"SELECT count(*), min(cardinality(v_benchmark)) FROM run_results WHERE run_id = '$LR'")" "1|2"
+check_eq "the variants, as bench_results" "$(q <<-EOF
+	SELECT position, status, skip_reason, parameters, windows, noisy
+	FROM bench_results WHERE run_id = '$LR' ORDER BY position
+EOF
+)" '1|ok|NULL|{"k1": 64}|[{"noisy": true, "wall_s": 1.5, "loadavg1": 0.25, "steal_pct": 0.5}]|t
+2|skipped|why|{"k2": "x"}|[]|f'
+check_eq "the metrics with the medians given, as bench_metrics" "$(q <<-EOF
+	SELECT string_agg(concat_ws(':', metric, unit, samples, median), ' '
+			  ORDER BY metric)
+	FROM bench_metrics WHERE run_id = '$LR'
+EOF
+)" "iops:IO/s:{90,100,110}:100 lat:us:{7}:7"
+check_eq "the comparison, as comparisons" "$(q <<-EOF
+	SELECT concat_ws(':', name, numerator, denominator, ratio, ci_low,
+			 ci_high, level, method, reason)
+	FROM comparisons WHERE run_id = '$LR'
+EOF
+)" "c1:v1:v2:2:1.5:2.5:0.95:m"
+check_eq "ingest_run again returns false" \
+	"$(q <<<"$(lean_run $LR '{4,4}' '{3,4}')")" f
+# refused_run NAME SQLSTATE MESSAGE-GLOB SAMPLE_ENDS METRIC_SAMPLE_ENDS
+# [KINDS VALUES]
+refused_run() {
+	local out
+	out=$(q 2>&1 <<-EOF
+		\set VERBOSITY verbose
+		$(lean_run bbbbbbbb-1111-4222-8333-444444444444 "${@:4}")
+	EOF
+	)
+	check_match "$1" "$(printf '%s\n' "$out" | head -n 1)" "*ERROR:  $2: $3"
+}
+refused_run "sample ends past the samples" 22023 \
+	"fleetbench_ingest: the report's arrays do not line up:*samples 5 of 4 (samples)" \
+	'{5,5}' '{3,4}'
+refused_run "metric sample ends that step back" 22023 \
+	"fleetbench_ingest: the sample ends of b/v1 do not cover its 4 samples*" \
+	'{4,4}' '{4,3}'
+refused_run "a double parameter that JSON cannot hold" 22023 \
+	"fleetbench_ingest: parameter k1: inf is not a finite number" \
+	'{4,4}' '{3,4}' '{d,s}' '{inf,x}'
+refused_run "a parameter of an unknown kind" 22023 \
+	"fleetbench_ingest: parameter k2: x is not of a kind i, s, d or b" \
+	'{4,4}' '{3,4}' '{i,q}' '{1,x}'
+check_eq "nothing of the refused calls is stored" \
+	"$(q <<<"SELECT count(*) FROM runs WHERE run_id = 'bbbbbbbb-1111-4222-8333-444444444444'")" 0
+q <<<"DELETE FROM runs WHERE run_id = '$LR'"
 
 # --- deleting a run deletes its rows --------------------------------------
 
