@@ -133,7 +133,7 @@ else
 fi
 check_eq "the triggers of runs and run_figures are still there" \
 	"$(q <<<"SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal
-		 AND tgrelid IN ('runs'::regclass, 'run_figures'::regclass)")" 3
+		 AND tgrelid IN ('runs'::regclass, 'run_figures'::regclass)")" 6
 
 # --- one file edited ------------------------------------------------------
 

@@ -1,0 +1,128 @@
+-- SPDX-License-Identifier: MIT
+-- The results of runs: the views bench_results, bench_metrics and
+-- comparisons over run_results and runs (the tables of those names until
+-- migration 010), and the trigger functions that keep run_results and
+-- fleet_dirty with runs and run_figures. A function file
+-- (schema/README.md): `fleetbench-collector migrate` runs all of them again,
+-- in name order and in one transaction, whenever one of them changes or a
+-- migration ran. Functions are CREATE OR REPLACE (a trigger function is
+-- never dropped: its triggers depend on it); views are dropped and made
+-- again. (010_lean.sql made them first, as its triggers and the views it
+-- restored needed them.)
+
+-- A run's results and figures go with it (there is no foreign key to
+-- cascade). Updating a run's run_id or started_at is not supported.
+CREATE OR REPLACE FUNCTION fleetbench_runs_deleted() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'TRUNCATE' THEN
+		TRUNCATE run_results, run_figures;
+		RETURN NULL;
+	END IF;
+	DELETE FROM run_results AS v USING fleetbench_old_runs AS o
+	WHERE v.run_id = o.run_id AND v.started_at = o.started_at;
+	DELETE FROM run_figures AS f USING fleetbench_old_runs AS o
+	WHERE f.run_id = o.run_id;
+	RETURN NULL;
+END
+$$;
+
+
+/*
+ * As fleetbench_mark() of 008, for all the rows of a statement at once:
+ * marks each instance type, kernel and method of the run_figures rows
+ * that a statement added, changed or removed (its transition table
+ * fleetbench_figures), unless a row is there already and no refresh is
+ * under way (see fleet_dirty).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_mark_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+	-- held until commit when no refresh is under way
+	calm boolean := pg_try_advisory_xact_lock_shared(112723185853042);
+BEGIN
+	INSERT INTO fleet_dirty (provider, instance_type, kernel_release,
+				 method)
+	SELECT DISTINCT f.provider, f.instance_type, f.kernel_release, f.method
+	FROM fleetbench_figures AS f
+	WHERE NOT calm OR NOT EXISTS (
+		SELECT 1 FROM fleet_dirty AS d
+		WHERE d.provider = f.provider
+		      AND d.instance_type = f.instance_type
+		      AND d.kernel_release = f.kernel_release
+		      AND d.method = f.method);
+	RETURN NULL;
+END
+$$;
+
+-- One row per variant: the skip reason or failure, parameters and windows
+-- as the jsonb they were. (unnest(), not generate_series(): the planner
+-- expects 10 elements of an array but 1,000 rows of a series, and would
+-- compile every query on these views with JIT.)
+DROP VIEW IF EXISTS bench_results CASCADE;
+CREATE VIEW bench_results AS
+SELECT x.run_id, e.benchmark, e.variant, e.i::integer AS position, e.status,
+       CASE WHEN e.status = 'skipped' THEN e.reason END AS skip_reason,
+       coalesce((SELECT jsonb_object_agg(p.k, CASE WHEN p.t = 's'
+						   THEN to_jsonb(p.v)
+						   ELSE p.v::jsonb END)
+		 FROM unnest(x.p_key[e.pe0 + 1 : e.pe1],
+			     string_to_array(substr(x.p_kind, e.pe0 + 1,
+						    e.pe1 - e.pe0), NULL),
+			     x.p_value[e.pe0 + 1 : e.pe1]) AS p(k, t, v)), '{}')
+	       AS parameters,
+       coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+				'steal_pct', w.s, 'loadavg1', w.l,
+				'wall_s', w.w, 'noisy', w.n)) ORDER BY w.k)
+		 FROM unnest(x.w_steal_pct[e.we0 + 1 : e.we1],
+			     x.w_loadavg1[e.we0 + 1 : e.we1],
+			     x.w_wall_s[e.we0 + 1 : e.we1],
+			     x.w_noisy[e.we0 + 1 : e.we1])
+			WITH ORDINALITY AS w(s, l, w, n, k)), '[]') AS windows,
+       coalesce(true = ANY (x.w_noisy[e.we0 + 1 : e.we1]), false) AS noisy,
+       x.started_at,
+       CASE WHEN e.status = 'failed' THEN e.reason END AS failure
+FROM run_results x,
+     LATERAL (SELECT v.*, coalesce(x.v_param_end[v.i - 1], 0) AS pe0,
+		     coalesce(x.v_window_end[v.i - 1], 0) AS we0
+	      FROM unnest(x.v_benchmark, x.v_variant, x.v_status, x.v_reason,
+			  x.v_param_end, x.v_window_end)
+		      WITH ORDINALITY AS v(benchmark, variant, status, reason,
+					   pe1, we1, i)) AS e;
+
+-- One row per metric of a variant, with its samples and median.
+DROP VIEW IF EXISTS bench_metrics CASCADE;
+CREATE VIEW bench_metrics AS
+SELECT x.run_id, e.benchmark, e.variant, m.metric, m.unit,
+       (coalesce(x.samples, '{}'))[e.se0 + coalesce(
+						(x.m_sample_end[e.me0 + 1 : e.me1])[m.k - 1], 0) + 1
+				   : e.se0 + m.se] AS samples,
+       m.median, x.started_at
+FROM run_results x,
+     LATERAL (SELECT v.*, coalesce(x.v_metric_end[v.i - 1], 0) AS me0,
+		     coalesce(x.v_sample_end[v.i - 1], 0) AS se0
+	      FROM unnest(x.v_benchmark, x.v_variant, x.v_metric_end)
+		      WITH ORDINALITY AS v(benchmark, variant, me1, i)) AS e,
+     unnest(x.m_metric[e.me0 + 1 : e.me1], x.m_unit[e.me0 + 1 : e.me1],
+	    x.m_median[e.me0 + 1 : e.me1], x.m_sample_end[e.me0 + 1 : e.me1])
+	     WITH ORDINALITY AS m(metric, unit, median, se, k);
+
+-- One row per comparison of a run.
+DROP VIEW IF EXISTS comparisons CASCADE;
+CREATE VIEW comparisons AS
+SELECT r.run_id, c.name, c.benchmark, c.metric, c.numerator, c.denominator,
+       c.ratio, c.ci_low, c.ci_high, c.level, c.method, c.reason,
+       r.started_at
+FROM runs r,
+     unnest(r.c_name, r.c_benchmark, r.c_metric, r.c_numerator,
+	    r.c_denominator, r.c_ratio, r.c_ci_low, r.c_ci_high, r.c_level,
+	    r.c_method, r.c_reason)
+	     AS c(name, benchmark, metric, numerator, denominator, ratio,
+		  ci_low, ci_high, level, method, reason);
+
+COMMENT ON VIEW bench_results IS
+	'one row per benchmark variant of a run: status, parameters, repeat windows (over run_results)';
+COMMENT ON VIEW bench_metrics IS
+	'one row per metric of a variant: raw samples in repeat order and their median (over run_results)';
+COMMENT ON VIEW comparisons IS
+	'ratio of two variants'' medians with its confidence interval, as the agent computed it (over runs)';
