@@ -478,12 +478,14 @@ BEGIN
 			samples);
 	END IF;
 
-	-- for fleetbench_ingest_end()
-	IF to_regclass('pg_temp.fleetbench_ingested') IS NULL THEN
-		CREATE TEMPORARY TABLE fleetbench_ingested (run_id uuid NOT NULL)
-			ON COMMIT DELETE ROWS;
-	END IF;
-	INSERT INTO pg_temp.fleetbench_ingested VALUES (fleetbench_ingest_run.run_id);
+	-- for fleetbench_ingest_end(): a setting local to the transaction,
+	-- not a temporary table (whose removal at a backend's exit is a
+	-- commit of its own: one that waits for a synchronous standby
+	-- forever, so a terminated backend would never exit)
+	PERFORM set_config('fleetbench.ingested',
+			   coalesce(current_setting('fleetbench.ingested', true),
+				    '') ||
+			   fleetbench_ingest_run.run_id::text || ',', true);
 	RETURN true;
 END
 $$;
@@ -540,12 +542,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	ids uuid[];
 BEGIN
-	IF to_regclass('pg_temp.fleetbench_ingested') IS NULL THEN
-		RETURN;
-	END IF;
-	WITH gone AS (DELETE FROM pg_temp.fleetbench_ingested RETURNING run_id)
-	SELECT array_agg(run_id) INTO ids FROM gone;
-	IF ids IS NOT NULL THEN
+	ids := string_to_array(rtrim(coalesce(
+		current_setting('fleetbench.ingested', true), ''), ','),
+		',')::uuid[];
+	PERFORM set_config('fleetbench.ingested', '', true);
+	IF cardinality(ids) > 0 THEN
 		PERFORM fleetbench_runs_stored(ids);
 	END IF;
 END
