@@ -1150,6 +1150,14 @@ int codec_validate_report(const Fleetbench__Report *r, int64_t now_ms,
 	return validate_report(r, now_ms, false, err);
 }
 
+int codec_validate_capabilities(const Fleetbench__Capabilities *c,
+				char err[CODEC_ERR_LEN])
+{
+	int ret = walk(&c->base, false, true, err);
+
+	return ret < 0 ? ret : check_capabilities(c, err);
+}
+
 int codec_unpack_report(const uint8_t *data, size_t len,
 			Fleetbench__Report **ret, char err[CODEC_ERR_LEN])
 {

@@ -88,6 +88,11 @@ void codec_free_report(Fleetbench__Report *r);
 int codec_validate_report(const Fleetbench__Report *r, int64_t now_ms,
 			  char err[CODEC_ERR_LEN]);
 
+/* The part of codec_validate_report() that checks r->capabilities, alone:
+ * 0, or -EINVAL with the problem in err. */
+int codec_validate_capabilities(const Fleetbench__Capabilities *c,
+				char err[CODEC_ERR_LEN]);
+
 /*
  * Acks: packing never fails but for -ENOMEM (a run_id that is NULL or not
  * a canonical UUID packs as "", reason NULL is left out, a reason is cut
