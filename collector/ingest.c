@@ -27,10 +27,11 @@
 #include "migrate.h"
 #include "stats.h"
 
-/* Encoded parameter bytes one batch may hold (two batches are in memory,
- * and libpq buffers a copy of the one in flight): about 100 realistic
- * reports, a few hundred small ones, at least one of the largest (whose
- * parameters take about as many bytes as its 4 MiB message). */
+/* Encoded parameter bytes one batch may hold (one batch more than there
+ * are database connections is in memory, and libpq buffers a copy of each
+ * one in flight): about 100 realistic reports, a few hundred small ones,
+ * at least one of the largest (whose parameters take about as many bytes
+ * as its 4 MiB message). */
 #define BATCH_MAX_BYTES (4u << 20)
 #define RECONNECT_MIN_MS 100
 /* at most this long between attempts, so that storing resumes within a
@@ -85,9 +86,10 @@ struct stats {
 };
 
 /*
- * Reports received together. Two take turns: one is stored by
- * PostgreSQL (in flight) while the other fills up with what arrives
- * meanwhile, so that the collector's work overlaps the database's.
+ * Reports received together. They take turns: one is stored by
+ * PostgreSQL on each connection (in flight) while another fills up with
+ * what arrives meanwhile, so that the collector's work overlaps the
+ * database's.
  */
 struct batch {
 	struct item *items;
@@ -97,18 +99,27 @@ struct batch {
 	int64_t first_ms; /* when its first report came */
 };
 
-struct ingest {
-	const struct ingest_opts *o;
-	void *sock;
-	struct batch batches[2];
-	struct batch *filling;
+/* A connection to PostgreSQL and the batch it stores. */
+struct conn {
+	struct pg *pg;
+	bool own; /* made here, freed here (the first is the caller's) */
 	struct batch *flight; /* in PostgreSQL, or NULL */
-	struct stats stats;
-	bool stop;
-	/* the database: down since, next connection attempt */
+	/* down since, next connection attempt */
 	int64_t reconnect_ms;
 	int64_t backoff_ms;
 	struct complaint db_down;
+};
+
+struct ingest {
+	const struct ingest_opts *o;
+	void *sock;
+	struct batch batches[INGEST_CONNECTIONS_MAX + 1];
+	int n_batches;
+	struct batch *filling;
+	struct conn conns[INGEST_CONNECTIONS_MAX];
+	int n_conns;
+	struct stats stats;
+	bool stop;
 	struct ratelimit rl_reject, rl_ack, rl_drop, rl_retry, rl_batch;
 };
 
@@ -805,46 +816,46 @@ static bool batch_full(const struct ingest *g, const struct batch *b)
 
 /* ---- the database ---- */
 
-static void db_lost(struct ingest *g, const char *err)
+static void db_lost(struct conn *c, const char *err)
 {
-	pg_disconnect(g->o->pg);
-	complain(&g->db_down, "PostgreSQL is unavailable: %s", err);
+	pg_disconnect(c->pg);
+	complain(&c->db_down, "PostgreSQL is unavailable: %s", err);
 	/* the first attempt right away: a restarted server is back at once */
-	g->backoff_ms = RECONNECT_MIN_MS;
-	g->reconnect_ms = now_ms();
+	c->backoff_ms = RECONNECT_MIN_MS;
+	c->reconnect_ms = now_ms();
 }
 
 /* Connects and checks the schema; on failure, schedules the next try. */
-static bool db_connect(struct ingest *g)
+static bool db_connect(struct ingest *g, struct conn *c)
 {
 	const struct ingest_opts *o = g->o;
 	char err[PG_ERR_LEN];
 	int r;
 
-	r = pg_connect(o->pg, err);
+	r = pg_connect(c->pg, err);
 	if (r == 0) {
-		r = pg_migrations_check(o->pg, o->migrations, o->n_migrations,
+		r = pg_migrations_check(c->pg, o->migrations, o->n_migrations,
 					err);
 		if (r > 0)
 			snprintf(err, sizeof(err),
 				 "the database lacks %d migration(s) this collector needs: run 'fleetbench-collector migrate'",
 				 r);
 		if (r != 0)
-			pg_disconnect(o->pg);
+			pg_disconnect(c->pg);
 	}
 	if (r == 0) {
-		complain_release(&g->db_down,
+		complain_release(&c->db_down,
 				 "connected to PostgreSQL again: storing reports");
-		g->backoff_ms = RECONNECT_MIN_MS;
+		c->backoff_ms = RECONNECT_MIN_MS;
 		return true;
 	}
-	complain(&g->db_down,
+	complain(&c->db_down,
 		 "PostgreSQL is unavailable: %s (answering RETRY_LATER, next attempt in %lld ms)",
-		 err, (long long)g->backoff_ms);
-	g->reconnect_ms = now_ms() + g->backoff_ms;
-	g->backoff_ms = g->backoff_ms * 2 > RECONNECT_MAX_MS ?
+		 err, (long long)c->backoff_ms);
+	c->reconnect_ms = now_ms() + c->backoff_ms;
+	c->backoff_ms = c->backoff_ms * 2 > RECONNECT_MAX_MS ?
 				RECONNECT_MAX_MS :
-				g->backoff_ms * 2;
+				c->backoff_ms * 2;
 	return false;
 }
 
@@ -862,9 +873,9 @@ static void batch_retry_all(struct batch *b)
 
 /* Hands the batch's undecided reports to PostgreSQL; those it cannot
  * take are decided at once. Returns whether the batch is in flight. */
-static bool batch_send(struct ingest *g, struct batch *b)
+static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
 {
-	struct pg *pg = g->o->pg;
+	struct pg *pg = c->pg;
 	char err[PG_ERR_LEN];
 	int r;
 
@@ -878,7 +889,7 @@ static bool batch_send(struct ingest *g, struct batch *b)
 		};
 	}
 	if (!pg_connected(pg) &&
-	    (now_ms() < g->reconnect_ms || !db_connect(g))) {
+	    (now_ms() < c->reconnect_ms || !db_connect(g, c))) {
 		batch_retry_all(b);
 		return false;
 	}
@@ -889,7 +900,7 @@ static bool batch_send(struct ingest *g, struct batch *b)
 		limited(&g->rl_batch, "cannot store a batch of %d reports: %s",
 			b->n, err);
 	else if (r < 0)
-		db_lost(g, err);
+		db_lost(c, err);
 	if (r < 0) {
 		batch_retry_all(b);
 		return false;
@@ -907,8 +918,8 @@ static bool batch_send(struct ingest *g, struct batch *b)
  * agents send again and get DUPLICATE). A report at fault is rejected and
  * the rest sent again. Returns whether the batch is in flight again.
  */
-static bool batch_done(struct ingest *g, struct batch *b, int r,
-		       const char *err)
+static bool batch_done(struct ingest *g, struct conn *c, struct batch *b,
+		       int r, const char *err)
 {
 	int pending = 0;
 
@@ -937,7 +948,7 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 				item_decide(&b->items[i],
 					    FLEETBENCH__ACK__STATUS__REJECTED,
 					    b->pg[i].err);
-		return batch_send(g, b);
+		return batch_send(g, c, b);
 	}
 	if (r == -EAGAIN) {
 		for (int i = 0; i < b->n; i++)
@@ -952,8 +963,8 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 		batch_retry_all(b);
 		return false;
 	}
-	if (!pg_batch_unknown(g->o->pg)) {
-		db_lost(g, err);
+	if (!pg_batch_unknown(c->pg)) {
+		db_lost(c, err);
 		batch_retry_all(b);
 		return false;
 	}
@@ -969,7 +980,7 @@ static bool batch_done(struct ingest *g, struct batch *b, int r,
 	g->stats.unacked += (unsigned long)pending;
 	log_error("%s: %d reports left unacknowledged (their agents will send them again)",
 		  err, pending);
-	db_lost(g, err);
+	db_lost(c, err);
 	return false;
 }
 
@@ -1084,46 +1095,114 @@ static void signals_read(struct ingest *g)
 
 /* ---- the loop ---- */
 
-/* Sends the filling batch if it is time: the database is free and the
+/* A connection without a batch in flight, connected if one is; NULL when
+ * every one has a batch. */
+static struct conn *conn_free(struct ingest *g)
+{
+	struct conn *idle = NULL;
+
+	for (int i = 0; i < g->n_conns; i++) {
+		struct conn *c = &g->conns[i];
+
+		if (c->flight)
+			continue;
+		if (pg_connected(c->pg))
+			return c;
+		if (!idle)
+			idle = c;
+	}
+	return idle;
+}
+
+static bool in_flight(const struct ingest *g, const struct batch *b)
+{
+	for (int i = 0; i < g->n_conns; i++)
+		if (g->conns[i].flight == b)
+			return true;
+	return false;
+}
+
+static bool any_flight(const struct ingest *g)
+{
+	for (int i = 0; i < g->n_conns; i++)
+		if (g->conns[i].flight)
+			return true;
+	return false;
+}
+
+/* Sends the filling batch if it is time: a connection is free and the
  * batch is full, has waited batch_wait_ms, or now is true. */
 static void batch_start(struct ingest *g, bool now)
 {
 	struct batch *b = g->filling;
+	struct conn *c;
 
-	if (g->flight || !b->n)
+	if (!b->n)
+		return;
+	c = conn_free(g);
+	if (!c)
 		return;
 	if (!now && !batch_full(g, b) &&
 	    now_ms() - b->first_ms < g->o->batch_wait_ms)
 		return;
-	g->filling = b == &g->batches[0] ? &g->batches[1] : &g->batches[0];
-	if (batch_send(g, b))
-		g->flight = b;
+	/* a batch neither filling nor in flight: there is one more batch
+	 * than connections */
+	for (int i = 0; i < g->n_batches; i++) {
+		struct batch *n = &g->batches[i];
+
+		if (n != b && !in_flight(g, n)) {
+			g->filling = n;
+			break;
+		}
+	}
+	if (batch_send(g, c, b))
+		c->flight = b;
 	else
 		batch_answer(g, b);
 }
 
-/* Moves the batch in flight on; answers it once it has ended. */
-static void batch_step(struct ingest *g)
+/* Moves the batch in flight on c; answers it once it has ended. */
+static void batch_step(struct ingest *g, struct conn *c)
 {
-	struct batch *b = g->flight;
+	struct batch *b = c->flight;
 	char err[PG_ERR_LEN];
-	int r = pg_batch_step(g->o->pg, err);
+	int r = pg_batch_step(c->pg, err);
 
 	if (r == 0)
 		return;
-	if (batch_done(g, b, r, err))
+	if (batch_done(g, c, b, r, err))
 		return; /* sent again */
-	g->flight = NULL;
+	c->flight = NULL;
 	batch_answer(g, b);
 }
 
 static int batches_init(struct ingest *g)
 {
-	for (int i = 0; i < 2; i++) {
+	const struct ingest_opts *o = g->o;
+
+	g->n_conns = o->connections < 1 ? 1 : o->connections;
+	if (g->n_conns > INGEST_CONNECTIONS_MAX)
+		return -EINVAL;
+	g->n_batches = g->n_conns + 1;
+	for (int i = 0; i < g->n_conns; i++) {
+		struct conn *c = &g->conns[i];
+
+		c->backoff_ms = RECONNECT_MIN_MS;
+		if (i == 0) {
+			c->pg = o->pg;
+			continue;
+		}
+		/* connected by the loop, checked as after an outage */
+		c->pg = pg_new(o->dsn);
+		if (!c->pg)
+			return -ENOMEM;
+		c->own = true;
+	}
+	for (int i = 0; i < g->n_batches; i++) {
 		struct batch *b = &g->batches[i];
 
-		b->items = calloc((size_t)g->o->batch_max, sizeof(*b->items));
-		b->pg = calloc((size_t)g->o->batch_max, sizeof(*b->pg));
+		b->items = calloc((size_t)o->batch_max, sizeof(*b->items));
+		b->pg = calloc((size_t)o->batch_max, sizeof(*b->pg));
 		if (!b->items || !b->pg)
 			return -ENOMEM;
 	}
@@ -1133,29 +1212,35 @@ static int batches_init(struct ingest *g)
 
 static void batches_release(struct ingest *g)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < g->n_batches; i++) {
 		free(g->batches[i].items);
 		free(g->batches[i].pg);
 	}
+	for (int i = 0; i < g->n_conns; i++)
+		if (g->conns[i].own)
+			pg_free(g->conns[i].pg);
 }
 
 /* The poll timeout in ms (-1: none): the filling batch's wait for more
- * while the database is free, or the next reconnection attempt. */
-static long poll_timeout(const struct ingest *g)
+ * while a connection is free, or the next reconnection attempt. */
+static long poll_timeout(struct ingest *g)
 {
 	const struct ingest_opts *o = g->o;
 	int64_t now = now_ms(), t = -1;
 
 	if (g->stop)
-		return g->flight ? 100 : 0;
-	if (!g->flight && g->filling->n) {
+		return any_flight(g) ? 100 : 0;
+	if (g->filling->n && conn_free(g)) {
 		t = g->filling->first_ms + o->batch_wait_ms - now;
 		if (t < 0)
 			t = 0;
 	}
-	if (!pg_connected(o->pg)) {
-		int64_t left = g->reconnect_ms - now;
+	for (int i = 0; i < g->n_conns; i++) {
+		const struct conn *c = &g->conns[i];
+		int64_t left = c->reconnect_ms - now;
 
+		if (pg_connected(c->pg))
+			continue;
 		if (left < 0)
 			left = 0;
 		if (t < 0 || left < t)
@@ -1169,33 +1254,44 @@ int ingest_run(const struct ingest_opts *o)
 	struct ingest g = {
 		.o = o,
 		.sock = link_server_socket(o->server),
-		.backoff_ms = RECONNECT_MIN_MS,
 		.rl_reject = { .what = "rejected reports" },
 		.rl_ack = { .what = "lost answers" },
 		.rl_drop = { .what = "dropped messages" },
 		.rl_retry = { .what = "reports answered RETRY_LATER" },
 		.rl_batch = { .what = "failed batches" },
 	};
-	int ret = 0;
+	int ret = 0, r;
 
-	if (batches_init(&g) < 0) {
+	r = batches_init(&g);
+	if (r < 0) {
 		batches_release(&g);
-		return -ENOMEM;
+		return r;
 	}
 	/* After SIGTERM: receive nothing more, store and answer what is in
 	 * hand, then stop. */
-	while (!g.stop || g.flight || g.filling->n) {
-		int dbfd = pg_socket(o->pg);
-		bool room = !g.stop && !batch_full(&g, g.filling);
-		zmq_pollitem_t pi[] = {
+	while (!g.stop || any_flight(&g) || g.filling->n) {
+		zmq_pollitem_t pi[2 + INGEST_CONNECTIONS_MAX] = {
 			{ NULL, o->sigfd, ZMQ_POLLIN, 0 },
-			{ g.sock, 0, room ? ZMQ_POLLIN : 0, 0 },
-			{ NULL, dbfd, ZMQ_POLLIN, 0 },
+			{ g.sock, 0,
+			  !g.stop && !batch_full(&g, g.filling) ? ZMQ_POLLIN : 0,
+			  0 },
 		};
+		struct conn *polled[INGEST_CONNECTIONS_MAX];
+		int np = 2;
 
-		if (g.flight && (pg_batch_events(o->pg) & POLLOUT))
-			pi[2].events |= ZMQ_POLLOUT;
-		if (zmq_poll(pi, dbfd >= 0 ? 3 : 2, poll_timeout(&g)) < 0) {
+		for (int i = 0; i < g.n_conns; i++) {
+			struct conn *c = &g.conns[i];
+			int dbfd = pg_socket(c->pg);
+
+			if (dbfd < 0)
+				continue;
+			pi[np] = (zmq_pollitem_t){ NULL, dbfd, ZMQ_POLLIN, 0 };
+			if (c->flight && (pg_batch_events(c->pg) & POLLOUT))
+				pi[np].events |= ZMQ_POLLOUT;
+			polled[np - 2] = c;
+			np++;
+		}
+		if (zmq_poll(pi, np, poll_timeout(&g)) < 0) {
 			if (errno == EINTR)
 				continue;
 			ret = -errno;
@@ -1204,17 +1300,25 @@ int ingest_run(const struct ingest_opts *o)
 		}
 		if (pi[0].revents & ZMQ_POLLIN)
 			signals_read(&g);
-		if (g.flight) {
-			if (dbfd < 0 || pi[2].revents || g.stop)
-				batch_step(&g);
-		} else if (dbfd >= 0 && pi[2].revents) {
-			char err[PG_ERR_LEN];
+		for (int i = 0; i < g.n_conns; i++) {
+			struct conn *c = &g.conns[i];
+			short revents = 0;
 
-			if (pg_poll(o->pg, err) < 0)
-				db_lost(&g, err);
+			for (int k = 2; k < np; k++)
+				if (polled[k - 2] == c)
+					revents = pi[k].revents;
+			if (c->flight) {
+				if (pg_socket(c->pg) < 0 || revents || g.stop)
+					batch_step(&g, c);
+			} else if (revents) {
+				char err[PG_ERR_LEN];
+
+				if (pg_poll(c->pg, err) < 0)
+					db_lost(c, err);
+			}
+			if (!pg_connected(c->pg) && now_ms() >= c->reconnect_ms)
+				db_connect(&g, c);
 		}
-		if (!pg_connected(o->pg) && now_ms() >= g.reconnect_ms)
-			db_connect(&g);
 		if (pi[1].revents & ZMQ_POLLIN) {
 			int n = batch_fill(&g);
 

@@ -18,6 +18,10 @@ struct ingest_opts {
 	struct link_server *server;
 	/* connected and checked against migrations by the caller */
 	struct pg *pg;
+	/* connections to PostgreSQL, each storing a batch at a time
+	 * (1..INGEST_CONNECTIONS_MAX); those beyond pg are made from dsn */
+	int connections;
+	const char *dsn;
 	const struct pg_migration *migrations;
 	size_t n_migrations;
 	const char *allowlist; /* reloaded on SIGHUP; NULL in plaintext */
@@ -33,6 +37,8 @@ struct ingest_opts {
  * logs what it did. Returns 0, or -errno when the socket fails for good.
  */
 int ingest_run(const struct ingest_opts *o);
+
+#define INGEST_CONNECTIONS_MAX 4
 
 /* fleetbench_ingest_run()'s parameter count, in the order of its
  * signature (schema/functions/20_ingest.sql) */

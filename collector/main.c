@@ -40,6 +40,7 @@ struct collector_config {
 	long long heartbeat_ms;
 	long long batch_max;
 	long long batch_wait_ms;
+	long long db_connections;
 	bool insecure;
 	char *schema_dir;
 	char *alert_hook;
@@ -66,6 +67,9 @@ static const struct config_key collector_keys[] = {
 	  "reports committed in one transaction at most" },
 	{ "collector", "batch_wait_ms", CONFIG_INT, C(batch_wait_ms), "2", 0,
 	  1000, "how long a batch waits for more reports" },
+	{ "collector", "db_connections", CONFIG_INT, C(db_connections), "1", 1,
+	  INGEST_CONNECTIONS_MAX,
+	  "connections to PostgreSQL, each storing one batch at a time" },
 	{ "collector", "insecure", CONFIG_BOOL, C(insecure), "false", 0, 0,
 	  "plaintext without CURVE: no encryption, every client accepted" },
 	{ "collector", "schema_dir", CONFIG_STR, C(schema_dir), NULL, 0, 0,
@@ -90,6 +94,7 @@ static const struct cli_flag flag_keys[] = {
 	{ "heartbeat", "collector", "heartbeat_ms", false },
 	{ "batch-max", "collector", "batch_max", false },
 	{ "batch-wait", "collector", "batch_wait_ms", false },
+	{ "db-connections", "collector", "db_connections", false },
 	{ "insecure", "collector", "insecure", false }, /* a switch: sets true */
 	{ "schema-dir", "collector", "schema_dir", false },
 	{ "alert-hook", "collector", "alert_hook", false },
@@ -143,6 +148,8 @@ static void usage(FILE *f)
 		"                           dropped (default 5000)\n"
 		"      --batch-max N        reports committed in one transaction (default 256)\n"
 		"      --batch-wait MS      how long a batch waits to fill up (default 2)\n"
+		"      --db-connections N   connections to PostgreSQL, each storing one\n"
+		"                           batch at a time (1 to 4, default 1)\n"
 		"      --insecure           plaintext, no CURVE: no encryption and every\n"
 		"                           client accepted (tests and trusted networks only)\n"
 		"      --schema-dir DIR     the NNN_*.sql migrations and functions/NN_*.sql\n"
@@ -161,9 +168,10 @@ static void usage(FILE *f)
 		"SIZE takes K, M suffixes (powers of 1024). Every option but --config,\n"
 		"--dir and --name is also a key of the config file's [collector] section:\n"
 		"bind, dsn, server_key, allowlist, max_msg_size, heartbeat_ms, batch_max,\n"
-		"batch_wait_ms, insecure (true/false), schema_dir, alert_hook,\n"
-		"alert_hook_timeout_ms, alert_hook_retry_ms. Signals: SIGHUP reloads\n"
-		"the allowlist, SIGTERM and SIGINT stop after the batch in hand.\n"
+		"batch_wait_ms, db_connections, insecure (true/false), schema_dir,\n"
+		"alert_hook, alert_hook_timeout_ms, alert_hook_retry_ms. Signals:\n"
+		"SIGHUP reloads the allowlist, SIGTERM and SIGINT stop after the\n"
+		"batches in hand.\n"
 		"See docs/operations.md and docs/alerts.md.\n",
 		default_schema_dir());
 }
@@ -499,6 +507,8 @@ static int cmd_serve(const struct collector_config *cfg)
 		.sigfd = sigfd,
 		.batch_max = (int)cfg->batch_max,
 		.batch_wait_ms = (int)cfg->batch_wait_ms,
+		.connections = (int)cfg->db_connections,
+		.dsn = cfg->dsn,
 	});
 	ret = r < 0 ? 1 : 0;
 out:

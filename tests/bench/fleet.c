@@ -541,21 +541,22 @@ void fleet_collector_kill(struct fleet *f)
 	f->collector = 0;
 }
 
-pid_t fleet_collector_backend(const struct fleet *f)
+int fleet_collector_backends(const struct fleet *f, pid_t *pids, int max)
 {
 	PGconn *pg = PQconnectdb(f->conninfo);
 	PGresult *res = NULL;
-	pid_t pid = -1;
+	int n = 0;
 
 	if (PQstatus(pg) == CONNECTION_OK)
 		res = PQexec(pg, "SELECT pid FROM pg_stat_activity "
 				 "WHERE application_name = 'fleetbench-collector' "
-				 "ORDER BY backend_start DESC LIMIT 1");
-	if (res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-		pid = (pid_t)atoi(PQgetvalue(res, 0, 0));
+				 "ORDER BY backend_start DESC");
+	if (res && PQresultStatus(res) == PGRES_TUPLES_OK)
+		for (int i = 0; i < PQntuples(res) && n < max; i++)
+			pids[n++] = (pid_t)atoi(PQgetvalue(res, i, 0));
 	PQclear(res);
 	PQfinish(pg);
-	return pid;
+	return n;
 }
 
 /* ---- the whole fleet ---- */

@@ -114,8 +114,9 @@ void fleet_collector_log_tail(const struct fleet *f);
 int fleet_collector_log_find(const struct fleet *f, const char *key,
 			     char *out, size_t size);
 
-/* The pid of the collector's PostgreSQL backend, or -1. */
-pid_t fleet_collector_backend(const struct fleet *f);
+/* The pids of the collector's PostgreSQL backends (one a connection of
+ * `serve --db-connections`), at most max; returns how many, 0 on error. */
+int fleet_collector_backends(const struct fleet *f, pid_t *pids, int max);
 
 /* Stops the collector and PostgreSQL, frees, removes the work directory
  * unless f->keep. */

@@ -264,6 +264,21 @@ static void phase_figures(struct phase *ph, struct tally *t, int64_t start)
 	ph->max_ms = t->lat_ms[n - 1];
 }
 
+/* The CPU ms of the collector's backends together, or -1 without one. */
+static double backends_cpu_ms(const pid_t *pids, int n)
+{
+	double sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		double ms = proc_cpu_ms(pids[i]);
+
+		if (ms < 0)
+			return -1;
+		sum += ms;
+	}
+	return n ? sum : -1;
+}
+
 /*
  * n agents, each sending per_agent reports one at a time; then, when idle_s,
  * they stay connected that long. The collector's memory is read once all
@@ -326,8 +341,10 @@ static int phase_run(struct fleet *b, size_t n, size_t per_agent,
 	if (proc_mem(b->collector, &ph->hwm_kb, &ph->connected_kb) < 0)
 		ph->connected_kb = -1;
 
-	pid_t backend = fleet_collector_backend(b);
-	double cpu_c = proc_cpu_ms(b->collector), cpu_b = proc_cpu_ms(backend);
+	pid_t backends[8];
+	int n_backends = fleet_collector_backends(b, backends, 8);
+	double cpu_c = proc_cpu_ms(b->collector);
+	double cpu_b = backends_cpu_ms(backends, n_backends);
 	double cpu_a = self_cpu_ms();
 
 	start = mono_ns();
@@ -377,7 +394,8 @@ static int phase_run(struct fleet *b, size_t n, size_t per_agent,
 	phase_figures(ph, &t, start);
 	ph->cpu_collector = ph->cpu_backend = ph->cpu_agents = -1;
 	if (ph->committed) {
-		double c = proc_cpu_ms(b->collector), k = proc_cpu_ms(backend);
+		double c = proc_cpu_ms(b->collector);
+		double k = backends_cpu_ms(backends, n_backends);
 		double per = (double)ph->committed;
 
 		if (cpu_c >= 0 && c >= 0)

@@ -89,8 +89,8 @@ EOF
 "$COLLECTOR" --help >"$tmp/help.out"
 check_eq "--help exits 0" "$?" 0
 for opt in --config --bind --dsn --server-key --allowlist --max-msg-size \
-	--heartbeat --batch-max --batch-wait --insecure --schema-dir --dir \
-	--name; do
+	--heartbeat --batch-max --batch-wait --db-connections --insecure \
+	--schema-dir --dir --name; do
 	check_grep "--help lists $opt" "$tmp/help.out" "^ +(-c, )?$opt"
 done
 printf '[collector]\nbind = tcp://127.0.0.1:1\nbatch_size = 3\n' \
@@ -107,6 +107,10 @@ check_grep "the error names file, line and key" "$tmp/range.out" \
 "$COLLECTOR" serve --batch-wait soon >"$tmp/flag.out" 2>&1
 check_eq "a bad flag value exits 2" "$?" 2
 check_grep "the error names the flag" "$tmp/flag.out" "bad value for --batch-wait"
+"$COLLECTOR" serve --db-connections 5 >"$tmp/conns.out" 2>&1
+check_eq "--db-connections 5 exits 2" "$?" 2
+check_grep "the error names the setting and the value" "$tmp/conns.out" \
+	"db.connections.*5"
 col serve --dsn "$conninfo" --bind 'tcp://127.0.0.1:*' \
 	>"$tmp/nokey.out" 2>&1
 check_eq "serve without keys or --insecure exits 1" "$?" 1

@@ -6,7 +6,9 @@
 # their medians computed by the collector; an error of
 # fleetbench_ingest_end() fails the whole batch (RETRY_LATER for every
 # report, nothing stored, logged with the server's message); a database
-# whose ingest function is missing is refused at prepare, RETRY_LATER.
+# whose ingest function is missing is refused at prepare, RETRY_LATER;
+# with --db-connections 2, batches stored side by side are each stored
+# once.
 #
 # Environment: as test_collector.sh.
 set -uo pipefail
@@ -87,6 +89,44 @@ check_grep "the prepare's failure is logged" "$log" \
 q <<<"ALTER FUNCTION test_ingest_run_saved RENAME TO fleetbench_ingest_run"
 check_eq "once it is back, the report is COMMITTED" \
 	"$(zs a1 --report "$M")" "ack COMMITTED $M "
+stop_collector
+check_eq "the collector exits 0" "$?" 0
+
+# --- two connections: batches stored side by side ---------------------------
+
+start_collector "tcp://127.0.0.1:*" --db-connections 2 --batch-max 2
+ids=()
+for i in $(seq 12); do
+	ids+=("$(uuid)")
+done
+senders=()
+for k in 0 1 2; do
+	zs a1 --report "${ids[k * 4]}" --report "${ids[k * 4 + 1]}" \
+		--report "${ids[k * 4 + 2]}" --report "${ids[k * 4 + 3]}" \
+		>"$tmp/conn.$k.out" &
+	senders+=($!)
+done
+wait "${senders[@]}"
+check_eq "with --db-connections 2, twelve reports from three senders are COMMITTED" \
+	"$(sort "$tmp"/conn.?.out)" \
+	"$(printf 'ack COMMITTED %s \n' "${ids[@]}" | sort)"
+in_list=$(printf "'%s'," "${ids[@]}")
+check_eq "each is stored once, with its results" "$(q <<-EOF
+	SELECT count(*), count(DISTINCT run_id), sum(n)
+	FROM (SELECT r.run_id, (SELECT count(*) FROM run_results AS x
+				WHERE x.run_id = r.run_id) AS n
+	      FROM runs AS r WHERE r.run_id IN (${in_list%,})) AS s
+EOF
+)" "12|12|12"
+check_eq "the collector holds two connections to PostgreSQL" "$(q <<-'EOF'
+	SELECT count(*) FROM pg_stat_activity
+	WHERE application_name = 'fleetbench-collector'
+EOF
+)" 2
+# shellcheck disable=SC2046 # one --report per id
+zs a1 $(printf -- '--report %s ' "${ids[@]}") >"$tmp/conn.again.out"
+check_eq "sent again, each is DUPLICATE" "$(sort "$tmp/conn.again.out")" \
+	"$(printf 'ack DUPLICATE %s \n' "${ids[@]}" | sort)"
 stop_collector
 check_eq "the collector exits 0 at the end" "$?" 0
 
