@@ -638,6 +638,10 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_method(&e, r->method);
 	enc_comparisons(&e, r);
 	enc_variants(&e, r);
+	/* 84, validated: the codec has checked what the SQL would check
+	 * again (unique names, finite numbers), and the ends above are
+	 * counted from the message */
+	pgparam_bool(p, true);
 	ret = pgparam_finish(p);
 	if (e.r < 0)
 		return e.r;

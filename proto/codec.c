@@ -913,6 +913,11 @@ static int check_comparisons(const Fleetbench__Report *r,
 		if (c->has_ci_low && c->has_ci_high && c->ci_low > c->ci_high)
 			return invalid(err,
 				       "comparisons[%zu].ci_low: above ci_high", i);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(c->name, r->comparisons[j]->name))
+				return invalid(err,
+					       "comparisons[%zu].name: same as comparisons[%zu]",
+					       i, j);
 	}
 	return 0;
 }

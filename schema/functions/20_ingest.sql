@@ -86,10 +86,28 @@ $$;
  * its run_id is already stored. _end arrays are cumulative 1-based ends:
  * item i owns elements end[i-1]+1 .. end[i]; m_sample_end restarts at each
  * variant. caps_present false: the typed capability columns are read
- * from probe, as migration 008 did. A malformed report raises SQLSTATE
- * class 22 or 23 naming what is wrong. The run is queued for
+ * from probe, as migration 008 did. validated true: the caller made the
+ * arrays from a report its codec validated (fleetbench-collector: unique
+ * variants, metrics of a variant, comparisons and parameter keys, finite
+ * numbers, ends counted from the message), so the checks of those are not
+ * made again; the arrays' alignment always is. A malformed report raises
+ * SQLSTATE class 22 or 23 naming what is wrong. The run is queued for
  * fleetbench_ingest_end(), which the caller runs once before COMMIT.
  */
+-- the signature before validated (an 84th parameter cannot be added in
+-- place); a call with 83 arguments still finds this one
+DROP FUNCTION IF EXISTS fleetbench_ingest_run(uuid, integer, text, bigint,
+	bigint, text, text, text, text, text, text, text, text, text, text, text,
+	text, bigint, text, boolean, text, text, text, bigint[], bigint[],
+	bigint[], integer, text, integer, text, integer, text[], text[], integer,
+	bigint, text, text, text, text, text, bigint, bigint, bigint, bigint,
+	bigint, bigint, bigint, bigint, bigint, bigint, text[], boolean, text[],
+	text[], text[], text[], text[], double precision[], double precision[],
+	double precision[], double precision[], text[], text[], text[], text[],
+	text[], text[], integer[], text[], text[], text[], integer[],
+	double precision[], double precision[], double precision[], boolean[],
+	integer[], text[], text[], double precision[], integer[], integer[],
+	double precision[]);
 CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
 	run_id uuid, schema_version integer, agent_version text,
 	started_ms bigint, finished_ms bigint,
@@ -123,7 +141,8 @@ CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
 	w_noisy boolean[],
 	v_metric_end integer[], m_metric text[], m_unit text[],
 	m_median double precision[], m_sample_end integer[],
-	v_sample_end integer[], samples double precision[])
+	v_sample_end integer[], samples double precision[],
+	validated boolean DEFAULT false)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -225,8 +244,9 @@ BEGIN
 	-- ends that never step back, sample ends within their variant,
 	-- each variant, metric of a variant and comparison named once,
 	-- parameter values that bench_results can read back as JSON: one
-	-- statement, the first problem found
-	IF nv > 0 OR nc > 0 THEN
+	-- statement, the first problem found; not again for a report the
+	-- caller's codec validated and made these arrays from
+	IF NOT coalesce(validated, false) AND (nv > 0 OR nc > 0) THEN
 		SELECT x.state, x.problem INTO state, problem
 		FROM (SELECT '22023' AS state, CASE
 			WHEN v_param_end <> ARRAY(SELECT unnest(v_param_end) ORDER BY 1)

@@ -262,6 +262,7 @@ static void report_full(void)
 		/* 77-83 */ "{2,2,2,4}", "{ns_per_access,huge_fraction,mb_s,iops}",
 		"{ns,fraction,MB/s,1/s}", "{2.5,4,NULL,1e-300}", "{4,7,0,1}",
 		"{7,7,7,8}", "{3,1,2,10,5,1,4,1e-300}",
+		/* 84 */ "true",
 	};
 
 	host.provider = "aws";
@@ -451,6 +452,7 @@ static void report_bare(void)
 	want[19] = "false"; /* caps_present; 21-52 NULL */
 	for (int i = 53; i <= 83; i++)
 		want[i - 1] = "{}";
+	want[83] = "true"; /* validated */
 
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);

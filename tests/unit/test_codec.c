@@ -579,6 +579,10 @@ static void test_numbers(void)
 		       "benchmarks[0] thp_chase/thp_always: huge_fraction: sample 4 is -1 count, outside [0, inf]");
 	f.m[1].unit = "delta";
 	expect_valid(&f);
+	/* a comparison is named once */
+	fixture_init(&f);
+	f.c[1].name = f.c[0].name;
+	expect_invalid(&f, "comparisons[1].name: same as comparisons[0]");
 	/* sizes and durations cannot be negative */
 	fixture_init(&f);
 	f.p[0].int_value = -1;
@@ -1102,8 +1106,9 @@ static void test_counts(void)
 	f.r.comparisons = copies(&f.c[0], CODEC_MAX_COMPARISONS + 1);
 	f.r.n_comparisons = CODEC_MAX_COMPARISONS + 1;
 	expect_invalid(&f, "comparisons: 257 entries, limit 256");
+	/* at the limit the count passes; the copies are then duplicates */
 	f.r.n_comparisons = CODEC_MAX_COMPARISONS;
-	expect_valid(&f);
+	expect_invalid(&f, "comparisons[1].name: same as comparisons[0]");
 	free(f.r.comparisons);
 
 	fixture_init(&f);
