@@ -190,6 +190,29 @@ snapshot "$fresh" >"$tmp/fresh.txt"
 check_eq "stored anew through the lean ingest, the same rows" \
 	"$(diff "$tmp/before.txt" "$tmp/fresh.txt" | head -n 6)" ""
 
+# 011: a probe stays in its row, compressed with pglz, while the row fits
+# a page; before, a compressed probe over 2 KB went to TOAST chunks
+check_eq "runs' probe is compressed with pglz, rows up to a page" \
+	"$(q "$fresh" <<-'EOF'
+	SELECT a.attcompression, c.reloptions::text
+	FROM pg_attribute AS a JOIN pg_class AS c ON c.oid = a.attrelid
+	WHERE a.attrelid = 'runs'::regclass AND a.attname = 'probe'
+EOF
+)" "p|{toast_tuple_target=8160}"
+check_eq "a probe of 2.6 KB compressed stays in its row: nothing in TOAST" \
+	"$(q "$fresh" <<-'EOF'
+	UPDATE runs SET probe = (
+		SELECT jsonb_build_object('cpus', jsonb_agg(jsonb_build_object(
+			'cpu', i, 'mhz', 2000 + (i * 37) % 1000,
+			'id', substr(md5(i::text), 1, 12))))
+		FROM generate_series(1, 120) AS i);
+	SELECT min(pg_column_size(probe)) > 2100,
+	       (SELECT pg_relation_size(reltoastrelid) FROM pg_class
+		WHERE oid = 'runs'::regclass)
+	FROM runs
+EOF
+)" "t|0"
+
 # deleting a run takes its results and figures; its comparisons were
 # in its row
 check_eq "deleting runs deletes their results and figures" "$(q <<-'EOF'
