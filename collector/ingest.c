@@ -1099,23 +1099,26 @@ static void signals_read(struct ingest *g)
 
 /* ---- the loop ---- */
 
-/* A connection without a batch in flight, connected if one is; NULL when
- * every one has a batch. */
+/* A connected connection without a batch in flight; while none is
+ * connected, one that is not (sending on it answers RETRY_LATER, or
+ * reconnects); NULL while every connected one has a batch. */
 static struct conn *conn_free(struct ingest *g)
 {
-	struct conn *idle = NULL;
+	struct conn *down = NULL;
+	bool up = false;
 
 	for (int i = 0; i < g->n_conns; i++) {
 		struct conn *c = &g->conns[i];
 
-		if (c->flight)
-			continue;
-		if (pg_connected(c->pg))
-			return c;
-		if (!idle)
-			idle = c;
+		if (pg_connected(c->pg)) {
+			up = true;
+			if (!c->flight)
+				return c;
+		} else if (!c->flight && !down) {
+			down = c;
+		}
 	}
-	return idle;
+	return up ? NULL : down;
 }
 
 static bool in_flight(const struct ingest *g, const struct batch *b)
