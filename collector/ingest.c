@@ -1283,19 +1283,20 @@ int ingest_run(const struct ingest_opts *o)
 			  !g.stop && !batch_full(&g, g.filling) ? ZMQ_POLLIN : 0,
 			  0 },
 		};
-		struct conn *polled[INGEST_CONNECTIONS_MAX];
+		int at[INGEST_CONNECTIONS_MAX]; /* each one's item, or -1 */
 		int np = 2;
 
 		for (int i = 0; i < g.n_conns; i++) {
 			struct conn *c = &g.conns[i];
 			int dbfd = pg_socket(c->pg);
 
+			at[i] = -1;
 			if (dbfd < 0)
 				continue;
+			at[i] = np;
 			pi[np] = (zmq_pollitem_t){ NULL, dbfd, ZMQ_POLLIN, 0 };
 			if (c->flight && (pg_batch_events(c->pg) & POLLOUT))
 				pi[np].events |= ZMQ_POLLOUT;
-			polled[np - 2] = c;
 			np++;
 		}
 		if (zmq_poll(pi, np, poll_timeout(&g)) < 0) {
@@ -1309,11 +1310,8 @@ int ingest_run(const struct ingest_opts *o)
 			signals_read(&g);
 		for (int i = 0; i < g.n_conns; i++) {
 			struct conn *c = &g.conns[i];
-			short revents = 0;
+			short revents = at[i] < 0 ? 0 : pi[at[i]].revents;
 
-			for (int k = 2; k < np; k++)
-				if (polled[k - 2] == c)
-					revents = pi[k].revents;
 			if (c->flight) {
 				if (pg_socket(c->pg) < 0 || revents || g.stop)
 					batch_step(&g, c);

@@ -94,20 +94,6 @@ $$;
  * SQLSTATE class 22 or 23 naming what is wrong. The run is queued for
  * fleetbench_ingest_end(), which the caller runs once before COMMIT.
  */
--- the signature before validated (an 84th parameter cannot be added in
--- place); a call with 83 arguments still finds this one
-DROP FUNCTION IF EXISTS fleetbench_ingest_run(uuid, integer, text, bigint,
-	bigint, text, text, text, text, text, text, text, text, text, text, text,
-	text, bigint, text, boolean, text, text, text, bigint[], bigint[],
-	bigint[], integer, text, integer, text, integer, text[], text[], integer,
-	bigint, text, text, text, text, text, bigint, bigint, bigint, bigint,
-	bigint, bigint, bigint, bigint, bigint, bigint, text[], boolean, text[],
-	text[], text[], text[], text[], double precision[], double precision[],
-	double precision[], double precision[], text[], text[], text[], text[],
-	text[], text[], integer[], text[], text[], text[], integer[],
-	double precision[], double precision[], double precision[], boolean[],
-	integer[], text[], text[], double precision[], integer[], integer[],
-	double precision[]);
 CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
 	run_id uuid, schema_version integer, agent_version text,
 	started_ms bigint, finished_ms bigint,
