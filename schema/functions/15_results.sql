@@ -30,7 +30,8 @@ $$;
 
 /*
  * As fleetbench_mark() of 008, for all the rows of a statement at once:
- * marks each instance type, kernel and method of the run_figures rows
+ * marks each instance type, kernel and method of the run_figures rows,
+ * for each level of fleet_summary (2 and 3),
  * that a statement added, changed or removed (its transition table
  * fleetbench_figures), unless a row is there already and no refresh is
  * under way (see fleet_dirty).
@@ -42,12 +43,14 @@ DECLARE
 	calm boolean := pg_try_advisory_xact_lock_shared(112723185853042);
 BEGIN
 	INSERT INTO fleet_dirty (provider, instance_type, kernel_release,
-				 method)
-	SELECT DISTINCT f.provider, f.instance_type, f.kernel_release, f.method
-	FROM fleetbench_figures AS f
+				 method, level)
+	SELECT DISTINCT f.provider, f.instance_type, f.kernel_release, f.method,
+	       l.level
+	FROM fleetbench_figures AS f, (VALUES (2::smallint), (3)) AS l(level)
 	WHERE NOT calm OR NOT EXISTS (
 		SELECT 1 FROM fleet_dirty AS d
-		WHERE d.provider = f.provider
+		WHERE d.level = l.level
+		      AND d.provider = f.provider
 		      AND d.instance_type = f.instance_type
 		      AND d.kernel_release = f.kernel_release
 		      AND d.method = f.method);

@@ -177,16 +177,21 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 /*
- * Brings fleet_summary up to date with fleet_dirty: recomputes the levels
- * 3 and 2 rows of every instance type, kernel and method with a changed
- * run (a superset: the product of their providers, instance types and
- * kernels) and takes them out of fleet_dirty. Runs committed meanwhile
- * stay dirty for the next call. Returns false, and changes nothing, when
- * it cannot: in a read-only transaction, or when the refresh lock stays
- * taken for 200 ms (another transaction is refreshing, or writers keep
- * committing); the caller then computes from run_figures directly.
+ * Brings level lvl (3: instance type and kernel; 2: instance type) of
+ * fleet_summary up to date with fleet_dirty: recomputes the rows of that
+ * level of every instance type, kernel and method with a changed run (a
+ * superset: the product of their providers, instance types, kernels and
+ * methods) and takes their level's rows out of fleet_dirty; lvl NULL does
+ * both. Runs committed meanwhile stay dirty for the next call. Returns
+ * false, and changes nothing, when it cannot: in a read-only transaction,
+ * or when the refresh lock stays taken for 200 ms (another transaction is
+ * refreshing, or writers keep committing); the caller then computes from
+ * run_figures directly. A level is refreshed only when a query reads it,
+ * so `compare` right after new runs does not pay for the level 2 rows,
+ * which aggregate every run of their instance types (013).
  */
-CREATE OR REPLACE FUNCTION fleetbench_refresh() RETURNS boolean
+CREATE OR REPLACE FUNCTION fleetbench_refresh(lvl smallint DEFAULT NULL)
+RETURNS boolean
 LANGUAGE plpgsql
 -- the filters are constants to the planner: index scans for a few
 -- changed instance types, a sort in memory for many
@@ -194,9 +199,12 @@ SET plan_cache_mode = force_custom_plan
 SET work_mem = '256MB'
 AS $$
 DECLARE
+	levels smallint[] := CASE WHEN lvl IS NULL THEN '{2,3}'
+				  ELSE ARRAY[lvl] END;
 	changed jsonb;
 BEGIN
-	IF NOT EXISTS (SELECT 1 FROM fleet_dirty) THEN
+	IF NOT EXISTS (SELECT 1 FROM fleet_dirty AS d
+		       WHERE d.level = ANY (levels)) THEN
 		RETURN true;
 	END IF;
 	IF current_setting('transaction_read_only')::boolean THEN
@@ -211,32 +219,35 @@ BEGIN
 		END IF;
 		PERFORM pg_sleep(0.01);
 	END LOOP;
-	WITH gone AS (DELETE FROM fleet_dirty RETURNING *)
-	SELECT jsonb_build_object(
-		       'provider', jsonb_agg(DISTINCT provider),
-		       'instance_type', jsonb_agg(DISTINCT instance_type),
-		       'kernel', jsonb_agg(DISTINCT kernel_release),
-		       'method', jsonb_agg(DISTINCT method))
-	INTO changed
-	FROM gone
-	HAVING count(*) > 0;
-	IF changed IS NULL THEN
-		RETURN true;
-	END IF;
-	DELETE FROM fleet_summary AS s
-	WHERE s.provider = ANY (fleetbench_filter_values(changed, 'provider'))
-	  AND s.instance_type = ANY (fleetbench_filter_values(changed, 'instance_type'))
-	  AND s.method = ANY (fleetbench_filter_values(changed, 'method'))
-	  AND (s.level = 2
-	       OR s.kernel = ANY (fleetbench_filter_values(changed, 'kernel')));
-	INSERT INTO fleet_summary
-	SELECT * FROM fleetbench_groups('{provider,instance_type,kernel}',
-					changed, NULL);
-	UPDATE fleet_summary SET level = 3 WHERE level IS NULL;
-	INSERT INTO fleet_summary
-	SELECT * FROM fleetbench_groups('{provider,instance_type}',
-					changed - 'kernel', NULL);
-	UPDATE fleet_summary SET level = 2 WHERE level IS NULL;
+	FOREACH lvl IN ARRAY levels LOOP
+		WITH gone AS (DELETE FROM fleet_dirty AS d
+			      WHERE d.level = lvl RETURNING *)
+		SELECT jsonb_build_object(
+			       'provider', jsonb_agg(DISTINCT provider),
+			       'instance_type', jsonb_agg(DISTINCT instance_type),
+			       'kernel', jsonb_agg(DISTINCT kernel_release),
+			       'method', jsonb_agg(DISTINCT method))
+		INTO changed
+		FROM gone
+		HAVING count(*) > 0;
+		CONTINUE WHEN changed IS NULL;
+		IF lvl = 2 THEN
+			changed := changed - 'kernel';
+		END IF;
+		DELETE FROM fleet_summary AS s
+		WHERE s.level = lvl
+		  AND s.provider = ANY (fleetbench_filter_values(changed, 'provider'))
+		  AND s.instance_type = ANY (fleetbench_filter_values(changed, 'instance_type'))
+		  AND s.method = ANY (fleetbench_filter_values(changed, 'method'))
+		  AND (lvl = 2
+		       OR s.kernel = ANY (fleetbench_filter_values(changed, 'kernel')));
+		INSERT INTO fleet_summary
+		SELECT * FROM fleetbench_groups(
+			CASE lvl WHEN 3 THEN '{provider,instance_type,kernel}'
+				 ELSE '{provider,instance_type}' END::text[],
+			changed, NULL);
+		UPDATE fleet_summary SET level = lvl WHERE level IS NULL;
+	END LOOP;
 	RETURN true;
 END
 $$;
@@ -267,7 +278,7 @@ BEGIN
 	IF since IS NULL AND lvl IS NOT NULL
 	   AND filtered <@ (CASE lvl WHEN 3 THEN '{provider,instance_type,kernel,method}'
 			    ELSE '{provider,instance_type,method}' END)::text[]
-	   AND fleetbench_refresh() THEN
+	   AND fleetbench_refresh(lvl) THEN
 		RETURN QUERY
 		SELECT s.* FROM fleet_summary AS s
 		WHERE s.level = lvl
@@ -309,9 +320,11 @@ BEGIN
 	IF coalesce(filter ? 'method', false) THEN
 		RETURN NULL;
 	END IF;
+	-- from the level 3 rows: the runs of a method are the same sum, and
+	-- `compare`, which reads level 3, need not refresh level 2
 	SELECT g.method INTO chosen
-	FROM fleetbench_group_rows('{provider,instance_type}', filter, since)
-	     AS g
+	FROM fleetbench_group_rows('{provider,instance_type,kernel}', filter,
+				   since) AS g
 	GROUP BY g.method
 	ORDER BY g.method = 'standard' DESC, sum(g.runs) DESC, g.method
 	LIMIT 1;

@@ -68,12 +68,13 @@ check_eq "run_figures holds every run as run_figures_live computes it" \
 EOF
 )" "114|0"
 
-check_eq "fleet_dirty holds each changed instance type and kernel once" \
+check_eq "fleet_dirty holds each changed instance type and kernel once for each level" \
 	"$(q <<-EOF
-	SELECT count(*), count(DISTINCT (provider, instance_type, kernel_release))
+	SELECT count(*), count(DISTINCT (provider, instance_type, kernel_release)),
+	       count(*) FILTER (WHERE level = 2), count(*) FILTER (WHERE level = 3)
 	FROM fleet_dirty
 EOF
-)" "14|14"
+)" "28|14|14|14"
 
 # --- compare ----------------------------------------------------------------
 
@@ -322,6 +323,9 @@ fb compare --where instance_type=n2-standard-2 --format csv >"$tmp/more.csv"
 check_eq "compare counts them at once" \
 	"$(field "$tmp/more.csv" kernel runs | tr '\n' ' ')" \
 	"5.15.0-1042-gcp|9 6.2.0-1014-gcp|12 "
+check_eq "compare refreshed its level only: the instance type's row waits for rank" \
+	"$(q <<<"SELECT string_agg(DISTINCT level || ':' || instance_type || ':' || kernel_release, ' ') FROM fleet_dirty")" \
+	"2:n2-standard-2:6.2.0-1014-gcp"
 check_eq "and still agrees with run_figures" "$(q <<-'EOF'
 	SELECT (SELECT count(*) FROM (
 			SELECT * FROM fleet_compare_by() EXCEPT
@@ -448,6 +452,10 @@ for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
 	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
 		--single-transaction -f "$f" >/dev/null || not_ok "apply $name"
 done
+# then the function files, as `migrate` applies them after a migration
+cat "$SOURCE_DIR"/schema/functions/*.sql |
+	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
+		--single-transaction >/dev/null 2>&1 || not_ok "apply schema/functions"
 check_eq "004 fills run_figures with the runs stored before it" \
 	"$("$PG_BINDIR/psql" "$backfill" -X -A -t <<-'EOF'
 	SELECT count(*), (SELECT count(*) FROM (SELECT * FROM run_figures_live
