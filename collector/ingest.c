@@ -64,8 +64,10 @@ struct ratelimit {
 	unsigned long suppressed;
 };
 
-/* batches at least this large return freed memory to the kernel */
+/* After a batch at least this large, freed memory goes back to the
+ * kernel once the collector has been idle TRIM_IDLE_MS (trim_if_idle). */
 #define TRIM_AFTER 16
+#define TRIM_IDLE_MS 500
 
 struct item {
 	uint8_t id[IDENTITY_MAX];
@@ -120,6 +122,8 @@ struct ingest {
 	int n_conns;
 	struct stats stats;
 	bool stop;
+	bool trim_due; /* a large batch freed memory that is not trimmed yet */
+	int64_t active_ms; /* when a report last came or a batch ended */
 	struct ratelimit rl_reject, rl_ack, rl_drop, rl_retry, rl_batch;
 };
 
@@ -1041,12 +1045,11 @@ static void batch_answer(struct ingest *g, struct batch *b)
 			item_answer(g, it);
 		pgparam_release(&it->params);
 	}
-	/* A burst of large reports leaves freed heap that glibc keeps; give
-	 * it back so an idle collector's RSS returns to its baseline. */
 	b->n = 0;
 	b->bytes = 0;
+	g->active_ms = now_ms();
 	if (n >= TRIM_AFTER)
-		malloc_trim(0);
+		g->trim_due = true;
 }
 
 /* ---- signals ---- */
@@ -1135,6 +1138,28 @@ static bool any_flight(const struct ingest *g)
 		if (g->conns[i].flight)
 			return true;
 	return false;
+}
+
+static bool idle(const struct ingest *g)
+{
+	return !any_flight(g) && !g->filling->n;
+}
+
+/*
+ * A burst of large reports leaves freed heap that glibc keeps; it goes
+ * back to the kernel once the collector has been idle TRIM_IDLE_MS, so an
+ * idle collector's RSS returns to its baseline. Not after every batch:
+ * under load malloc_trim()'s madvise (a TLB shootdown on every CPU) and
+ * the page faults that follow were a quarter of the collector's CPU
+ * (docs/performance.md).
+ */
+static void trim_if_idle(struct ingest *g)
+{
+	if (g->trim_due && idle(g) &&
+	    now_ms() - g->active_ms >= TRIM_IDLE_MS) {
+		malloc_trim(0);
+		g->trim_due = false;
+	}
 }
 
 /* Sends the filling batch if it is time: a connection is free and the
@@ -1253,6 +1278,14 @@ static long poll_timeout(struct ingest *g)
 		if (t < 0 || left < t)
 			t = left;
 	}
+	if (g->trim_due && idle(g)) {
+		int64_t left = g->active_ms + TRIM_IDLE_MS - now;
+
+		if (left < 0)
+			left = 0;
+		if (t < 0 || left < t)
+			t = left;
+	}
 	return (long)t;
 }
 
@@ -1332,8 +1365,11 @@ int ingest_run(const struct ingest_opts *o)
 				log_error("cannot receive: %s", zmq_strerror(-n));
 				break;
 			}
+			if (n > 0)
+				g.active_ms = now_ms();
 		}
 		batch_start(&g, g.stop);
+		trim_if_idle(&g);
 	}
 	log_stats(&g);
 	batches_release(&g);

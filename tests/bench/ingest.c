@@ -28,6 +28,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -905,6 +906,14 @@ int main(int argc, char **argv)
 	log_init("ingest");
 	if (parse_args(argc, argv) < 0)
 		return 2;
+	/* Each report sent is copied into a message that ZeroMQ's I/O thread
+	 * frees, and glibc gave that arena's freed top back to the kernel
+	 * (madvise, a TLB shootdown on both CPUs) after nearly every burst:
+	 * the simulated agents cost 0.29 ms of CPU a report, 0.12 without
+	 * it. Their CPU is not what is measured, and it shares the CPUs with
+	 * what is: keep freed memory for reuse. */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	n_sockets = arg_agents > arg_connections ? arg_agents : arg_connections;
 	if (fleet_fd_limit(n_sockets) < 0)
 		return 1;
