@@ -241,10 +241,12 @@ BEGIN
 		  AND s.method = ANY (fleetbench_filter_values(changed, 'method'))
 		  AND (lvl = 2
 		       OR s.kernel = ANY (fleetbench_filter_values(changed, 'kernel')));
+		-- keys a constant to the planner (each branch typed), so
+		-- that it can read only the group index's columns
 		INSERT INTO fleet_summary
 		SELECT * FROM fleetbench_groups(
-			CASE lvl WHEN 3 THEN '{provider,instance_type,kernel}'
-				 ELSE '{provider,instance_type}' END::text[],
+			CASE lvl WHEN 3 THEN '{provider,instance_type,kernel}'::text[]
+				 ELSE '{provider,instance_type}'::text[] END,
 			changed, NULL);
 		UPDATE fleet_summary SET level = lvl WHERE level IS NULL;
 	END LOOP;
