@@ -1253,8 +1253,19 @@ static void batches_release(struct ingest *g)
 			pg_free(g->conns[i].pg);
 }
 
+/* Lowers *t (ms, -1: no deadline yet) to the wait until deadline_ms, 0 if
+ * it has passed. */
+static void sooner(int64_t *t, int64_t deadline_ms, int64_t now)
+{
+	int64_t left = deadline_ms > now ? deadline_ms - now : 0;
+
+	if (*t < 0 || left < *t)
+		*t = left;
+}
+
 /* The poll timeout in ms (-1: none): the filling batch's wait for more
- * while a connection is free, or the next reconnection attempt. */
+ * while a connection is free, the next reconnection attempt, or the trim
+ * of an idle collector. */
 static long poll_timeout(struct ingest *g)
 {
 	const struct ingest_opts *o = g->o;
@@ -1262,30 +1273,13 @@ static long poll_timeout(struct ingest *g)
 
 	if (g->stop)
 		return any_flight(g) ? 100 : 0;
-	if (g->filling->n && conn_free(g)) {
-		t = g->filling->first_ms + o->batch_wait_ms - now;
-		if (t < 0)
-			t = 0;
-	}
-	for (int i = 0; i < g->n_conns; i++) {
-		const struct conn *c = &g->conns[i];
-		int64_t left = c->reconnect_ms - now;
-
-		if (pg_connected(c->pg))
-			continue;
-		if (left < 0)
-			left = 0;
-		if (t < 0 || left < t)
-			t = left;
-	}
-	if (g->trim_due && idle(g)) {
-		int64_t left = g->active_ms + TRIM_IDLE_MS - now;
-
-		if (left < 0)
-			left = 0;
-		if (t < 0 || left < t)
-			t = left;
-	}
+	if (g->filling->n && conn_free(g))
+		sooner(&t, g->filling->first_ms + o->batch_wait_ms, now);
+	for (int i = 0; i < g->n_conns; i++)
+		if (!pg_connected(g->conns[i].pg))
+			sooner(&t, g->conns[i].reconnect_ms, now);
+	if (g->trim_due && idle(g))
+		sooner(&t, g->active_ms + TRIM_IDLE_MS, now);
 	return (long)t;
 }
 
@@ -1309,7 +1303,7 @@ int ingest_run(const struct ingest_opts *o)
 	}
 	/* After SIGTERM: receive nothing more, store and answer what is in
 	 * hand, then stop. */
-	while (!g.stop || any_flight(&g) || g.filling->n) {
+	while (!g.stop || !idle(&g)) {
 		zmq_pollitem_t pi[2 + INGEST_CONNECTIONS_MAX] = {
 			{ NULL, o->sigfd, ZMQ_POLLIN, 0 },
 			{ g.sock, 0,
