@@ -397,17 +397,36 @@ static int print_report(struct json_object *probe,
 			return ST_FAILURE;
 		}
 	}
+	if (arg_json && probe) {
+		/* the probe as the collector stores it: its typed message,
+		 * walked by pbjson */
+		char err[REPORT_ERR_LEN];
+		Fleetbench__Probe *typed;
+		int r = report_probe(probe, &typed, err);
+
+		if (r < 0) {
+			log_error("cannot print the probe report: %s", err);
+			json_object_put(b);
+			return ST_FAILURE;
+		}
+		o = pbjson_from_message(&typed->base);
+		fleetbench__probe__free_unpacked(typed, NULL);
+		if (!o) {
+			log_error("cannot print the probe report: %s",
+				  strerror(errno));
+			json_object_put(b);
+			return ST_FAILURE;
+		}
+	}
 	if (arg_json) {
-		o = probe ? json_object_get(probe) : TAKE_PTR(b);
+		if (!o)
+			o = TAKE_PTR(b);
 		if (b)
 			json_object_object_add(o, "bench", TAKE_PTR(b));
 		printf("%s\n",
 		       json_object_to_json_string_ext(
 			       o, JSON_C_TO_STRING_PRETTY |
 					  JSON_C_TO_STRING_NOSLASHESCAPE));
-		/* the probe gets its own object back */
-		if (probe)
-			json_object_object_del(probe, "bench");
 		json_object_put(o);
 	} else {
 		if (probe)

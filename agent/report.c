@@ -385,12 +385,28 @@ static int copy_bench(const Fleetbench__BenchRun *bench,
 
 /* ---- the API ---- */
 
+int report_probe(struct json_object *probe, Fleetbench__Probe **ret,
+		 char err[REPORT_ERR_LEN])
+{
+	char why[PBJSON_ERR_LEN];
+	ProtobufCMessage *m;
+	int r = pbjson_to_message(&fleetbench__probe__descriptor, probe, &m,
+				  why);
+
+	if (r == -ENOMEM)
+		return oom(err);
+	if (r < 0)
+		return fail(err, r, "the probe report does not fit the .proto: %s",
+			    why);
+	*ret = (Fleetbench__Probe *)m;
+	return 0;
+}
+
 int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 		 int64_t started_unix_ms, int64_t finished_unix_ms,
 		 Fleetbench__Report **ret, char err[REPORT_ERR_LEN])
 {
 	Fleetbench__Report *rep;
-	const char *text;
 	char run_id[37];
 	int r;
 
@@ -430,13 +446,7 @@ int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 		r = convert_capabilities(probe, rep, err);
 	if (r < 0)
 		goto out;
-	text = json_object_to_json_string_ext(
-		probe, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!text) {
-		r = oom(err);
-		goto out;
-	}
-	r = dup_str(&rep->probe_json, text, err);
+	r = report_probe(probe, &rep->probe, err);
 	if (r == 0 && bench)
 		r = copy_bench(bench, rep, err);
 	if (r == 0)

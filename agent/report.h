@@ -27,7 +27,7 @@
  *   is unknown is left unset), each with its source;
  * - kernel: release, version and cmdline from the kernel section (version
  *   and cmdline are left unset when unknown);
- * - probe_json: the whole probe object as JSON text;
+ * - probe: the whole probe object as its typed message (report_probe());
  * - capabilities: always set, its fields from the probe items the collector
  *   stores in typed columns (thp.{enabled,defrag,shmem_enabled}.selected,
  *   hugetlb.sizes[].{size_kb,nr,free}, io_uring.{disabled,setup,
@@ -50,6 +50,15 @@
 int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 		 int64_t started_unix_ms, int64_t finished_unix_ms,
 		 Fleetbench__Report **ret, char err[REPORT_ERR_LEN]);
+
+/*
+ * The probe object as its typed message in *ret (free with
+ * fleetbench__probe__free_unpacked(*ret, NULL)), read by pbjson against
+ * the .proto: -EINVAL naming the item when the probe made an item the
+ * .proto does not hold, or of another type; -ENOMEM.
+ */
+int report_probe(struct json_object *probe, Fleetbench__Probe **ret,
+		 char err[REPORT_ERR_LEN]);
 
 /* Frees what report_build() returned; NULL is fine. */
 void report_free(Fleetbench__Report *r);

@@ -25,6 +25,7 @@
 #include "fault.h"
 #include "log.h"
 #include "migrate.h"
+#include "pbjson.h"
 #include "stats.h"
 
 /* Encoded parameter bytes one batch may hold (one batch more than there
@@ -607,6 +608,35 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 	pgparam_array_end(p);
 }
 
+/*
+ * The probe as the JSON text PostgreSQL parses once into runs.probe: the
+ * typed probe walked by pbjson (docs/probe.md's shape), or from an older
+ * agent the text the codec validated (a JSON object within the depth
+ * limit).
+ */
+static void enc_probe(struct enc *e, const Fleetbench__Report *r)
+{
+	struct json_object *o;
+
+	if (!r->probe) {
+		pgparam_text(e->p, r->probe_json);
+		return;
+	}
+	o = pbjson_from_message(&r->probe->base);
+	if (!o) {
+		if (!e->r) {
+			e->r = -ENOMEM;
+			snprintf(e->err, PG_ERR_LEN, "out of memory for the probe");
+		}
+		pgparam_text(e->p, NULL);
+		return;
+	}
+	pgparam_text(e->p, json_object_to_json_string_ext(
+				   o, JSON_C_TO_STRING_PLAIN |
+					      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
 int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 			 char err[PG_ERR_LEN])
 {
@@ -635,9 +665,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	/* "" is how an old or probe-only agent leaves the profile out */
 	pgparam_text(p, r->profile && *r->profile ? r->profile : NULL);
 	enc_int8(&e, r->has_seed, r->seed);
-	/* the text the codec validated (a JSON object within the depth
-	 * limit): PostgreSQL parses it once, into the jsonb column */
-	pgparam_text(p, r->probe_json);
+	enc_probe(&e, r);
 	enc_caps(&e, r->capabilities);
 	enc_method(&e, r->method);
 	enc_comparisons(&e, r);

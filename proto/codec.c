@@ -361,6 +361,13 @@ static size_t field_limit(const ProtobufCMessageDescriptor *d,
 		if (field_limits[i].msg == d &&
 		    !strcmp(field_limits[i].field, f->name))
 			return field_limits[i].max;
+	/* the probe's items: file contents and reasons, lists of devices,
+	 * policies, counters; generous, so a host's odd value is sent and
+	 * seen, yet bounded */
+	if (!strncmp(d->name, "fleetbench.Probe", 16))
+		return f->label == PROTOBUF_C_LABEL_REPEATED ?
+			       CODEC_MAX_PROBE_ENTRIES :
+			       CODEC_MAX_PROBE_STRING;
 	/* the capabilities' other strings are names: short */
 	if (d == &fleetbench__capabilities__descriptor &&
 	    f->label != PROTOBUF_C_LABEL_REPEATED)
@@ -1160,9 +1167,18 @@ static int validate_report(const Fleetbench__Report *r, int64_t now_ms,
 	if (r->finished_unix_ms < r->started_unix_ms)
 		return invalid(err,
 			       "finished_unix_ms: before started_unix_ms");
-	ret = check_probe_json(r->probe_json, err);
-	if (ret < 0)
-		return ret;
+	/* the probe, typed (field 15) or, from older agents, as JSON text */
+	if (r->probe && r->probe_json)
+		return invalid(err, "probe_json: set beside probe; a report holds one of them");
+	if (!r->probe && !r->probe_json)
+		return invalid(err, "probe: missing (and no probe_json)");
+	if (r->probe_json && !*r->probe_json)
+		return invalid(err, "probe_json: empty");
+	if (r->probe_json) {
+		ret = check_probe_json(r->probe_json, err);
+		if (ret < 0)
+			return ret;
+	}
 	if (r->method) {
 		ret = check_method(r->method, err);
 		if (ret < 0)

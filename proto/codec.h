@@ -25,6 +25,8 @@
 #define CODEC_MAX_CMDLINE 8192 /* kernel.cmdline, kernel.version */
 #define CODEC_MAX_REASON 4096 /* skip_reason, failure, comparison and Ack reason */
 #define CODEC_MAX_PROBE_JSON (1u << 20) /* probe_json */
+#define CODEC_MAX_PROBE_STRING 8192 /* any string in the typed probe */
+#define CODEC_MAX_PROBE_ENTRIES 4096 /* any list or map in the typed probe */
 #define CODEC_MAX_BENCHMARKS 256
 #define CODEC_MAX_COMPARISONS 256
 #define CODEC_MAX_PARAMS 64 /* per benchmark */

@@ -26,7 +26,20 @@
  * - string is a JSON string; a byte sequence that is not UTF-8 (protobuf-c
  *   does not check proto2 strings) has each bad byte replaced by U+FFFD,
  *   so the output is always valid JSON;
- * - bytes are a string of standard base64 with padding (RFC 4648 4).
+ * - bytes are a string of standard base64 with padding (RFC 4648 4);
+ * - a map<K, V> field (protoc's repeated {key, value} entries) is a JSON
+ *   object, its entries in the order held;
+ * - a value message, whose fields all belong to one oneof (ProbeValue), is
+ *   its member's value, bare; a member named "unknown" (a string) is
+ *   {"unknown": "<reason>"}; no member set is null;
+ * - a message with a map<string, string> field named "unknown" (the probe's
+ *   messages) shows every other field: one named in "unknown" as
+ *   {"unknown": "<reason>"}, one unset as null; "unknown" itself is not
+ *   shown.
+ *
+ * pbjson_to_message() reads that JSON back, strictly, so the probe, which
+ * is built as a json-c tree, becomes its typed message with every item
+ * checked against the .proto.
  */
 #ifndef FLEETBENCH_PBJSON_H
 #define FLEETBENCH_PBJSON_H
@@ -39,9 +52,31 @@
 
 /*
  * The message m as a new json-c object (json_object_put() it), or NULL with
- * errno ENOMEM. m NULL gives NULL with errno EINVAL.
+ * errno ENOMEM. m NULL gives NULL with errno EINVAL. A value message with no
+ * member set gives NULL with errno 0 (JSON null).
  */
 struct json_object *pbjson_from_message(const ProtobufCMessage *m);
+
+#define PBJSON_ERR_LEN 320
+
+/*
+ * Reads JSON o, in the mapping above, into a new message of type d in *ret
+ * (protobuf_c_message_free_unpacked(*ret, NULL) frees it). A key that is not
+ * a field, a value of the wrong JSON type or out of the field's range, a
+ * required field missing or null, or {"unknown": ...} for a field of a
+ * message without an "unknown" map is -EINVAL, with err naming the item
+ * ("thp.enabled.selected: a JSON int, not a string"); -ENOMEM.
+ */
+int pbjson_to_message(const ProtobufCMessageDescriptor *d,
+		      struct json_object *o, ProtobufCMessage **ret,
+		      char err[PBJSON_ERR_LEN]);
+
+/* Whether every field of d belongs to one oneof (a value message). */
+bool pbjson_is_value_message(const ProtobufCMessageDescriptor *d);
+
+/* d's map<string, string> field named "unknown", or NULL. */
+const ProtobufCFieldDescriptor *
+pbjson_unknown_field(const ProtobufCMessageDescriptor *d);
 
 /*
  * Whether f of m is set, as protobuf-c's packer decides it: always for a

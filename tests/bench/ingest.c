@@ -829,8 +829,11 @@ static void print_results(const struct fleet *b, const struct phase *p1,
 			printf(" %s", arg_serve_extra[i]);
 		printf("\n");
 	}
-	printf("report: %zu bytes packed, probe_json %zu bytes, %zu benchmark variants, %zu metrics, %zu comparisons\n",
-	       msg_len, strlen(t->probe_json), t->n_benchmarks, metrics,
+	printf("report: %zu bytes packed, the probe %zu of them (%s), %zu benchmark variants, %zu metrics, %zu comparisons\n",
+	       msg_len,
+	       t->probe ? fleetbench__probe__get_packed_size(t->probe) :
+			  strlen(t->probe_json),
+	       t->probe ? "typed" : "JSON text", t->n_benchmarks, metrics,
 	       t->n_comparisons);
 	printf("\n  %-44s %10s  %-10s %s\n", "", "measured", "target", "");
 	printf("  %-44s %10.2f\n", "seconds until every agent was connected",

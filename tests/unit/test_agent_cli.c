@@ -71,9 +71,12 @@ static void test_show(void)
 	CHECK_EQ_STR(jstr(j, "benchmarks[0].benchmark"), "false_sharing");
 	CHECK_EQ_INT(jlen(j, "benchmarks[0].metrics[0].samples"), 2);
 	CHECK_EQ_STR(jstr(j, "method.profile"), "quick");
-	/* the capabilities are the probe's, which travels beside them */
-	k = json_tokener_parse(jstr(j, "probe_json"));
-	CHECK(k != NULL);
+	/* the capabilities are the probe's, which travels beside them,
+	 * typed, and shows as the probe's own JSON */
+	CHECK(!json_object_object_get_ex(j, "probe_json", NULL));
+	CHECK(json_object_object_get_ex(j, "probe", &k));
+	CHECK(json_object_is_type(k, json_type_object));
+	k = json_object_get(k);
 	CHECK_EQ_INT(jint(j, "capabilities.vcpus"),
 		     jint(k, "host.vcpus_online"));
 	CHECK_EQ_INT(jint(j, "capabilities.memory_kb"),

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "cleanup.h"
 #include "codec.h"
+#include "pbjson.h"
 #include "rand.h"
 #include "run.h"
 
@@ -1550,6 +1551,71 @@ static void test_ack(void)
  * What the real agent's probe prints, on this machine and on the fixture
  * trees, is a probe_json the codec takes.
  */
+/*
+ * The probe's JSON as the typed Probe: valid, and through pack and unpack
+ * it walks back to the same JSON. Beside probe_json it is refused, and a
+ * report with neither is; a probe string over its limit is named.
+ */
+static void check_typed_probe(struct fixture *f, const char *json,
+			      const char *what)
+{
+	struct json_object *o = json_tokener_parse(json), *back = NULL;
+	ProtobufCMessage *m = NULL;
+	Fleetbench__Report *u = NULL;
+	char err[CODEC_ERR_LEN], why[PBJSON_ERR_LEN];
+	uint8_t *buf = NULL;
+	size_t len;
+
+	CHECK_(o && pbjson_to_message(&fleetbench__probe__descriptor, o, &m,
+				      why) == 0,
+	       "%s: %s", what, why);
+	if (!m) {
+		json_object_put(o);
+		return;
+	}
+	f->r.probe = (Fleetbench__Probe *)m;
+	f->r.probe_json = (char *)json;
+	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_STR(err, "probe_json: set beside probe; a report holds one of them");
+	f->r.probe_json = NULL;
+	CHECK_OK(codec_validate_report(&f->r, now_ms(), err));
+	CHECK_(!err[0], "%s, typed: %s", what, err);
+	CHECK_OK(codec_pack_report(&f->r, &buf, &len));
+	if (buf) {
+		CHECK_OK(codec_unpack_report(buf, len, &u, err));
+		free(buf);
+	}
+	if (u)
+		back = pbjson_from_message(&u->probe->base);
+	CHECK_(back && json_object_equal(back, o), "%s: the typed probe does not walk back to itself", what);
+	json_object_put(back);
+	codec_free_report(u);
+
+	/* a string in the probe is held to 8192 bytes, and named */
+	if (f->r.probe->kernel) {
+		char *saved = f->r.probe->kernel->cmdline;
+		char *big = malloc(CODEC_MAX_PROBE_STRING + 2);
+
+		if (big) {
+			memset(big, 'x', CODEC_MAX_PROBE_STRING + 1);
+			big[CODEC_MAX_PROBE_STRING + 1] = '\0';
+			f->r.probe->kernel->cmdline = big;
+			CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err),
+				     -EINVAL);
+			CHECK_EQ_STR(err, "probe.kernel.cmdline: 8193 bytes, limit 8192");
+			big[CODEC_MAX_PROBE_STRING] = '\0';
+			CHECK_OK(codec_validate_report(&f->r, now_ms(), err));
+			f->r.probe->kernel->cmdline = saved;
+			free(big);
+		}
+	}
+	f->r.probe = NULL;
+	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_STR(err, "probe: missing (and no probe_json)");
+	protobuf_c_message_free_unpacked(m, NULL);
+	json_object_put(o);
+}
+
 static void test_real_probe(void)
 {
 	static const char *const roots[] = { "/", FIXTURE_DIR "/kvm-guest",
@@ -1577,6 +1643,7 @@ static void test_real_probe(void)
 		f.r.probe_json = res.out;
 		CHECK_OK(codec_validate_report(&f.r, now_ms(), err));
 		CHECK_(!err[0], "%s: %s", roots[i], err);
+		check_typed_probe(&f, res.out, roots[i]);
 		run_result_release(&res);
 	}
 }

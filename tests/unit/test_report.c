@@ -15,6 +15,7 @@
 #include "check.h"
 #include "cleanup.h"
 #include "codec.h"
+#include "pbjson.h"
 #include "probe_test.h"
 #include "report.h"
 
@@ -180,8 +181,10 @@ static void test_real_reports(void)
 	if (out) {
 		CHECK_EQ_STR(out->run_id, rep->run_id);
 		check_benchmarks(out, bench);
-		/* the probe travels whole and parses back to itself */
-		back = json_tokener_parse(out->probe_json);
+		/* the probe travels whole, typed, and walks back to itself */
+		CHECK(out->probe_json == NULL && out->probe != NULL);
+		back = out->probe ? pbjson_from_message(&out->probe->base) :
+				    NULL;
 		CHECK(back != NULL);
 		CHECK(json_object_equal(back, probe));
 		json_object_put(back);
@@ -446,6 +449,103 @@ static void test_refusals(void)
 	}
 	json_object_put(p);
 
+	json_object_put(probe);
+}
+
+/* The probe as its typed message walks back to the same JSON. */
+static void check_typed(struct json_object *probe, const char *what)
+{
+	Fleetbench__Probe *typed = NULL;
+	struct json_object *back = NULL;
+	char err[REPORT_ERR_LEN] = "";
+	int r = report_probe(probe, &typed, err);
+
+	CHECK_(r == 0, "%s: report_probe: %d (%s)", what, r, err);
+	if (typed)
+		back = pbjson_from_message(&typed->base);
+	CHECK_(back && json_object_equal(back, probe),
+	       "%s: the typed probe walks to other JSON:\n%s", what,
+	       back ? json_object_to_json_string(back) : "(none)");
+	json_object_put(back);
+	if (typed)
+		fleetbench__probe__free_unpacked(typed, NULL);
+}
+
+/*
+ * Every item of every fixture's probe and of this host's is a field of the
+ * .proto's Probe, of its type: the typed message walks back to the probe's
+ * JSON, equal value for value (and the keys in the same order, which
+ * json_object_equal() does not look at: the text is compared too, apart
+ * from the steal percentages' trailing zeros). An item the .proto does not
+ * hold, or of another type, refuses the report and names the item.
+ */
+static void test_typed_probe(void)
+{
+	static const char *const fixtures[] = { "vps-thp-always",
+						"baremetal-numa", "kvm-guest",
+						"old-kernel", "malformed" };
+	struct probe_opts host = { .root = "/", .steal_window_ms = 100 };
+	struct json_object *probe = NULL, *p;
+	Fleetbench__Probe *typed = NULL;
+	char err[REPORT_ERR_LEN];
+
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		probe = probe_fixture(fixtures[i], NULL);
+		CHECK(probe != NULL);
+		if (probe)
+			check_typed(probe, fixtures[i]);
+		json_object_put(probe);
+	}
+	probe = NULL;
+	CHECK_OK(probe_run(&host, &probe));
+	if (!probe)
+		return;
+	check_typed(probe, "this host");
+
+	/* key order: the walk's text is the probe's */
+	CHECK_OK(report_probe(probe, &typed, err));
+	if (typed) {
+		struct json_object *back = pbjson_from_message(&typed->base);
+		const char *a, *b;
+
+		/* the steal figures are printed alike on both sides */
+		json_object_object_add(jget(probe, "steal"), "percent", NULL);
+		json_object_object_add(jget(back, "steal"), "percent", NULL);
+		json_object_object_add(jget(probe, "steal"),
+				       "since_boot_percent", NULL);
+		json_object_object_add(jget(back, "steal"),
+				       "since_boot_percent", NULL);
+		a = json_object_to_json_string_ext(probe, JSON_C_TO_STRING_PLAIN);
+		b = json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN);
+		CHECK_EQ_STR(b, a);
+		json_object_put(back);
+		fleetbench__probe__free_unpacked(typed, NULL);
+	}
+
+	/* an item the .proto does not hold */
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	set_path(p, "thp", "mthp_sizes", json_object_new_int(3));
+	check_refused(p, -EINVAL, "thp.mthp_sizes: not a field of ProbeThp");
+	json_object_put(p);
+
+	/* an item of another type, deep in a list */
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	json_object_object_add(json_object_array_get_idx(jget(p, "hugetlb.sizes"),
+							 0),
+			       "nr", json_object_new_string("many"));
+	check_refused(p, -EINVAL,
+		      "hugetlb.sizes[0].nr: a JSON string, not an integer");
+	json_object_put(p);
+
+	/* an unknown item anywhere is data, and walks back as it was */
+	p = NULL;
+	json_object_deep_copy(probe, &p, NULL);
+	set_path(p, "io_uring", "features_mask", unknown("EPERM"));
+	set_path(p, "io_uring", "memlock_limit_bytes", unknown("absent"));
+	check_typed(p, "unknown items");
+	json_object_put(p);
 	json_object_put(probe);
 }
 
@@ -785,7 +885,9 @@ static void test_capabilities(void)
 		CHECK_OK(report_build(p, NULL, 1700000000000, 1700000001000,
 				      &rep, err));
 		CHECK(rep && rep->capabilities == NULL);
-		CHECK(rep && strstr(rep->probe_json, "\"free\":4096"));
+		CHECK(rep && rep->probe->hugetlb->n_sizes > 0 &&
+		      rep->probe->hugetlb->sizes[0]->has_free &&
+		      rep->probe->hugetlb->sizes[0]->free == 4096);
 		if (rep)
 			CHECK_OK(codec_validate_report(rep, 1700000002000,
 						       why));
@@ -825,6 +927,7 @@ int main(void)
 	test_real_reports();
 	test_every_type();
 	test_refusals();
+	test_typed_probe();
 	test_failed();
 	test_method();
 	test_capabilities();
