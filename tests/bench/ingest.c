@@ -29,12 +29,15 @@
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -117,7 +120,43 @@ struct phase {
 	/* CPU ms per committed report: the collector, its backend, this
 	 * program's agents; -1 unknown */
 	double cpu_collector, cpu_backend, cpu_agents;
+	/* the bystander (below): its longest wake-up delay, when (s after
+	 * the first send), and how many were over 50 ms; and when the report
+	 * with the slowest Ack was sent */
+	double stall_ms, stall_at_s, slowest_sent_s;
+	size_t stalls_50ms;
 };
+
+/*
+ * A thread that only sleeps 1 ms at a time and notes how late it wakes:
+ * when the slowest Acks coincide with its longest delay, the whole machine
+ * (the hypervisor, the host) stalled, not the collector or PostgreSQL.
+ */
+struct bystander {
+	pthread_t thread;
+	atomic_bool stop;
+	int64_t start_ns, max_late_ns, max_at_ns;
+	size_t over_50ms;
+};
+
+static void *bystander_run(void *arg)
+{
+	struct bystander *b = arg;
+	const struct timespec ms = { 0, 1000000 };
+
+	while (!atomic_load(&b->stop)) {
+		int64_t t0 = mono_ns(), late;
+
+		nanosleep(&ms, NULL);
+		late = mono_ns() - t0 - 1000000;
+		if (late > b->max_late_ns) {
+			b->max_late_ns = late;
+			b->max_at_ns = t0;
+		}
+		b->over_50ms += late > 50000000;
+	}
+	return NULL;
+}
 
 /* ---- setup: programs, files, keys ---- */
 
@@ -145,6 +184,8 @@ static int sim_send(struct sim *s)
 struct tally {
 	struct phase *ph;
 	double *lat_ms; /* per committed report */
+	double slowest_ms; /* the slowest Ack's latency, and its send */
+	int64_t slowest_sent_ns;
 	int64_t *ack_ns; /* when each commit's Ack came, in order */
 	size_t done;
 };
@@ -166,6 +207,10 @@ static int sim_ack(struct sim *s, const uint8_t *buf, size_t len,
 	switch (ack->status) {
 	case FLEETBENCH__ACK__STATUS__COMMITTED:
 		t->lat_ms[ph->committed] = (double)(now - s->sent_ns) / 1e6;
+		if (t->lat_ms[ph->committed] > t->slowest_ms) {
+			t->slowest_ms = t->lat_ms[ph->committed];
+			t->slowest_sent_ns = s->sent_ns;
+		}
 		t->ack_ns[ph->committed] = now;
 		memcpy(ph->committed_ids[ph->committed], ack->run_id, 37);
 		ph->committed++;
@@ -311,6 +356,8 @@ static int phase_run(struct fleet *b, size_t n, size_t per_agent,
 	struct fleet_msg *msgs = calloc(n * per_agent, sizeof(*msgs));
 	zmq_pollitem_t *items = calloc(n, sizeof(*items));
 	struct tally t = { .ph = ph };
+	struct bystander by = { .stop = false };
+	bool by_running = false;
 	size_t total = n * per_agent;
 	int64_t start;
 	int ep = -1;
@@ -368,6 +415,9 @@ static int phase_run(struct fleet *b, size_t n, size_t per_agent,
 	double cpu_a = self_cpu_ms();
 
 	start = mono_ns();
+	by.start_ns = start;
+	if (pthread_create(&by.thread, NULL, bystander_run, &by) == 0)
+		by_running = true;
 	/* with --pause, the first sends spread over one pause, so that the
 	 * agents do not stay in step */
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -434,6 +484,14 @@ static int phase_run(struct fleet *b, size_t n, size_t per_agent,
 	}
 	if (ep >= 0)
 		close(ep);
+	if (by_running) {
+		atomic_store(&by.stop, true);
+		pthread_join(by.thread, NULL);
+		ph->stall_ms = (double)by.max_late_ns / 1e6;
+		ph->stall_at_s = (double)(by.max_at_ns - start) / 1e9;
+		ph->stalls_50ms = by.over_50ms;
+	}
+	ph->slowest_sent_s = (double)(t.slowest_sent_ns - start) / 1e9;
 	phase_figures(ph, &t, start);
 	ph->cpu_collector = ph->cpu_backend = ph->cpu_agents = -1;
 	if (ph->committed) {
@@ -852,7 +910,11 @@ static void print_results(const struct fleet *b, const struct phase *p1,
 	snprintf(target, sizeof(target), "< %.0f", TARGET_P99_MS);
 	printf("  %-44s %10.1f  %-10s %s\n", "Ack latency p99, ms", p1->p99_ms,
 	       target, verdict(p1->p99_ms < TARGET_P99_MS));
-	printf("  %-44s %10.1f\n", "Ack latency max, ms", p1->max_ms);
+	printf("  %-44s %10.1f  (sent at %.2f s)\n", "Ack latency max, ms",
+	       p1->max_ms, p1->slowest_sent_s);
+	printf("  %-44s %10.1f  (at %.2f s; %zu over 50 ms)\n",
+	       "bystander thread's longest wake-up delay, ms", p1->stall_ms,
+	       p1->stall_at_s, p1->stalls_50ms);
 	printf("  %-44s %10.2f\n", "CPU ms per report: collector", p1->cpu_collector);
 	printf("  %-44s %10.2f\n", "CPU ms per report: its PostgreSQL backend",
 	       p1->cpu_backend);

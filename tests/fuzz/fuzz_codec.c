@@ -6,7 +6,8 @@
  * behaviour (ASan, UBSan) it checks what the callers rely on: an error
  * text that fits its buffer and is valid UTF-8 (it becomes an Ack's
  * reason), a run id kept only on -EINVAL, and a report that passed staying
- * valid when packed and unpacked again. docs/fuzzing.md says how to run it.
+ * valid when packed and unpacked again, and a typed probe that passed
+ * walking to one strict JSON object, as the collector stores it. docs/fuzzing.md says how to run it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -14,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "codec.h"
+#include "pbjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,6 +50,29 @@ static void check_report(const uint8_t *data, size_t size)
 	require((ret == 0) == (err[0] == '\0'), "an error comes with a reason");
 	require((r != NULL) == (ret == 0 || ret == -EINVAL),
 		"a report is returned on success and -EINVAL only");
+	if (ret == 0 && r->probe) {
+		/* what the collector makes of an accepted probe for
+		 * runs.probe: always one strict JSON object */
+		struct json_object *o = pbjson_from_message(&r->probe->base);
+		struct json_tokener *tok = json_tokener_new();
+		struct json_object *back;
+		const char *text;
+
+		require(o != NULL && tok != NULL, "a valid probe walks to JSON");
+		text = json_object_to_json_string_ext(
+			o, JSON_C_TO_STRING_PLAIN |
+				   JSON_C_TO_STRING_NOSLASHESCAPE);
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+		back = json_tokener_parse_ex(tok, text, (int)strlen(text) + 1);
+		require(json_object_is_type(back, json_type_object) &&
+				json_tokener_get_parse_end(tok) == strlen(text),
+			"a valid probe's JSON is one strict JSON object");
+		require(!strstr(text, "\\u0000"),
+			"a valid probe's JSON has no \\u0000 for jsonb");
+		json_object_put(back);
+		json_tokener_free(tok);
+		json_object_put(o);
+	}
 	if (ret == 0) {
 		ret = codec_pack_report(r, &packed, &len);
 		require(ret == 0, "a valid report packs");

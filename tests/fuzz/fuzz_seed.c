@@ -4,7 +4,8 @@
  * shapes (tests/sample_report.h), some carrying a text of quotes,
  * backslashes and non-ASCII in every free-text field, every other one with
  * capabilities (a host whose io_uring works, or one where it is refused),
- * and one Ack of each
+ * half with the probe typed (Report.probe) instead of its JSON text, and
+ * one Ack of each
  * status. Generated at build and test time rather than committed: the
  * seeds follow the codec when fleetbench.proto changes.
  *
@@ -18,8 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "codec.h"
 #include "fdio.h"
+#include "pbjson.h"
 #include "sample_report.h"
 
 static const char *const texts[] = {
@@ -106,6 +110,68 @@ static int add_capabilities(unsigned long which, uint8_t **buf, size_t *len)
 	return 0;
 }
 
+/* A small probe with every kind of item the typed Probe holds: values,
+ * nulls, unknown items, lists, nested lists, maps, each ProbeValue kind. */
+static const char probe_text[] =
+	"{\"meta\": {\"agent_version\": \"0.1.0\", \"root\": \"/\","
+	" \"started\": \"2026-12-02T06:10:49Z\", \"elapsed_ms\": 1000},"
+	" \"host\": {\"hostname\": \"vm\", \"vcpus_online\": 2,"
+	" \"numa_nodes\": {\"unknown\": \"absent\"}},"
+	" \"kernel\": {\"release\": \"6.1.0\", \"cmdline\": null,"
+	" \"cmdline_params\": {\"hugepagesz\": [\"1G\", \"2M\"],"
+	" \"hugepage_pools\": [{\"size\": \"1G\", \"count\": 4}]}},"
+	" \"thp\": {\"enabled\": {\"selected\": \"madvise\","
+	" \"options\": [\"always\", \"madvise\", \"never\"]},"
+	" \"defrag\": {\"unknown\": \"EACCES\"}},"
+	" \"hugetlb\": {\"sizes\": [{\"name\": \"hugepages-2048kB\","
+	" \"size_kb\": 2048, \"nr\": 0, \"nodes\": [{\"node\": 0, \"nr\": 0}]}]},"
+	" \"io_uring\": {\"setup\": \"ok\", \"setup_errno\": 0,"
+	" \"memlock_limit_bytes\": \"unlimited\"},"
+	" \"sysctl\": {\"vm.swappiness\": 60, \"net.core.default_qdisc\": \"fq\","
+	" \"vm.dirty_ratio\": {\"unknown\": \"absent\"}},"
+	" \"vmstat\": {\"counters\": {\"thp_fault_alloc\": 12}},"
+	" \"steal\": {\"window_ms\": 1000, \"percent\": 0.25}}";
+
+/*
+ * Replaces the packed report's probe_json by the typed probe above
+ * (Report.probe, field 15), as the agent sends it.
+ */
+static int add_probe(uint8_t **buf, size_t *len)
+{
+	struct json_object *o = json_tokener_parse(probe_text);
+	Fleetbench__Report *r = fleetbench__report__unpack(NULL, *len, *buf);
+	ProtobufCMessage *probe = NULL;
+	char why[PBJSON_ERR_LEN];
+	uint8_t *p = NULL;
+	int ret = -ENOMEM;
+
+	if (!o || !r)
+		goto out;
+	ret = pbjson_to_message(&fleetbench__probe__descriptor, o, &probe, why);
+	if (ret < 0) {
+		fprintf(stderr, "fuzz_seed: the seed probe: %s\n", why);
+		goto out;
+	}
+	free(r->probe_json);
+	r->probe_json = NULL;
+	r->probe = (Fleetbench__Probe *)probe;
+	p = malloc(fleetbench__report__get_packed_size(r));
+	ret = -ENOMEM;
+	if (p) {
+		free(*buf);
+		*len = fleetbench__report__pack(r, p);
+		*buf = p;
+		ret = 0;
+	}
+	r->probe = NULL;
+out:
+	protobuf_c_message_free_unpacked(probe, NULL);
+	if (r)
+		fleetbench__report__free_unpacked(r, NULL);
+	json_object_put(o);
+	return ret;
+}
+
 /* Writes what was packed (r: the packer's result) and frees it. */
 static int emit(const char *dir, const char *name, int r, uint8_t *buf,
 		size_t len)
@@ -156,6 +222,8 @@ int main(int argc, char **argv)
 			r = sample_report_pack(&s, &buf, &len);
 		if (r == 0 && i % 2)
 			r = add_capabilities(i / 2, &buf, &len);
+		if (r == 0 && i % 4 >= 2)
+			r = add_probe(&buf, &len);
 		snprintf(name, sizeof(name), "report-%03lu", i);
 		if (emit(dir, name, r, buf, len) < 0)
 			return 1;
