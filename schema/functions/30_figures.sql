@@ -197,6 +197,10 @@ LANGUAGE plpgsql
 -- changed instance types, a sort in memory for many
 SET plan_cache_mode = force_custom_plan
 SET work_mem = '256MB'
+-- at 1,000,000 runs the planner's cost for one group's recompute passes
+-- jit_above_cost, and compiling its expressions took 31 of its 50 ms
+-- (docs/performance.md); the rows of a few groups never repay that
+SET jit = off
 AS $$
 DECLARE
 	levels smallint[] := CASE WHEN lvl IS NULL THEN '{2,3}'
