@@ -605,7 +605,7 @@ static int check_json_value(struct json_object *o, char err[CODEC_ERR_LEN])
  * escaped ("\\u0000" in the text) starts no escape: the string holds a
  * backslash and "u0000", which is data like any other.
  */
-static bool has_nul_escape(const char *s, size_t len)
+bool codec_json_nul_escape(const char *s, size_t len)
 {
 	const char *p = s, *end = s + len;
 
@@ -630,7 +630,7 @@ static int check_probe_json(const char *s, char err[CODEC_ERR_LEN])
 	size_t end;
 	int r;
 
-	if (has_nul_escape(s, len))
+	if (codec_json_nul_escape(s, len))
 		return invalid(err, "probe_json: holds the escape \\u0000");
 	/* json-c counts the scalar inside the innermost container too */
 	tok = json_tokener_new_ex(CODEC_MAX_JSON_DEPTH + 1);

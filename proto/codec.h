@@ -10,6 +10,7 @@
 #ifndef FLEETBENCH_CODEC_H
 #define FLEETBENCH_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -124,5 +125,12 @@ int codec_utf8_valid(const char *s, size_t len);
  * U+10FFFF) or is a NUL; -1 when all len bytes are fine.
  */
 ssize_t codec_utf8_invalid_at(const char *s, size_t len);
+
+/*
+ * Whether JSON text s of len bytes holds the escape \u0000 (a NUL, which
+ * PostgreSQL's jsonb refuses): one after an even run of backslashes, so the
+ * text "\\u0000" (a backslash, then u0000) does not count.
+ */
+bool codec_json_nul_escape(const char *s, size_t len);
 
 #endif

@@ -553,27 +553,22 @@ static int read_value(struct reader *rd, const ProtobufCFieldDescriptor *f,
 		if (i == INT64_MAX && json_object_get_uint64(o) != INT64_MAX)
 			return read_fail(rd, "%" PRIu64 " is beyond int64",
 					 json_object_get_uint64(o));
-		switch (pbjson_value_size(f->type) == 8 ? 8 :
-			f->type == PROTOBUF_C_TYPE_UINT32 ||
-					f->type == PROTOBUF_C_TYPE_FIXED32 ?
-							  1 :
-							  4) {
-		case 8:
+		if (pbjson_value_size(f->type) == 8) {
 			*(int64_t *)v = i;
 			return 0;
-		case 1:
+		}
+		if (f->type == PROTOBUF_C_TYPE_UINT32 ||
+		    f->type == PROTOBUF_C_TYPE_FIXED32) {
 			if (i < 0 || i > UINT32_MAX)
 				return read_fail(rd, "%" PRId64
 						 " is outside uint32", i);
 			*(uint32_t *)v = (uint32_t)i;
 			return 0;
-		default:
-			if (i < INT32_MIN || i > INT32_MAX)
-				return read_fail(rd, "%" PRId64
-						 " is outside int32", i);
-			*(int32_t *)v = (int32_t)i;
-			return 0;
 		}
+		if (i < INT32_MIN || i > INT32_MAX)
+			return read_fail(rd, "%" PRId64 " is outside int32", i);
+		*(int32_t *)v = (int32_t)i;
+		return 0;
 	case PROTOBUF_C_TYPE_DOUBLE:
 	case PROTOBUF_C_TYPE_FLOAT:
 		if (t != json_type_double && t != json_type_int)

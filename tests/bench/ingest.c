@@ -147,7 +147,7 @@ struct phase {
 struct bystander {
 	pthread_t thread;
 	atomic_bool stop;
-	int64_t start_ns, max_late_ns, max_at_ns;
+	int64_t max_late_ns, max_at_ns;
 	size_t over_50ms;
 };
 
@@ -465,7 +465,6 @@ static int phase_run(struct fleet *b, size_t n, size_t per_agent,
 	double cpu_a = self_cpu_ms();
 
 	start = mono_ns();
-	by.start_ns = start;
 	if (pthread_create(&by.thread, NULL, bystander_run, &by) == 0)
 		by_running = true;
 	/* with --pause, the first sends spread over one pause, so that the

@@ -10,7 +10,6 @@
  * walking to one strict JSON object, as the collector stores it. docs/fuzzing.md says how to run it.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,21 +28,6 @@ static void require(int cond, const char *what)
 		fprintf(stderr, "fuzz_codec: broken promise: %s\n", what);
 		abort();
 	}
-}
-
-/* Whether JSON text holds the escape \u0000 (a NUL, which jsonb refuses):
- * one after an even run of backslashes, not the text "\\u0000". */
-static int nul_escape(const char *s)
-{
-	for (const char *p = s; (p = strstr(p, "\\u0000")); p++) {
-		size_t before = 0;
-
-		while (p - before > s && p[-1 - (ptrdiff_t)before] == '\\')
-			before++;
-		if (before % 2 == 0)
-			return 1;
-	}
-	return 0;
 }
 
 static void check_report(const uint8_t *data, size_t size)
@@ -83,7 +67,7 @@ static void check_report(const uint8_t *data, size_t size)
 		require(json_object_is_type(back, json_type_object) &&
 				json_tokener_get_parse_end(tok) == strlen(text),
 			"a valid probe's JSON is one strict JSON object");
-		require(!nul_escape(text),
+		require(!codec_json_nul_escape(text, strlen(text)),
 			"a valid probe's JSON has no \\u0000 for jsonb");
 		json_object_put(back);
 		json_tokener_free(tok);
