@@ -724,18 +724,15 @@ static void item_parse(struct item *it, zmq_msg_t *m)
 	if (rep)
 		snprintf(it->run_id, sizeof(it->run_id), "%s",
 			 codec_uuid_valid(rep->run_id) ? rep->run_id : "");
-	if (r < 0) {
-		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
-		codec_free_report(rep);
-		return;
+	if (r == 0) {
+		pgparam_init(&it->params);
+		r = ingest_report_params(rep, &it->params, err);
 	}
-	pgparam_init(&it->params);
-	r = ingest_report_params(rep, &it->params, err);
 	codec_free_report(rep);
-	if (r == -ENOMEM)
+	if (r == -ENOMEM) /* the report may be fine: not refused for it */
 		item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
 			    "the collector is out of memory: send again later");
-	else if (r < 0) /* a value that does not fit its column */
+	else if (r < 0) /* invalid, or a value that does not fit its column */
 		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
 	else
 		it->ack = it->db = true;

@@ -522,9 +522,31 @@ static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
 	return 0;
 }
 
+/* A probe message's unknown map against its fields (pbjson.h), once its
+ * entries are valid strings. */
+static int check_unknown(struct walk *w, const ProtobufCMessage *m)
+{
+	char why[PBJSON_ERR_LEN];
+	size_t at = 0;
+	int r = pbjson_unknown_check(m, &at, why);
+
+	if (r == -ENOMEM) {
+		snprintf(w->err, CODEC_ERR_LEN, "out of memory");
+		return r;
+	}
+	if (r < 0) {
+		w->frames[w->depth - 1] = (struct walk_frame){
+			.field = "unknown", .index = at, .indexed = true
+		};
+		return walk_fail(w, "%s", why);
+	}
+	return 0;
+}
+
 static int walk_message(struct walk *w, const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
+	int r;
 
 	/* protobuf-c keeps a field numbered 0 whose tag is an overlong varint
 	 * (81 00): no encoder writes one, and once repacked it is unreadable */
@@ -537,8 +559,8 @@ static int walk_message(struct walk *w, const ProtobufCMessage *m)
 	w->depth++;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
-		int r = 0;
 
+		r = 0;
 		w->frames[w->depth - 1] =
 			(struct walk_frame){ .field = f->name };
 		if (f->label == PROTOBUF_C_LABEL_REPEATED)
@@ -548,6 +570,9 @@ static int walk_message(struct walk *w, const ProtobufCMessage *m)
 		if (r < 0)
 			return r;
 	}
+	r = check_unknown(w, m);
+	if (r < 0)
+		return r;
 	w->depth--;
 	return 0;
 }

@@ -199,25 +199,102 @@ static size_t map_entries(const ProtobufCMessage *m,
 	return *ret ? *(const size_t *)(base + f->quantifier_offset) : 0;
 }
 
+/* The key of entry e of map field f. */
+static const char *entry_key(const ProtobufCFieldDescriptor *f,
+			     const ProtobufCMessage *e)
+{
+	return *(char *const *)((const char *)e + sub(f)->fields[0].offset) ?:
+		       "";
+}
+
 /* The reason m's unknown map (field uf) gives for item name, or NULL. */
 static const char *unknown_reason(const ProtobufCMessage *m,
 				  const ProtobufCFieldDescriptor *uf,
 				  const char *name)
 {
-	const ProtobufCFieldDescriptor *k = &sub(uf)->fields[0],
-				       *v = &sub(uf)->fields[1];
+	const ProtobufCFieldDescriptor *v = &sub(uf)->fields[1];
 	ProtobufCMessage *const *e;
 	size_t n = map_entries(m, uf, &e);
 
-	for (size_t i = 0; i < n; i++) {
-		const char *key = *(char *const *)((const char *)e[i] +
-						   k->offset);
-
-		if (key && !strcmp(key, name))
-			return *(char *const *)((const char *)e[i] + v->offset) ?:
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(entry_key(uf, e[i]), name))
+			return *(char *const *)((const char *)e[i] +
+						v->offset) ?:
 				       "";
-	}
 	return NULL;
+}
+
+/* Whether field f of m holds anything: entries, or a value. */
+static bool field_set(const ProtobufCMessage *m,
+		      const ProtobufCFieldDescriptor *f)
+{
+	if (f->label == PROTOBUF_C_LABEL_REPEATED)
+		return *(const size_t *)((const char *)m +
+					 f->quantifier_offset) > 0;
+	return pbjson_field_present(m, f);
+}
+
+/* qsort_r()'s order of the indexes of the unknown map's entries (arg:
+ * the message, whose map is its unknown field's) by their keys */
+static int by_key(const void *a, const void *b, void *arg)
+{
+	const ProtobufCMessage *m = arg;
+	const ProtobufCFieldDescriptor *uf = pbjson_unknown_field(m->descriptor);
+	ProtobufCMessage *const *e;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c;
+
+	map_entries(m, uf, &e);
+	c = strcmp(entry_key(uf, e[i]), entry_key(uf, e[j]));
+	return c ? c : (i > j) - (i < j);
+}
+
+int pbjson_unknown_check(const ProtobufCMessage *m, size_t *at,
+			 char why[PBJSON_ERR_LEN])
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const ProtobufCFieldDescriptor *uf = pbjson_unknown_field(d);
+	_cleanup_free_ size_t *order = NULL;
+	ProtobufCMessage *const *e;
+	size_t n = uf ? map_entries(m, uf, &e) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const ProtobufCFieldDescriptor *f =
+			protobuf_c_message_descriptor_get_field_by_name(
+				d, entry_key(uf, e[i]));
+
+		*at = i;
+		if (f == uf) {
+			snprintf(why, PBJSON_ERR_LEN,
+				 "names the map itself, not an item");
+			return -EINVAL;
+		}
+		if (f && field_set(m, f)) {
+			snprintf(why, PBJSON_ERR_LEN,
+				 "names %s, which is set: an item is read or unknown, not both",
+				 f->name);
+			return -EINVAL;
+		}
+	}
+	if (n < 2)
+		return 0;
+	/* each key once: sorted, equal keys are neighbours (a walk over
+	 * thousands of entries must not take n^2 comparisons) */
+	order = malloc(n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), by_key, (void *)m);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(entry_key(uf, e[order[i - 1]]),
+			    entry_key(uf, e[order[i]]))) {
+			*at = order[i];
+			snprintf(why, PBJSON_ERR_LEN, "the same key as [%zu]",
+				 order[i - 1]);
+			return -EINVAL;
+		}
+	return 0;
 }
 
 static struct json_object *message(const ProtobufCMessage *m);
@@ -386,6 +463,33 @@ static struct json_object *value_message(const ProtobufCMessage *m)
 	return NULL; /* errno 0: null */
 }
 
+/* The keys of m's unknown map (field uf) that name no field: items of a
+ * newer sender's .proto, each shown as {"unknown": reason}. */
+static int unknown_extra(struct json_object *obj, const ProtobufCMessage *m,
+			 const ProtobufCFieldDescriptor *uf)
+{
+	const ProtobufCFieldDescriptor *v = &sub(uf)->fields[1];
+	ProtobufCMessage *const *e;
+	size_t n = map_entries(m, uf, &e);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *key = entry_key(uf, e[i]);
+		const char *why =
+			*(char *const *)((const char *)e[i] + v->offset) ?: "";
+		struct json_object *u;
+
+		if (protobuf_c_message_descriptor_get_field_by_name(
+			    m->descriptor, key))
+			continue;
+		u = unknown_item(why);
+		if (!u || json_object_object_add(obj, key, u) < 0) {
+			json_object_put(u);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static struct json_object *message(const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -420,6 +524,8 @@ static struct json_object *message(const ProtobufCMessage *m)
 		if (r < 0)
 			goto oom;
 	}
+	if (uf && unknown_extra(obj, m, uf) < 0)
+		goto oom;
 	return obj;
 oom:
 	json_object_put(obj);

@@ -35,7 +35,8 @@
  * - a message with a map<string, string> field named "unknown" (the probe's
  *   messages) shows every other field: one named in "unknown" as
  *   {"unknown": "<reason>"}, one unset as null; "unknown" itself is not
- *   shown.
+ *   shown, but a key of it that names no field (an item of a newer
+ *   sender's .proto) is, after the fields, as {"unknown": "<reason>"}.
  *
  * pbjson_to_message() reads that JSON back, strictly, so the probe, which
  * is built as a json-c tree, becomes its typed message with every item
@@ -77,6 +78,18 @@ bool pbjson_is_value_message(const ProtobufCMessageDescriptor *d);
 /* d's map<string, string> field named "unknown", or NULL. */
 const ProtobufCFieldDescriptor *
 pbjson_unknown_field(const ProtobufCMessageDescriptor *d);
+
+/*
+ * Whether m's "unknown" map agrees with its fields: no key twice, none
+ * naming the map itself, none naming a field that is set (a list or map
+ * with entries, or an item with a value): an item is read or unknown, not
+ * both. A key that names no field of m is fine (an item a newer sender
+ * added: the walk shows it as {"unknown": reason}). 0 (also for a message
+ * without the map), -EINVAL with *at the offending entry's index and why
+ * saying what is wrong, or -ENOMEM.
+ */
+int pbjson_unknown_check(const ProtobufCMessage *m, size_t *at,
+			 char why[PBJSON_ERR_LEN]);
 
 /*
  * Whether f of m is set, as protobuf-c's packer decides it: always for a

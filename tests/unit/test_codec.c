@@ -1552,6 +1552,58 @@ static void test_ack(void)
  * trees, is a probe_json the codec takes.
  */
 /*
+ * A probe message's unknown map must agree with its fields: an item set and
+ * unknown at once, a key twice and a key naming the map are refused by
+ * index; a key that names no field (a newer agent's item) is taken, and the
+ * walk shows it.
+ */
+static void check_probe_unknown(struct fixture *f)
+{
+	Fleetbench__ProbeHost *h = f->r.probe->host;
+	Fleetbench__ProbeHost__UnknownEntry e[2];
+	Fleetbench__ProbeHost__UnknownEntry **saved = h->unknown, *list[2];
+	size_t n_saved = h->n_unknown;
+	struct json_object *o, *item;
+	char err[CODEC_ERR_LEN];
+	char *hostname = h->hostname;
+
+	for (size_t i = 0; i < 2; i++) {
+		fleetbench__probe_host__unknown_entry__init(&e[i]);
+		list[i] = &e[i];
+	}
+	h->unknown = list;
+	h->n_unknown = 1;
+	h->hostname = "web-1";
+	e[0].key = "hostname";
+	e[0].value = "EACCES";
+	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_STR(err, "probe.host.unknown[0]: names hostname, which is set: an item is read or unknown, not both");
+	e[0].key = "unknown";
+	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_STR(err, "probe.host.unknown[0]: names the map itself, not an item");
+
+	e[0].key = e[1].key = "cpu_sockets";
+	e[1].value = "ENOENT";
+	h->n_unknown = 2;
+	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_STR(err, "probe.host.unknown[1]: the same key as [0]");
+
+	h->n_unknown = 1;
+	CHECK_OK(codec_validate_report(&f->r, now_ms(), err));
+	o = pbjson_from_message(&h->base);
+	CHECK_(o && json_object_object_get_ex(o, "cpu_sockets", &item) &&
+		       !strcmp(json_object_to_json_string_ext(
+				       item, JSON_C_TO_STRING_PLAIN),
+			       "{\"unknown\":\"EACCES\"}"),
+	       "%s", "an unknown item the .proto does not name shows");
+	json_object_put(o);
+
+	h->unknown = saved;
+	h->n_unknown = n_saved;
+	h->hostname = hostname;
+}
+
+/*
  * The probe's JSON as the typed Probe: valid, and through pack and unpack
  * it walks back to the same JSON. Beside probe_json it is refused, and a
  * report with neither is; a probe string over its limit is named.
@@ -1591,8 +1643,10 @@ static void check_typed_probe(struct fixture *f, const char *json,
 	json_object_put(back);
 	codec_free_report(u);
 
-	/* a string in the probe is held to 8192 bytes, and named */
-	if (f->r.probe->kernel) {
+	/* a string in the probe is held to 8192 bytes, and named (where the
+	 * probe read the command line: where it did not, the item is in
+	 * kernel.unknown, and a value beside that is refused) */
+	if (f->r.probe->kernel && f->r.probe->kernel->cmdline) {
 		char *saved = f->r.probe->kernel->cmdline;
 		char *big = malloc(CODEC_MAX_PROBE_STRING + 2);
 
@@ -1609,6 +1663,8 @@ static void check_typed_probe(struct fixture *f, const char *json,
 			free(big);
 		}
 	}
+	if (f->r.probe->host)
+		check_probe_unknown(f);
 	f->r.probe = NULL;
 	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "probe: missing (and no probe_json)");
