@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The probe JSON report and the bench messages as one wire Report
- * (report.h). */
+ * (report.h): the probe read into its typed message, the typed columns
+ * taken from that message by a table of item paths. */
 #include "report.h"
 
 #include <errno.h>
@@ -37,211 +38,140 @@ static int oom(char err[REPORT_ERR_LEN])
 	return fail(err, -ENOMEM, "out of memory building the report");
 }
 
-/* o[key], or NULL when o is not an object, key is absent or its value is
- * null (json-c holds a JSON null as NULL). */
-static struct json_object *member(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
-
 static int dup_str(char **dst, const char *s, char err[REPORT_ERR_LEN])
 {
 	*dst = strdup(s);
 	return *dst ? 0 : oom(err);
 }
 
-/* Arrays are allocated one element larger so that n == 0 still gets a
- * pointer to check; protobuf-c only reads the first n. */
-static void *alloc_array(size_t n, size_t size)
-{
-	return calloc(n + 1, size);
-}
-
-/* ---- the probe ---- */
+/* ---- the typed columns, from the typed probe ---- */
 
 /*
- * Copies the probe's string item section.key into *dst. An item that is
- * unknown ({"unknown": reason}), absent or empty is left unset, or refused
- * with -ENODATA when required.
+ * Where each field of Host, Kernel and Capabilities comes from: the probe
+ * item at path ('.' between field names, from Probe), the same item the
+ * collector stores in runs.probe (docs/wire.md lists both). A message item
+ * fills a message field by the fields of the same name
+ * (hugetlb.sizes[].size_kb, nr and free into HugepagePool).
  */
-static int probe_item(struct json_object *probe, const char *section,
-		      const char *key, bool required, char **dst,
-		      char err[REPORT_ERR_LEN])
-{
-	struct json_object *v = member(member(probe, section), key);
-	struct json_object *why = member(v, "unknown");
-
-	if (json_object_is_type(v, json_type_string) &&
-	    json_object_get_string_len(v) > 0)
-		return dup_str(dst, json_object_get_string(v), err);
-	if (!required)
-		return 0;
-	if (json_object_is_type(why, json_type_string))
-		return fail(err, -ENODATA, "probe item %s.%s is unknown (%s)",
-			    section, key, json_object_get_string(why));
-	return fail(err, -ENODATA, "probe item %s.%s is %s", section, key,
-		    v ? "not a non-empty string" : "missing");
-}
-
-/* One label of the probe's labels section: its value when it is a string,
- * and its source. */
-static int probe_label(struct json_object *probe, const char *name,
-		       char **value, char **source, char err[REPORT_ERR_LEN])
-{
-	struct json_object *l = member(member(probe, "labels"), name);
-	struct json_object *v = member(l, "value"), *s = member(l, "source");
-	int r = 0;
-
-	if (json_object_is_type(v, json_type_string) &&
-	    json_object_get_string_len(v) > 0)
-		r = dup_str(value, json_object_get_string(v), err);
-	if (r == 0 && json_object_is_type(s, json_type_string))
-		r = dup_str(source, json_object_get_string(s), err);
-	return r;
-}
-
-static int convert_host(struct json_object *probe, Fleetbench__Host *h,
-			char err[REPORT_ERR_LEN])
-{
-	struct json_object *id = member(member(probe, "host"), "machine_id");
-	struct json_object *why = member(id, "unknown");
-	int r;
-
-	if (!json_object_is_type(id, json_type_string) ||
-	    !json_object_get_string_len(id))
-		return fail(err, -ENODATA,
-			    "the probe found no machine id (host.machine_id: %s): the collector keys hosts by it; create /etc/machine-id (systemd-machine-id-setup)",
-			    json_object_is_type(why, json_type_string) ?
-				    json_object_get_string(why) :
-			    id ? "not a non-empty string" :
-				 "missing");
-	r = dup_str(&h->machine_id, json_object_get_string(id), err);
-	if (r == 0)
-		r = probe_item(probe, "host", "hostname", true, &h->hostname,
-			       err);
-	if (r == 0)
-		r = probe_label(probe, "provider", &h->provider,
-				&h->provider_source, err);
-	if (r == 0)
-		r = probe_label(probe, "instance_type", &h->instance_type,
-				&h->instance_type_source, err);
-	if (r == 0)
-		r = probe_label(probe, "region", &h->region, &h->region_source,
-				err);
-	return r;
-}
-
-static int convert_kernel(struct json_object *probe, Fleetbench__Kernel *k,
-			  char err[REPORT_ERR_LEN])
-{
-	int r = probe_item(probe, "kernel", "release", true, &k->release, err);
-
-	if (r == 0)
-		r = probe_item(probe, "kernel", "version", false, &k->version,
-			       err);
-	if (r == 0)
-		r = probe_item(probe, "kernel", "cmdline", false, &k->cmdline,
-			       err);
-	return r;
-}
-
-/* ---- the capabilities ---- */
-
-/*
- * The probe items that the collector stores in typed columns
- * (docs/probe.md), each to the Capabilities field of the same meaning. The
- * field's descriptor says how to read the item; a message's fields are
- * read from the members of the same name (hugetlb.sizes[].size_kb, nr and
- * free into HugepagePool).
- */
-static const struct {
-	const char *path; /* in the probe object, '.' between members */
+struct derive {
 	const char *field;
-} caps_map[] = {
-	{ "thp.enabled.selected", "thp_enabled" },
-	{ "thp.defrag.selected", "thp_defrag" },
-	{ "thp.shmem_enabled.selected", "thp_shmem_enabled" },
-	{ "hugetlb.sizes", "hugepages" },
-	{ "io_uring.disabled", "io_uring_disabled" },
-	{ "io_uring.setup", "io_uring_setup" },
-	{ "io_uring.setup_errno", "io_uring_setup_errno" },
-	{ "io_uring.sqpoll", "sqpoll" },
-	{ "io_uring.sqpoll_errno", "sqpoll_errno" },
-	{ "io_uring.opcodes", "io_uring_opcodes" },
-	{ "io_uring.features", "io_uring_features" },
-	{ "host.vcpus_online", "vcpus" },
-	{ "host.memory_total_kb", "memory_kb" },
-	{ "host.cpu_model", "cpu_model" },
-	{ "virt.vm.name", "vm" },
-	{ "virt.container.name", "container" },
+	const char *path;
 };
 
-static struct json_object *at_path(struct json_object *o, const char *path)
-{
-	char key[PATH_LEN];
+static const struct derive host_items[] = {
+	{ "machine_id", "host.machine_id" },
+	{ "hostname", "host.hostname" },
+	{ "provider", "labels.provider.value" },
+	{ "provider_source", "labels.provider.source" },
+	{ "instance_type", "labels.instance_type.value" },
+	{ "instance_type_source", "labels.instance_type.source" },
+	{ "region", "labels.region.value" },
+	{ "region_source", "labels.region.source" },
+};
 
-	while (o && *path) {
-		size_t n = strcspn(path, ".");
+static const struct derive kernel_items[] = {
+	{ "release", "kernel.release" },
+	{ "version", "kernel.version" },
+	{ "cmdline", "kernel.cmdline" },
+};
 
-		snprintf(key, sizeof(key), "%.*s", (int)n, path);
-		o = member(o, key);
-		path += n + (path[n] == '.');
-	}
-	return o;
-}
-
-static int fill_message(ProtobufCMessage *m, struct json_object *o);
+static const struct derive caps_items[] = {
+	{ "thp_enabled", "thp.enabled.selected" },
+	{ "thp_defrag", "thp.defrag.selected" },
+	{ "thp_shmem_enabled", "thp.shmem_enabled.selected" },
+	{ "hugepages", "hugetlb.sizes" },
+	{ "io_uring_disabled", "io_uring.disabled" },
+	{ "io_uring_setup", "io_uring.setup" },
+	{ "io_uring_setup_errno", "io_uring.setup_errno" },
+	{ "sqpoll", "io_uring.sqpoll" },
+	{ "sqpoll_errno", "io_uring.sqpoll_errno" },
+	{ "io_uring_opcodes", "io_uring.opcodes" },
+	{ "io_uring_features", "io_uring.features" },
+	{ "vcpus", "host.vcpus_online" },
+	{ "memory_kb", "host.memory_total_kb" },
+	{ "cpu_model", "host.cpu_model" },
+	{ "vm", "virt.vm.name" },
+	{ "container", "virt.container.name" },
+};
 
 /*
- * One value of field f from v into dst. Returns 1 when set, 0 when v is not
- * a value of the field's type and range (an {"unknown": ...} item, null,
- * absent: the field stays unset), or -ENOMEM.
+ * The field at path from *m, with *m set to the message that holds it;
+ * NULL when a message on the way is not set. A path that names no field
+ * is NULL too: tests/unit/test_report.c checks every field against its
+ * item, written out there by hand.
  */
-static int caps_value(const ProtobufCFieldDescriptor *f, void *dst,
-		      struct json_object *v)
+static const ProtobufCFieldDescriptor *at_path(const ProtobufCMessage **m,
+					       const char *path)
 {
-	const ProtobufCMessageDescriptor *d = f->descriptor;
+	char name[PATH_LEN];
+
+	for (;;) {
+		size_t n = strcspn(path, ".");
+		const ProtobufCFieldDescriptor *f;
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, path);
+		f = protobuf_c_message_descriptor_get_field_by_name(
+			(*m)->descriptor, name);
+		if (!f || !path[n])
+			return f;
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE ||
+		    f->label == PROTOBUF_C_LABEL_REPEATED)
+			return NULL;
+		*m = *(const ProtobufCMessage *const *)((const char *)*m +
+							f->offset);
+		if (!*m)
+			return NULL;
+		path += n + 1;
+	}
+}
+
+static int copy_message(ProtobufCMessage *dst, const ProtobufCMessage *src);
+
+/*
+ * One value of source field sf at v into dst, a value of field df. Returns
+ * 1 when set, 0 when it does not fit df (an empty string, an integer out
+ * of df's range, a message without a required field: left unset), or
+ * -ENOMEM.
+ */
+static int copy_value(const ProtobufCFieldDescriptor *df, void *dst,
+		      const ProtobufCFieldDescriptor *sf, const void *v)
+{
+	int64_t x = sf->type == PROTOBUF_C_TYPE_INT64 ? *(const int64_t *)v :
+							 0;
+	const ProtobufCMessageDescriptor *d;
 	ProtobufCMessage *sub;
-	int64_t x = json_object_get_int64(v);
 	int r;
 
-	switch (f->type) {
+	if (sf->type != df->type && sf->type != PROTOBUF_C_TYPE_INT64)
+		return 0;
+	switch (df->type) {
 	case PROTOBUF_C_TYPE_STRING:
-		if (!json_object_is_type(v, json_type_string) ||
-		    !json_object_get_string_len(v))
+		if (!*(char *const *)v || !**(char *const *)v)
 			return 0;
-		*(char **)dst = strdup(json_object_get_string(v));
+		*(char **)dst = strdup(*(char *const *)v);
 		return *(char **)dst ? 1 : -ENOMEM;
 	case PROTOBUF_C_TYPE_INT32:
-		if (!json_object_is_type(v, json_type_int) || x < INT32_MIN ||
-		    x > INT32_MAX)
+		if (x < INT32_MIN || x > INT32_MAX)
 			return 0;
 		*(int32_t *)dst = (int32_t)x;
 		return 1;
 	case PROTOBUF_C_TYPE_UINT32:
-		if (!json_object_is_type(v, json_type_int) || x < 0 ||
-		    x > UINT32_MAX)
+		if (x < 0 || x > UINT32_MAX)
 			return 0;
 		*(uint32_t *)dst = (uint32_t)x;
 		return 1;
 	case PROTOBUF_C_TYPE_UINT64:
-		if (!json_object_is_type(v, json_type_int) || x < 0)
+		if (x < 0)
 			return 0;
 		*(uint64_t *)dst = (uint64_t)x;
 		return 1;
 	case PROTOBUF_C_TYPE_MESSAGE:
-		if (!json_object_is_type(v, json_type_object))
-			return 0;
+		d = df->descriptor;
 		sub = malloc(d->sizeof_message);
 		if (!sub)
 			return -ENOMEM;
 		protobuf_c_message_init(d, sub);
-		r = fill_message(sub, v);
+		r = copy_message(sub, *(const ProtobufCMessage *const *)v);
 		if (r <= 0) {
 			protobuf_c_message_free_unpacked(sub, NULL);
 			return r;
@@ -249,42 +179,49 @@ static int caps_value(const ProtobufCFieldDescriptor *f, void *dst,
 		*(ProtobufCMessage **)dst = sub;
 		return 1;
 	default:
-		return 0; /* no capability has another type */
+		return 0; /* no typed column has another type */
 	}
 }
 
-/* Field f of m from v: a value, or an array's values that fit, in order. */
-static int caps_field(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-		      struct json_object *v)
+/* Field df of dst from field sf of src: its value, or a list's values that
+ * fit, in order. Returns 1 when set, 0 when not, or -ENOMEM. */
+static int copy_field(ProtobufCMessage *dst, const ProtobufCFieldDescriptor *df,
+		      const ProtobufCMessage *src,
+		      const ProtobufCFieldDescriptor *sf)
 {
-	char *base = (char *)m;
-	size_t size = pbjson_value_size(f->type), *n;
+	char *base = (char *)dst;
+	const char *from = (const char *)src + sf->offset;
+	size_t size = pbjson_value_size(df->type), *n;
 	char **arr;
 	int r;
 
-	if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+	if ((df->label == PROTOBUF_C_LABEL_REPEATED) !=
+	    (sf->label == PROTOBUF_C_LABEL_REPEATED))
+		return 0;
+	if (df->label != PROTOBUF_C_LABEL_REPEATED) {
+		if (!pbjson_field_present(src, sf))
+			return 0;
+		r = copy_value(df, base + df->offset, sf, from);
 		/* a string or message is set by its pointer, others by has_ */
-		bool flag = f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-			    f->type != PROTOBUF_C_TYPE_STRING &&
-			    f->type != PROTOBUF_C_TYPE_MESSAGE;
-		protobuf_c_boolean *has =
-			(protobuf_c_boolean *)(base + f->quantifier_offset);
-
-		r = caps_value(f, base + f->offset, v);
-		if (r > 0 && flag)
-			*has = 1;
+		if (r > 0 && df->label == PROTOBUF_C_LABEL_OPTIONAL &&
+		    df->type != PROTOBUF_C_TYPE_STRING &&
+		    df->type != PROTOBUF_C_TYPE_MESSAGE)
+			*(protobuf_c_boolean *)(base + df->quantifier_offset) = 1;
 		return r;
 	}
-	if (!json_object_is_type(v, json_type_array))
-		return 0;
-	n = (size_t *)(base + f->quantifier_offset);
-	arr = (char **)(base + f->offset);
-	*arr = alloc_array(json_object_array_length(v), size);
+	n = (size_t *)(base + df->quantifier_offset);
+	arr = (char **)(base + df->offset);
+	*arr = calloc(*(const size_t *)((const char *)src +
+					 sf->quantifier_offset) + 1,
+		      size);
 	if (!*arr)
 		return -ENOMEM;
-	for (size_t i = 0; i < json_object_array_length(v); i++) {
-		r = caps_value(f, *arr + *n * size,
-			       json_object_array_get_idx(v, i));
+	for (size_t i = 0;
+	     i < *(const size_t *)((const char *)src + sf->quantifier_offset);
+	     i++) {
+		r = copy_value(df, *arr + *n * size, sf,
+			       *(const char *const *)from +
+				       i * pbjson_value_size(sf->type));
 		if (r < 0)
 			return r;
 		*n += (size_t)r;
@@ -292,15 +229,17 @@ static int caps_field(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 	return 1;
 }
 
-/* Every field of m from o's member of its name. Returns 1, or 0 when a
- * required field is not there (m is then of no use), or -ENOMEM. */
-static int fill_message(ProtobufCMessage *m, struct json_object *o)
+/* Every field of dst from src's field of the same name. Returns 1, or 0
+ * when a required field is not there (dst is then of no use), or -ENOMEM. */
+static int copy_message(ProtobufCMessage *dst, const ProtobufCMessage *src)
 {
-	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const ProtobufCMessageDescriptor *d = dst->descriptor;
 
 	for (unsigned i = 0; i < d->n_fields; i++) {
-		int r = caps_field(m, &d->fields[i],
-				   member(o, d->fields[i].name));
+		const ProtobufCFieldDescriptor *sf =
+			protobuf_c_message_descriptor_get_field_by_name(
+				src->descriptor, d->fields[i].name);
+		int r = sf ? copy_field(dst, &d->fields[i], src, sf) : 0;
 
 		if (r < 0 || (r == 0 &&
 			      d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED))
@@ -309,34 +248,109 @@ static int fill_message(ProtobufCMessage *m, struct json_object *o)
 	return 1;
 }
 
-static int convert_capabilities(struct json_object *probe,
-				Fleetbench__Report *rep,
-				char err[REPORT_ERR_LEN])
+/*
+ * A new message of type d, each field in items from its probe item (an
+ * item not read, or not fitting, leaves the field unset), in *ret.
+ * Returns 0 or -ENOMEM.
+ */
+static int derive(const ProtobufCMessageDescriptor *d,
+		  const struct derive *items, size_t n,
+		  const Fleetbench__Probe *probe, ProtobufCMessage **ret)
 {
-	const ProtobufCMessageDescriptor *d =
-		&fleetbench__capabilities__descriptor;
+	ProtobufCMessage *m = malloc(d->sizeof_message);
 
-	rep->capabilities = malloc(sizeof(*rep->capabilities));
-	if (!rep->capabilities)
-		return oom(err);
-	fleetbench__capabilities__init(rep->capabilities);
-	for (size_t i = 0; i < ARRAY_SIZE(caps_map); i++) {
-		const ProtobufCFieldDescriptor *f =
-			protobuf_c_message_descriptor_get_field_by_name(
-				d, caps_map[i].field);
+	*ret = m;
+	if (!m)
+		return -ENOMEM;
+	protobuf_c_message_init(d, m);
+	for (size_t i = 0; i < n; i++) {
+		const ProtobufCMessage *src = &probe->base;
+		const ProtobufCFieldDescriptor *sf =
+			at_path(&src, items[i].path);
 
-		if (caps_field(&rep->capabilities->base, f,
-			       at_path(probe, caps_map[i].path)) < 0)
-			return oom(err);
+		if (sf && copy_field(m,
+				     protobuf_c_message_descriptor_get_field_by_name(
+					     d, items[i].field),
+				     src, sf) < 0)
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * Why the probe item at path was not taken into a required field: the
+ * probe's reason when it could not read the item, else "missing" (no such
+ * item) or "not a non-empty string" (an empty one).
+ */
+static const char *not_taken(const Fleetbench__Probe *probe, const char *path,
+			     bool *unknown)
+{
+	const ProtobufCMessage *src = &probe->base;
+	const ProtobufCFieldDescriptor *sf = at_path(&src, path);
+	const char *why = sf ? pbjson_unknown_reason(src, sf->name) : NULL;
+
+	*unknown = why != NULL;
+	if (why)
+		return why;
+	return sf && pbjson_field_present(src, sf) ? "not a non-empty string" :
+						     "missing";
+}
+
+/* -ENODATA naming the item when m's required string field is unset. */
+static int required(const ProtobufCMessage *m, const char *field,
+		    const Fleetbench__Probe *probe, const char *path,
+		    char err[REPORT_ERR_LEN])
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
+								field);
+	bool unknown;
+	const char *why;
+
+	if (*(char *const *)((const char *)m + f->offset))
+		return 0;
+	why = not_taken(probe, path, &unknown);
+	if (unknown)
+		return fail(err, -ENODATA, "probe item %s is unknown (%s)",
+			    path, why);
+	return fail(err, -ENODATA, "probe item %s is %s", path, why);
+}
+
+/* Host, Kernel and Capabilities of rep from its typed probe. */
+static int derive_all(Fleetbench__Report *rep, char err[REPORT_ERR_LEN])
+{
+	const Fleetbench__Probe *p = rep->probe;
+	bool unknown;
+	int r;
+
+	r = derive(&fleetbench__host__descriptor, host_items,
+		   ARRAY_SIZE(host_items), p, (ProtobufCMessage **)&rep->host);
+	if (r == 0)
+		r = derive(&fleetbench__kernel__descriptor, kernel_items,
+			   ARRAY_SIZE(kernel_items), p,
+			   (ProtobufCMessage **)&rep->kernel);
+	if (r == 0)
+		r = derive(&fleetbench__capabilities__descriptor, caps_items,
+			   ARRAY_SIZE(caps_items), p,
+			   (ProtobufCMessage **)&rep->capabilities);
+	if (r < 0)
+		return oom(err);
+	if (!rep->host->machine_id)
+		return fail(err, -ENODATA,
+			    "the probe found no machine id (host.machine_id: %s): the collector keys hosts by it; create /etc/machine-id (systemd-machine-id-setup)",
+			    not_taken(p, "host.machine_id", &unknown));
+	r = required(&rep->host->base, "hostname", p, "host.hostname", err);
+	if (r == 0)
+		r = required(&rep->kernel->base, "release", p, "kernel.release",
+			     err);
+	return r;
 }
 
 /*
  * A probe can read a value the codec refuses as a capability (a hugetlb
  * pool read while it changed: free > nr). The run must not be lost for
  * it: the capabilities go, with a warning, and the collector derives its
- * typed columns from probe_json as it does for older agents.
+ * typed columns from the probe as it does for older agents.
  */
 static void drop_refused_capabilities(Fleetbench__Report *rep)
 {
@@ -424,34 +438,17 @@ int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 	rep->schema_version = FLEETBENCH__SCHEMA_VERSION__CURRENT;
 	rep->started_unix_ms = started_unix_ms;
 	rep->finished_unix_ms = finished_unix_ms;
-	rep->host = malloc(sizeof(*rep->host));
-	if (rep->host)
-		fleetbench__host__init(rep->host);
-	rep->kernel = malloc(sizeof(*rep->kernel));
-	if (rep->kernel)
-		fleetbench__kernel__init(rep->kernel);
-	if (!rep->host || !rep->kernel) {
-		r = oom(err);
-		goto out;
-	}
-
 	r = dup_str(&rep->run_id, run_id, err);
 	if (r == 0)
 		r = dup_str(&rep->agent_version, FLEETBENCH_VERSION, err);
 	if (r == 0)
-		r = convert_host(probe, rep->host, err);
+		r = report_probe(probe, &rep->probe, err);
 	if (r == 0)
-		r = convert_kernel(probe, rep->kernel, err);
-	if (r == 0)
-		r = convert_capabilities(probe, rep, err);
-	if (r < 0)
-		goto out;
-	r = report_probe(probe, &rep->probe, err);
+		r = derive_all(rep, err);
 	if (r == 0 && bench)
 		r = copy_bench(bench, rep, err);
 	if (r == 0)
 		drop_refused_capabilities(rep);
-out:
 	if (r < 0) {
 		report_free(rep);
 		return r;

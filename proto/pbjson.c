@@ -224,6 +224,14 @@ static const char *unknown_reason(const ProtobufCMessage *m,
 	return NULL;
 }
 
+const char *pbjson_unknown_reason(const ProtobufCMessage *m,
+				  const char *name)
+{
+	const ProtobufCFieldDescriptor *uf = pbjson_unknown_field(m->descriptor);
+
+	return uf ? unknown_reason(m, uf, name) : NULL;
+}
+
 /* Whether field f of m holds anything: entries, or a value. */
 static bool field_set(const ProtobufCMessage *m,
 		      const ProtobufCFieldDescriptor *f)

@@ -79,6 +79,11 @@ bool pbjson_is_value_message(const ProtobufCMessageDescriptor *d);
 const ProtobufCFieldDescriptor *
 pbjson_unknown_field(const ProtobufCMessageDescriptor *d);
 
+/* The reason m's "unknown" map gives for its item name, or NULL when the
+ * map does not name it (or m has no such map). */
+const char *pbjson_unknown_reason(const ProtobufCMessage *m,
+				  const char *name);
+
 /*
  * Whether m's "unknown" map agrees with its fields: no key twice, none
  * naming the map itself, none naming a field that is set (a list or map
