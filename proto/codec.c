@@ -354,6 +354,12 @@ static const struct field_limit field_limits[] = {
 	  CODEC_MAX_CPU_MODEL },
 };
 
+/* Probe and its section messages (ProbeHost, ProbeValue, ...) */
+static bool is_probe_message(const ProtobufCMessageDescriptor *d)
+{
+	return !strncmp(d->name, "fleetbench.Probe", 16);
+}
+
 static size_t field_limit(const ProtobufCMessageDescriptor *d,
 			  const ProtobufCFieldDescriptor *f)
 {
@@ -364,7 +370,7 @@ static size_t field_limit(const ProtobufCMessageDescriptor *d,
 	/* the probe's items: file contents and reasons, lists of devices,
 	 * policies, counters; generous, so a host's odd value is sent and
 	 * seen, yet bounded */
-	if (!strncmp(d->name, "fleetbench.Probe", 16))
+	if (is_probe_message(d))
 		return f->label == PROTOBUF_C_LABEL_REPEATED ?
 			       CODEC_MAX_PROBE_ENTRIES :
 			       CODEC_MAX_PROBE_STRING;
@@ -528,8 +534,13 @@ static int check_unknown(struct walk *w, const ProtobufCMessage *m)
 {
 	char why[PBJSON_ERR_LEN];
 	size_t at = 0;
-	int r = pbjson_unknown_check(m, &at, why);
+	int r;
 
+	/* only the probe's messages have the map: the many others (metrics,
+	 * windows) are passed by a prefix, not a field lookup */
+	if (!is_probe_message(m->descriptor))
+		return 0;
+	r = pbjson_unknown_check(m, &at, why);
 	if (r == -ENOMEM) {
 		snprintf(w->err, CODEC_ERR_LEN, "out of memory");
 		return r;
