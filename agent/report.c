@@ -194,7 +194,7 @@ static int copy_field(ProtobufCMessage *dst, const ProtobufCFieldDescriptor *df,
 {
 	char *base = (char *)dst;
 	const char *from = (const char *)src + sf->offset;
-	size_t size = pbjson_value_size(df->type), *n;
+	size_t size = pbjson_value_size(df->type), *n, count;
 	char **arr;
 	int r;
 
@@ -214,14 +214,11 @@ static int copy_field(ProtobufCMessage *dst, const ProtobufCFieldDescriptor *df,
 	}
 	n = (size_t *)(base + df->quantifier_offset);
 	arr = (char **)(base + df->offset);
-	*arr = calloc(*(const size_t *)((const char *)src +
-					 sf->quantifier_offset) + 1,
-		      size);
+	count = *(const size_t *)((const char *)src + sf->quantifier_offset);
+	*arr = calloc(count + 1, size); /* + 1: a list of none is no NULL */
 	if (!*arr)
 		return -ENOMEM;
-	for (size_t i = 0;
-	     i < *(const size_t *)((const char *)src + sf->quantifier_offset);
-	     i++) {
+	for (size_t i = 0; i < count; i++) {
 		r = copy_value(df, *arr + *n * size, sf,
 			       *(const char *const *)from +
 				       i * pbjson_value_size(sf->type));

@@ -207,20 +207,25 @@ static const char *entry_key(const ProtobufCFieldDescriptor *f,
 		       "";
 }
 
+/* The value of entry e of a map<string, string> field f. */
+static const char *entry_value(const ProtobufCFieldDescriptor *f,
+			       const ProtobufCMessage *e)
+{
+	return *(char *const *)((const char *)e + sub(f)->fields[1].offset) ?:
+		       "";
+}
+
 /* The reason m's unknown map (field uf) gives for item name, or NULL. */
 static const char *unknown_reason(const ProtobufCMessage *m,
 				  const ProtobufCFieldDescriptor *uf,
 				  const char *name)
 {
-	const ProtobufCFieldDescriptor *v = &sub(uf)->fields[1];
 	ProtobufCMessage *const *e;
 	size_t n = map_entries(m, uf, &e);
 
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(entry_key(uf, e[i]), name))
-			return *(char *const *)((const char *)e[i] +
-						v->offset) ?:
-				       "";
+			return entry_value(uf, e[i]);
 	return NULL;
 }
 
@@ -242,18 +247,19 @@ static bool field_set(const ProtobufCMessage *m,
 	return pbjson_field_present(m, f);
 }
 
-/* qsort_r()'s order of the indexes of the unknown map's entries (arg:
- * the message, whose map is its unknown field's) by their keys */
+/* The unknown map whose entries by_key() orders. */
+struct keyed {
+	const ProtobufCFieldDescriptor *uf;
+	ProtobufCMessage *const *e;
+};
+
+/* qsort_r()'s order of entry indexes by their keys (arg: struct keyed) */
 static int by_key(const void *a, const void *b, void *arg)
 {
-	const ProtobufCMessage *m = arg;
-	const ProtobufCFieldDescriptor *uf = pbjson_unknown_field(m->descriptor);
-	ProtobufCMessage *const *e;
+	const struct keyed *k = arg;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int c;
+	int c = strcmp(entry_key(k->uf, k->e[i]), entry_key(k->uf, k->e[j]));
 
-	map_entries(m, uf, &e);
-	c = strcmp(entry_key(uf, e[i]), entry_key(uf, e[j]));
 	return c ? c : (i > j) - (i < j);
 }
 
@@ -293,7 +299,8 @@ int pbjson_unknown_check(const ProtobufCMessage *m, size_t *at,
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
-	qsort_r(order, n, sizeof(*order), by_key, (void *)m);
+	qsort_r(order, n, sizeof(*order), by_key,
+		&(struct keyed){ .uf = uf, .e = e });
 	for (size_t i = 1; i < n; i++)
 		if (!strcmp(entry_key(uf, e[order[i - 1]]),
 			    entry_key(uf, e[order[i]]))) {
@@ -476,20 +483,17 @@ static struct json_object *value_message(const ProtobufCMessage *m)
 static int unknown_extra(struct json_object *obj, const ProtobufCMessage *m,
 			 const ProtobufCFieldDescriptor *uf)
 {
-	const ProtobufCFieldDescriptor *v = &sub(uf)->fields[1];
 	ProtobufCMessage *const *e;
 	size_t n = map_entries(m, uf, &e);
 
 	for (size_t i = 0; i < n; i++) {
 		const char *key = entry_key(uf, e[i]);
-		const char *why =
-			*(char *const *)((const char *)e[i] + v->offset) ?: "";
 		struct json_object *u;
 
 		if (protobuf_c_message_descriptor_get_field_by_name(
 			    m->descriptor, key))
 			continue;
-		u = unknown_item(why);
+		u = unknown_item(entry_value(uf, e[i]));
 		if (!u || json_object_object_add(obj, key, u) < 0) {
 			json_object_put(u);
 			return -ENOMEM;
