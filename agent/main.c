@@ -607,6 +607,11 @@ static void send_event_log(void *data, const struct send_event_info *ev)
 		log_warn("ignored a reply from %s: %s", ev->endpoint,
 			 ev->detail);
 		break;
+	case SEND_NO_OFFERS:
+		log_info("%s takes no offers (a collector older than this agent%s%s): sending reports to it directly",
+			 ev->endpoint, ev->detail ? ": " : "",
+			 ev->detail ? ev->detail : "");
+		break;
 	}
 }
 

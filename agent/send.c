@@ -28,6 +28,7 @@ struct sender {
 	char *err;
 	void *sock; /* connected to endpoints[ep], or NULL */
 	size_t ep;
+	bool direct; /* endpoints[ep] takes no offers: send reports at once */
 	struct rng rng;
 };
 
@@ -156,9 +157,17 @@ static int recv_frame(struct sender *sd, zmq_msg_t *ret)
 	return single ? 1 : -EBADMSG;
 }
 
-/* Whether ack answers the report run_id (see send.h). */
-static const char *ack_mismatch(const Fleetbench__Ack *ack, const char *run_id)
+/* Whether ack answers the report run_id, or its offer (see send.h). */
+static const char *ack_mismatch(const Fleetbench__Ack *ack, const char *run_id,
+				bool offer)
 {
+	bool granted = ack->status == FLEETBENCH__ACK__STATUS__GRANTED;
+
+	if (offer && (ack->status == FLEETBENCH__ACK__STATUS__COMMITTED ||
+		      ack->status == FLEETBENCH__ACK__STATUS__DUPLICATE))
+		return "a COMMITTED or DUPLICATE for a report not sent yet";
+	if (!offer && granted)
+		return "a GRANTED for a report already sent";
 	if (!strcmp(ack->run_id, run_id))
 		return NULL;
 	if (!*ack->run_id &&
@@ -171,11 +180,12 @@ static const char *ack_mismatch(const Fleetbench__Ack *ack, const char *run_id)
 }
 
 /*
- * Reads what arrived until an Ack answers run_id. 1 with *ret filled, 0 when
- * nothing answered by the deadline, or -errno.
+ * Reads what arrived until an Ack answers run_id (its offer when offer is
+ * true). 1 with *ret filled, 0 when nothing answered by the deadline, or
+ * -errno.
  */
-static int await_ack(struct sender *sd, const char *run_id, int64_t deadline,
-		     struct answer *ret)
+static int await_ack(struct sender *sd, const char *run_id, bool offer,
+		     int64_t deadline, struct answer *ret)
 {
 	for (;;) {
 		Fleetbench__Ack *ack = NULL;
@@ -200,7 +210,7 @@ static int await_ack(struct sender *sd, const char *run_id, int64_t deadline,
 			return r;
 		if (r == 0) /* woken, yet nothing to read */
 			continue;
-		why = ack_mismatch(ack, run_id);
+		why = ack_mismatch(ack, run_id, offer);
 		if (why) {
 			emit(sd, SEND_ACK_IGNORED, run_id, why, 0, 0);
 			codec_free_ack(ack);
@@ -215,28 +225,81 @@ static int await_ack(struct sender *sd, const char *run_id, int64_t deadline,
 }
 
 /*
- * One attempt on the current socket: waits until the handshake is done
- * (ZMQ_IMMEDIATE: the socket only takes a message then), sends, awaits the
- * Ack. 1 with *ret filled, 0 on timeout, or -errno.
+ * Sends one frame once the socket takes it: waits until the handshake is
+ * done (ZMQ_IMMEDIATE: the socket only takes a message then). 1 when sent,
+ * 0 on timeout, or -errno.
  */
-static int attempt(struct sender *sd, const char *run_id, const void *payload,
-		   size_t len, struct answer *ret)
+static int send_frame(struct sender *sd, const void *data, size_t len,
+		      int64_t deadline)
 {
-	int64_t deadline = now_ms() + sd->o->timeout_ms;
-
 	for (;;) {
 		int r = wait_for(sd, ZMQ_POLLOUT, deadline);
 
 		if (r <= 0)
 			return r;
-		if (zmq_send(sd->sock, payload, len, ZMQ_DONTWAIT) >= 0)
-			break;
+		if (zmq_send(sd->sock, data, len, ZMQ_DONTWAIT) >= 0)
+			return 1;
 		if (errno != EAGAIN && errno != EINTR)
 			return fail(sd->err, -errno, "cannot send to '%s': %s",
 				    sd->o->endpoints[sd->ep], strerror(errno));
 	}
+}
+
+/*
+ * Offers the report and awaits the collector's answer (send.h). 1 when it
+ * may be sent now (granted, or the collector takes no offers: sd->direct
+ * is then set), 2 with *ret holding another answer (RETRY_LATER), 0 on
+ * timeout, or -errno.
+ */
+static int offer(struct sender *sd, const char *run_id, size_t len,
+		 struct answer *ret)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	int64_t deadline = now_ms() + sd->o->timeout_ms;
+	size_t blen;
+	int r = codec_pack_offer(run_id, len, &buf, &blen);
+
+	if (r < 0)
+		return fail(sd->err, r, "cannot offer report %s: %s", run_id,
+			    strerror(-r));
+	r = send_frame(sd, buf, blen, deadline);
+	if (r <= 0)
+		return r;
+	sd->sum->offers++;
+	r = await_ack(sd, run_id, true, deadline, ret);
+	if (r <= 0)
+		return r;
+	if (ret->status == FLEETBENCH__ACK__STATUS__GRANTED)
+		return 1;
+	if (ret->status != FLEETBENCH__ACK__STATUS__REJECTED)
+		return 2;
+	/* a collector older than offers read one as a broken Report */
+	sd->direct = true;
+	emit(sd, SEND_NO_OFFERS, run_id, *ret->reason ? ret->reason : NULL, 0,
+	     0);
+	return 1;
+}
+
+/*
+ * One attempt on the current socket: offers the report unless the
+ * collector takes no offers, sends it once granted, awaits the Ack; each
+ * step within timeout_ms. 1 with *ret filled, 0 on timeout, or -errno.
+ */
+static int attempt(struct sender *sd, const char *run_id, const void *payload,
+		   size_t len, struct answer *ret)
+{
+	int r = sd->direct ? 1 : offer(sd, run_id, len, ret);
+
+	if (r == 2)
+		return 1; /* answered without the report */
+	if (r == 1)
+		r = send_frame(sd, payload, len,
+			       now_ms() + sd->o->timeout_ms);
+	if (r <= 0)
+		return r;
 	sd->sum->sent++;
-	return await_ack(sd, run_id, deadline, ret);
+	return await_ack(sd, run_id, false, now_ms() + sd->o->timeout_ms,
+			 ret);
 }
 
 /* The k-th reconnect's delay (k >= 1), with equal jitter. */
@@ -308,6 +371,7 @@ static int deliver(struct sender *sd, const char *run_id, const void *payload,
 			return 0;
 		}
 		sd->ep = (sd->ep + 1) % sd->o->n_endpoints;
+		sd->direct = false; /* perhaps a newer collector */
 		timeouts = 0;
 		emit(sd, SEND_FAILOVER, run_id, NULL, 0, 0);
 	}
@@ -366,7 +430,7 @@ static int settle(struct sender *sd, struct spool *s,
 		emit(sd, SEND_REJECTED, e->run_id, reason, 0, 0);
 		return 1;
 	}
-	default: /* RETRY_LATER: codec_unpack_ack() admits no other */
+	default: /* RETRY_LATER: await_ack() lets no other through */
 		sd->sum->retry_later = true;
 		emit(sd, SEND_RETRY_LATER, e->run_id,
 		     *a->reason ? a->reason : NULL, 0, 0);

@@ -31,6 +31,9 @@ enum send_event {
 	SEND_FAILOVER, /* endpoint: the next endpoint to try */
 	SEND_UNREACHABLE, /* every endpoint timed out: the pass stops */
 	SEND_ACK_IGNORED, /* an Ack that answers nothing pending; detail: why */
+	SEND_NO_OFFERS, /* endpoint answered an offer REJECTED (a collector
+			   older than offers): reports go to it directly from
+			   now on; detail: its reason */
 };
 
 struct send_event_info {
@@ -61,6 +64,7 @@ struct send_opts {
 
 struct send_summary {
 	unsigned sent; /* Report messages handed to a socket, resends included */
+	unsigned offers; /* Offer messages handed to a socket */
 	unsigned committed, duplicate, rejected, quarantined;
 	unsigned remaining; /* reports of this pass still in the spool */
 	bool retry_later; /* the collector said RETRY_LATER: the pass stopped */
@@ -70,9 +74,14 @@ struct send_summary {
 /*
  * One pass over the spool s with sockets in zctx. For every report, oldest
  * first: a file spool_read() finds damaged is quarantined (counted, never
- * sent); the rest are sent and their Ack awaited. An Ack counts when its
+ * sent); for the rest an Offer is sent (docs/wire.md, "Offer and grant")
+ * and its answer awaited: GRANTED sends the report and awaits its Ack;
+ * RETRY_LATER is settled like a report's; REJECTED means a collector
+ * older than offers (SEND_NO_OFFERS), to which this pass sends its reports
+ * without offering them until it fails over. An Ack counts when its
  * run_id is the report's, or when it is empty (the collector could not read
- * the run id) and says REJECTED or RETRY_LATER; any other Ack is ignored.
+ * the run id) and says REJECTED or RETRY_LATER, and GRANTED only answers an
+ * offer, COMMITTED and DUPLICATE only a report; any other Ack is ignored.
  * COMMITTED and DUPLICATE remove the report (spool_ack), REJECTED moves it
  * to rejected/ with the reason (spool_reject), RETRY_LATER stops the pass
  * leaving it spooled, as does an endpoint list that is exhausted: the delay

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "admit.h"
 #include "cleanup.h"
 #include "codec.h"
 #include "fault.h"
@@ -81,6 +82,7 @@ struct item {
 	Fleetbench__Ack__Status status; /* UNSPECIFIED: not decided */
 	char reason[PG_ERR_LEN];
 	bool ack; /* whether to answer at all */
+	size_t charge; /* its bytes, let in until answered (admit.h) */
 };
 
 struct stats {
@@ -122,10 +124,13 @@ struct ingest {
 	struct conn conns[INGEST_CONNECTIONS_MAX];
 	int n_conns;
 	struct stats stats;
+	struct admit *admit;
+	int64_t lapse_ms; /* when the next grant lapses, or -1 */
 	bool stop;
 	bool trim_due; /* a large batch freed memory that is not trimmed yet */
 	int64_t active_ms; /* when a report last came or a batch ended */
-	struct ratelimit rl_reject, rl_ack, rl_drop, rl_retry, rl_batch;
+	struct ratelimit rl_reject, rl_ack, rl_drop, rl_retry, rl_batch,
+		rl_offer;
 };
 
 static int64_t now_ms(void)
@@ -738,15 +743,90 @@ static void item_parse(struct item *it, zmq_msg_t *m)
 		it->ack = it->db = true;
 }
 
+/* Sends an Ack to the peer of routing id id: 0 or -errno. */
+static int ack_send(struct ingest *g, const uint8_t *id, size_t id_len,
+		    const char *run_id, Fleetbench__Ack__Status status,
+		    const char *reason)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len;
+	int r;
+
+	r = codec_pack_ack(run_id, status, reason, &buf, &len);
+	if (r == 0 && zmq_send(g->sock, id, id_len,
+			       ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+		r = -errno;
+	/* ROUTER sends the parts of one message all or nothing */
+	if (r == 0 && zmq_send(g->sock, buf, len, ZMQ_DONTWAIT) < 0)
+		r = -errno;
+	return r;
+}
+
+/* ---- offers (admit.h) ---- */
+
+/* An Offer: queued for a grant, or answered at once when it is malformed
+ * or the queue is full. */
+static void offer_receive(struct ingest *g, const struct item *it,
+			  zmq_msg_t *m)
+{
+	struct admit_offer o = { .id_len = (uint8_t)it->id_len,
+				 .ms = now_ms() };
+	char err[CODEC_ERR_LEN];
+	int r;
+
+	memcpy(o.id, it->id, it->id_len);
+	r = codec_unpack_offer(zmq_msg_data(m), zmq_msg_size(m), o.run_id,
+			       &o.bytes, err);
+	if (r == 0)
+		r = admit_offer(g->admit, &o);
+	if (r == 0)
+		return;
+	if (r == -EBADMSG) {
+		limited(&g->rl_offer, "rejected an offer from %s: %s", it->who,
+			err);
+		r = ack_send(g, it->id, it->id_len, "",
+			     FLEETBENCH__ACK__STATUS__REJECTED, err);
+	} else {
+		snprintf(err, sizeof(err),
+			 r == -ENOBUFS ?
+				 "%zu offers wait already: send again later" :
+				 "the collector is out of memory: send again later",
+			 admit_waiting(g->admit));
+		r = ack_send(g, it->id, it->id_len, o.run_id,
+			     FLEETBENCH__ACK__STATUS__RETRY_LATER, err);
+	}
+	if (r < 0)
+		g->stats.ack_lost++;
+}
+
+/* Grants waiting offers while there is room, lapsing old grants first. */
+static void offers_grant(struct ingest *g)
+{
+	struct admit_offer o;
+	int64_t now = now_ms();
+
+	g->lapse_ms = admit_expire(g->admit, now);
+	while (!g->stop && admit_next(g->admit, now, &o))
+		/* EHOSTUNREACH: the agent has gone (it timed out and
+		 * reconnected: its offer comes again) */
+		if (ack_send(g, o.id, o.id_len, o.run_id,
+			     FLEETBENCH__ACK__STATUS__GRANTED, NULL) < 0)
+			admit_cancel(g->admit, &o);
+		else if (g->lapse_ms < 0)
+			g->lapse_ms = o.ms;
+}
+
 /*
- * Receives one message if one is waiting. Returns 1 with *it filled, 0
- * when none is, or -errno when the socket failed.
+ * Receives one message if one is waiting. Returns 1 with *it filled, 2
+ * for an offer (answered or queued here), 0 when none is, or -errno when
+ * the socket failed.
  */
 static int item_receive(struct ingest *g, struct item *it)
 {
 	zmq_msg_t id, payload, extra;
 	size_t frames = 0;
 	int more, r = 0;
+	bool offer;
 
 	*it = (struct item){ 0 };
 	zmq_msg_init(&id);
@@ -780,19 +860,27 @@ static int item_receive(struct ingest *g, struct item *it)
 			zmq_msg_close(&extra);
 		frames++;
 	}
-	g->stats.received++;
 	item_who(it, &payload);
+	offer = frames == 1 && codec_is_offer(zmq_msg_data(&payload),
+					      zmq_msg_size(&payload));
 	if (frames && !link_server_peer_allowed(g->o->server,
 					   zmq_msg_gets(&payload, "User-Id"))) {
 		/* its key left the allowlist since it connected: no answer
 		 * (a REJECTED would make the agent throw the report away) */
+		g->stats.received++;
 		g->stats.dropped++;
 		limited(&g->rl_drop,
 			"dropped a message from %s: the key is no longer in the allowlist",
 			it->who);
-		r = 1;
+		r = offer ? 2 : 1;
 		goto out;
 	}
+	if (offer) { /* counted as an offer, not as a message received */
+		offer_receive(g, it, &payload);
+		r = 2;
+		goto out;
+	}
+	g->stats.received++;
 	if (frames != 1) {
 		char why[64];
 
@@ -805,6 +893,8 @@ static int item_receive(struct ingest *g, struct item *it)
 	} else {
 		item_parse(it, &payload);
 	}
+	it->charge = zmq_msg_size(&payload);
+	admit_received(g->admit, it->run_id, it->charge);
 	r = 1;
 out:
 	zmq_msg_close(&payload);
@@ -830,6 +920,8 @@ static int batch_fill(struct ingest *g)
 			return taken ? taken : r;
 		if (r == 0)
 			break;
+		if (r == 2) /* an offer: nothing to store */
+			continue;
 		/* a crash here loses received reports: their agents time
 		 * out and send again */
 		fault_point("collector-after-receive");
@@ -1021,8 +1113,6 @@ static bool batch_done(struct ingest *g, struct conn *c, struct batch *b,
 
 static void item_answer(struct ingest *g, struct item *it)
 {
-	_cleanup_free_ uint8_t *buf = NULL;
-	size_t len;
 	int r;
 
 	switch (it->status) {
@@ -1042,14 +1132,8 @@ static void item_answer(struct ingest *g, struct item *it)
 		g->stats.retry_later++;
 		break;
 	}
-	r = codec_pack_ack(it->run_id, it->status,
-			   *it->reason ? it->reason : NULL, &buf, &len);
-	if (r == 0 && zmq_send(g->sock, it->id, it->id_len,
-			       ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
-		r = -errno;
-	/* ROUTER sends the parts of one message all or nothing */
-	if (r == 0 && zmq_send(g->sock, buf, len, ZMQ_DONTWAIT) < 0)
-		r = -errno;
+	r = ack_send(g, it->id, it->id_len, it->run_id, it->status,
+		     *it->reason ? it->reason : NULL);
 	if (r < 0) {
 		g->stats.ack_lost++;
 		limited(&g->rl_ack, "cannot answer report %s to %s: %s",
@@ -1069,6 +1153,8 @@ static void batch_answer(struct ingest *g, struct batch *b)
 		if (it->ack)
 			item_answer(g, it);
 		pgparam_release(&it->params);
+		admit_release(g->admit, it->charge);
+		it->charge = 0;
 	}
 	b->n = 0;
 	b->bytes = 0;
@@ -1103,11 +1189,13 @@ static void reload_allowlist(struct ingest *g)
 static void log_stats(const struct ingest *g)
 {
 	const struct stats *s = &g->stats;
+	const struct admit_stats *a = admit_stats(g->admit);
 
-	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu",
+	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu; offers %lu: granted %lu, lapsed %lu, refused (queue full) %lu, most waiting %zu, most KiB let in %zu",
 		 s->received, s->committed, s->duplicate, s->rejected,
 		 s->retry_later, s->unacked, s->dropped, s->ack_lost,
-		 link_server_refused(g->o->server));
+		 link_server_refused(g->o->server), a->offers, a->granted,
+		 a->lapsed, a->queue_full, a->queue_peak, a->held_peak >> 10);
 }
 
 static void signals_read(struct ingest *g)
@@ -1305,6 +1393,8 @@ static long poll_timeout(struct ingest *g)
 			sooner(&t, g->conns[i].reconnect_ms, now);
 	if (g->trim_due && idle(g))
 		sooner(&t, g->active_ms + TRIM_IDLE_MS, now);
+	if (admit_waiting(g->admit) && g->lapse_ms >= 0)
+		sooner(&t, g->lapse_ms, now);
 	return (long)t;
 }
 
@@ -1318,12 +1408,16 @@ int ingest_run(const struct ingest_opts *o)
 		.rl_drop = { .what = "dropped messages" },
 		.rl_retry = { .what = "reports answered RETRY_LATER" },
 		.rl_batch = { .what = "failed batches" },
+		.rl_offer = { .what = "rejected offers" },
+		.lapse_ms = -1,
 	};
 	int ret = 0, r;
 
-	r = batches_init(&g);
+	g.admit = admit_new(o->admit_bytes);
+	r = g.admit ? batches_init(&g) : -ENOMEM;
 	if (r < 0) {
 		batches_release(&g);
+		admit_free(g.admit);
 		return r;
 	}
 	/* After SIGTERM: receive nothing more, store and answer what is in
@@ -1388,9 +1482,11 @@ int ingest_run(const struct ingest_opts *o)
 				g.active_ms = now_ms();
 		}
 		batch_start(&g, g.stop);
+		offers_grant(&g);
 		trim_if_idle(&g);
 	}
 	log_stats(&g);
 	batches_release(&g);
+	admit_free(g.admit);
 	return ret;
 }

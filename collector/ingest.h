@@ -30,6 +30,10 @@ struct ingest_opts {
 	int sigfd;
 	int batch_max; /* reports per transaction */
 	int batch_wait_ms; /* how long a batch waits to fill up */
+	/* report bytes let in at once: granted to an offer and not yet
+	 * received, or received and not yet answered (admit.h); 0: every
+	 * offer is granted at once */
+	size_t admit_bytes;
 };
 
 /*

@@ -41,6 +41,7 @@ struct collector_config {
 	long long batch_max;
 	long long batch_wait_ms;
 	long long db_connections;
+	uint64_t admit_bytes;
 	bool insecure;
 	char *schema_dir;
 	char *alert_hook;
@@ -70,6 +71,9 @@ static const struct config_key collector_keys[] = {
 	{ "collector", "db_connections", CONFIG_INT, C(db_connections), "1", 1,
 	  INGEST_CONNECTIONS_MAX,
 	  "connections to PostgreSQL, each storing one batch at a time" },
+	{ "collector", "admit_bytes", CONFIG_SIZE, C(admit_bytes), "4M", 0,
+	  1u << 30,
+	  "report bytes let in at once (offered and granted, not yet answered); 0: no bound" },
 	{ "collector", "insecure", CONFIG_BOOL, C(insecure), "false", 0, 0,
 	  "plaintext without CURVE: no encryption, every client accepted" },
 	{ "collector", "schema_dir", CONFIG_STR, C(schema_dir), NULL, 0, 0,
@@ -95,6 +99,7 @@ static const struct cli_flag flag_keys[] = {
 	{ "batch-max", "collector", "batch_max", false },
 	{ "batch-wait", "collector", "batch_wait_ms", false },
 	{ "db-connections", "collector", "db_connections", false },
+	{ "admit-bytes", "collector", "admit_bytes", false },
 	{ "insecure", "collector", "insecure", false }, /* a switch: sets true */
 	{ "schema-dir", "collector", "schema_dir", false },
 	{ "alert-hook", "collector", "alert_hook", false },
@@ -150,6 +155,9 @@ static void usage(FILE *f)
 		"      --batch-wait MS      how long a batch waits to fill up (default 2)\n"
 		"      --db-connections N   connections to PostgreSQL, each storing one\n"
 		"                           batch at a time (1 to 4, default 1)\n"
+		"      --admit-bytes SIZE   bytes of reports let in at once: agents offer a\n"
+		"                           report first and the offers beyond this wait\n"
+		"                           for a grant (default 4M; 0: no bound)\n"
 		"      --insecure           plaintext, no CURVE: no encryption and every\n"
 		"                           client accepted (tests and trusted networks only)\n"
 		"      --schema-dir DIR     the NNN_*.sql migrations and functions/NN_*.sql\n"
@@ -168,7 +176,7 @@ static void usage(FILE *f)
 		"SIZE takes K, M suffixes (powers of 1024). Every option but --config,\n"
 		"--dir and --name is also a key of the config file's [collector] section:\n"
 		"bind, dsn, server_key, allowlist, max_msg_size, heartbeat_ms, batch_max,\n"
-		"batch_wait_ms, db_connections, insecure (true/false), schema_dir,\n"
+		"batch_wait_ms, db_connections, admit_bytes, insecure (true/false), schema_dir,\n"
 		"alert_hook, alert_hook_timeout_ms, alert_hook_retry_ms. Signals:\n"
 		"SIGHUP reloads the allowlist, SIGTERM and SIGINT stop after the\n"
 		"batches in hand.\n"
@@ -508,6 +516,7 @@ static int cmd_serve(const struct collector_config *cfg)
 		.batch_max = (int)cfg->batch_max,
 		.batch_wait_ms = (int)cfg->batch_wait_ms,
 		.connections = (int)cfg->db_connections,
+		.admit_bytes = (size_t)cfg->admit_bytes,
 		.dsn = cfg->dsn,
 	});
 	ret = r < 0 ? 1 : 0;

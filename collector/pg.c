@@ -13,6 +13,9 @@
 
 #include "cleanup.h"
 
+/* bytes of reports handed to libpq before the socket takes them */
+#define PG_SEND_CHUNK (256u << 10)
+
 #define PG_CONNECT_TIMEOUT "5" /* seconds, unless the dsn says otherwise */
 #define PG_APP_NAME "fleetbench-collector"
 
@@ -23,6 +26,8 @@ struct pg {
 	struct pg_item *batch;
 	size_t n_batch;
 	size_t next; /* the item whose result comes next */
+	size_t queued; /* items handed to libpq so far */
+	bool ended; /* the end statement and the Sync are handed to libpq */
 	bool synced; /* the Sync has left: the server may commit */
 	bool failed; /* an error came back: nothing will commit */
 	bool batch_unknown; /* lost after the Sync: outcome unknown */
@@ -357,6 +362,59 @@ static int batch_lost(struct pg *p, char *err, const char *what)
 	return -EIO;
 }
 
+/*
+ * Hands the batch to libpq a piece at a time: the next reports while less
+ * than PG_SEND_CHUNK bytes of them wait to go, then, once all are queued,
+ * the end statement and the Sync; and sends what the socket takes. So
+ * libpq's output buffer holds about one piece, not the whole batch (it
+ * keeps its largest size for good). Called again when the socket is
+ * writable; p->synced once the Sync has left.
+ */
+static int batch_push(struct pg *p, char *err)
+{
+	for (;;) {
+		int r = PQflush(p->conn);
+		size_t bytes = 0;
+
+		if (r < 0)
+			return batch_lost(p, err, "cannot send the batch");
+		if (r > 0)
+			return 0; /* the rest when the socket is writable */
+		if (p->ended) {
+			p->synced = true;
+			return 0;
+		}
+		while (p->queued < p->n_batch && bytes < PG_SEND_CHUNK) {
+			struct pg_item *it = &p->batch[p->queued++];
+			const struct pgparam *params = it->params;
+
+			if (!params)
+				continue;
+			/* binary parameters, a text result */
+			if (!PQsendQueryPrepared(p->conn, PG_INGEST_STMT,
+						 params->n, params->values,
+						 params->lengths,
+						 params->formats, 0))
+				return batch_lost(p, err,
+						  "cannot send a report");
+			it->result = PG_ITEM_SENT;
+			bytes += pgparam_bytes(params);
+		}
+		if (p->queued < p->n_batch)
+			continue;
+		/* the commit-time work, set-based, once for the batch's runs */
+		if (!PQsendQueryPrepared(p->conn, PG_END_STMT, 0, NULL, NULL,
+					 NULL, 0))
+			return batch_lost(p, err, "cannot send the batch");
+		/* Without BEGIN, the statements up to the Sync are one
+		 * implicit transaction: the Sync commits it, or an error
+		 * rolls it all back. */
+		if (!PQpipelineSync(p->conn))
+			return batch_lost(p, err, "cannot send the batch");
+		p->ended = true;
+	}
+}
+
 int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 		  char err[PG_ERR_LEN])
 {
@@ -398,31 +456,12 @@ int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 	if (PQsetnonblocking(p->conn, 1) < 0 || !PQenterPipelineMode(p->conn))
 		return batch_lost(p, err, "cannot start a pipeline");
 	for (size_t i = 0; i < n; i++) {
-		const struct pgparam *params = items[i].params;
-
 		items[i].result = PG_ITEM_NOT_RUN;
 		items[i].err[0] = '\0';
-		if (!params)
-			continue;
-		/* binary parameters, a text result */
-		if (!PQsendQueryPrepared(p->conn, PG_INGEST_STMT, params->n,
-					 params->values, params->lengths,
-					 params->formats, 0))
-			return batch_lost(p, err, "cannot send a report");
-		items[i].result = PG_ITEM_SENT;
 	}
-	/* the commit-time work, set-based, once for the batch's runs */
-	if (!PQsendQueryPrepared(p->conn, PG_END_STMT, 0, NULL, NULL, NULL, 0))
-		return batch_lost(p, err, "cannot send the batch");
-	/* Without BEGIN, the statements up to the Sync are one implicit
-	 * transaction: the Sync commits it, or an error rolls it all back. */
-	if (!PQpipelineSync(p->conn))
-		return batch_lost(p, err, "cannot send the batch");
-	r = PQflush(p->conn);
-	if (r < 0)
-		return batch_lost(p, err, "cannot send the batch");
-	p->synced = r == 0;
-	return 0;
+	p->queued = 0;
+	p->ended = false;
+	return batch_push(p, err);
 }
 
 short pg_batch_events(const struct pg *p)
@@ -519,13 +558,8 @@ int pg_batch_step(struct pg *p, char err[PG_ERR_LEN])
 
 	if (!p->conn || !p->batch)
 		return batch_lost(p, err, "no batch in flight");
-	if (!p->synced) {
-		int r = PQflush(p->conn);
-
-		if (r < 0)
-			return batch_lost(p, err, "cannot send the batch");
-		p->synced = r == 0;
-	}
+	if (!p->synced && batch_push(p, err) < 0)
+		return -EIO;
 	if (!PQconsumeInput(p->conn))
 		return batch_lost(p, err, "lost the connection to PostgreSQL");
 	while (!PQisBusy(p->conn)) {

@@ -1334,7 +1334,7 @@ int codec_unpack_ack(const uint8_t *data, size_t len, Fleetbench__Ack **ret)
 	/* an Ack's run_id is empty when the Report's could not be read */
 	if (walk(m, true, false, err) < 0 ||
 	    a->status < FLEETBENCH__ACK__STATUS__COMMITTED ||
-	    a->status > FLEETBENCH__ACK__STATUS__RETRY_LATER ||
+	    a->status > FLEETBENCH__ACK__STATUS__GRANTED ||
 	    (*a->run_id && !codec_uuid_valid(a->run_id))) {
 		free_message(m);
 		return -EBADMSG;
@@ -1346,4 +1346,65 @@ int codec_unpack_ack(const uint8_t *data, size_t len, Fleetbench__Ack **ret)
 void codec_free_ack(Fleetbench__Ack *a)
 {
 	free_message(a ? &a->base : NULL);
+}
+
+/* ---- offers ---- */
+
+/* field 100, length-delimited: (100 << 3 | 2) as a varint */
+static const uint8_t offer_tag[2] = { 0xa2, 0x06 };
+
+int codec_pack_offer(const char *run_id, size_t bytes, uint8_t **ret,
+		     size_t *ret_len)
+{
+	Fleetbench__Offer o = FLEETBENCH__OFFER__INIT;
+
+	if (!codec_uuid_valid(run_id) || bytes < 1 || bytes > CODEC_MAX_MESSAGE)
+		return -EINVAL;
+	o.offer_run_id = (char *)run_id;
+	o.offer_bytes = (uint32_t)bytes;
+	return pack_message(&o.base, CODEC_MAX_OFFER, ret, ret_len);
+}
+
+bool codec_is_offer(const uint8_t *data, size_t len)
+{
+	return len >= sizeof(offer_tag) &&
+	       !memcmp(data, offer_tag, sizeof(offer_tag));
+}
+
+int codec_unpack_offer(const uint8_t *data, size_t len, char ret_run_id[37],
+		       uint32_t *ret_bytes, char err[CODEC_ERR_LEN])
+{
+	ProtobufCMessage *m;
+	Fleetbench__Offer *o;
+	int r;
+
+	if (len > CODEC_MAX_OFFER) {
+		snprintf(err, CODEC_ERR_LEN, "an Offer of %zu bytes (at most %d)",
+			 len, CODEC_MAX_OFFER);
+		return -EBADMSG;
+	}
+	r = unpack_message(&fleetbench__offer__descriptor, data, len,
+			   CODEC_ACK_BUDGET, &m, err);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EBADMSG;
+	o = (Fleetbench__Offer *)m;
+	r = -EBADMSG;
+	if (m->n_unknown_fields)
+		snprintf(err, CODEC_ERR_LEN,
+			 "an Offer with fields it does not have");
+	else if (!codec_uuid_valid(o->offer_run_id))
+		snprintf(err, CODEC_ERR_LEN,
+			 "offer_run_id: not a canonical lowercase UUID");
+	else if (o->offer_bytes < 1 || o->offer_bytes > CODEC_MAX_MESSAGE)
+		snprintf(err, CODEC_ERR_LEN,
+			 "offer_bytes: %" PRIu32 " is outside 1 to %u",
+			 o->offer_bytes, CODEC_MAX_MESSAGE);
+	else
+		r = 0;
+	if (r == 0) {
+		memcpy(ret_run_id, o->offer_run_id, 37);
+		*ret_bytes = o->offer_bytes;
+	}
+	free_message(m);
+	return r;
 }

@@ -102,13 +102,29 @@ int codec_validate_capabilities(const Fleetbench__Capabilities *c,
  * at CODEC_MAX_REASON bytes and before its first invalid UTF-8 byte, so a
  * split character never goes out). Unpacking returns -EBADMSG for anything
  * that is not an Ack of at most CODEC_MAX_ACK bytes with a status from
- * COMMITTED to RETRY_LATER, a run_id empty or a UUID, and valid UTF-8
+ * COMMITTED to GRANTED, a run_id empty or a UUID, and valid UTF-8
  * strings within their limits; -ENOMEM when malloc failed.
  */
 int codec_pack_ack(const char *run_id, Fleetbench__Ack__Status status,
 		   const char *reason, uint8_t **ret, size_t *ret_len);
 int codec_unpack_ack(const uint8_t *data, size_t len, Fleetbench__Ack **ret);
 void codec_free_ack(Fleetbench__Ack *a);
+
+/*
+ * Offers (docs/wire.md, "Offer and grant"). codec_pack_offer() packs an
+ * Offer for a report of `bytes` bytes: 0, -EINVAL for a run_id that is not
+ * a canonical UUID or bytes outside 1..CODEC_MAX_MESSAGE, or -ENOMEM.
+ * codec_is_offer() tells an Offer from a Report by its first two bytes
+ * (field 100's tag), without decoding. codec_unpack_offer() decodes and
+ * checks one: 0 with *ret_run_id and *ret_bytes filled; -EBADMSG for
+ * anything else, err saying why.
+ */
+#define CODEC_MAX_OFFER 64 /* bytes of one packed Offer */
+int codec_pack_offer(const char *run_id, size_t bytes, uint8_t **ret,
+		     size_t *ret_len);
+bool codec_is_offer(const uint8_t *data, size_t len);
+int codec_unpack_offer(const uint8_t *data, size_t len, char ret_run_id[37],
+		       uint32_t *ret_bytes, char err[CODEC_ERR_LEN]);
 
 /* True for a canonical lowercase 8-4-4-4-12 UUID. */
 int codec_uuid_valid(const char *s);

@@ -4,7 +4,8 @@
  * collector memory, against PostgreSQL's own COPY of the same rows.
  *
  *   ingest [--agents N] [--reports N] [--pause MS [--pause-fixed]] [--connections N]
- *          [--probe-only] [--timeout S] [--collector PATH] [--agent PATH]
+ *          [--probe-only] [--no-offers] [--timeout S] [--collector PATH]
+ *          [--agent PATH]
  *          [--keep] [-- SERVE-OPTION...]
  *
  * It sets everything up itself, on loopback only: a throwaway PostgreSQL
@@ -13,7 +14,8 @@
  * key. Then:
  *  1. --agents DEALER sockets (all in this process, driven by one epoll
  *     over their ZMQ_FDs, each with its own CURVE keys) each send --reports reports one at a
- *     time: send, wait for the Ack (and --pause: an exponential wait of
+ *     time, as the agent does: offer, wait for the grant, send, wait for
+ *     the Ack (--no-offers: send at once, as agents older than offers) (and --pause: an exponential wait of
  *     that mean, a Poisson stream together; --pause-fixed: exactly that),
  *     send the next;
  *  2. the rows those reports became are exported, given fresh run_ids and
@@ -76,6 +78,7 @@ static const char *arg_collector = COLLECTOR_PATH;
 static const char *arg_agent = AGENT_PATH;
 static bool arg_keep;
 static bool arg_probe_only;
+static bool arg_no_offers;
 static char **arg_serve_extra; /* after "--" */
 static int arg_n_serve_extra;
 
@@ -109,7 +112,8 @@ struct sim {
 	struct fleet_msg *msgs;
 	size_t n, next; /* next: the report in flight, or to send */
 	int64_t sent_ns; /* first send of msgs[next] */
-	bool waiting; /* for the Ack of msgs[next] */
+	bool waiting; /* for the grant or the Ack of msgs[next] */
+	bool granted; /* msgs[next] was granted: send it, await its Ack */
 	bool unsent; /* msgs[next] is due but not sent yet */
 	int64_t due_ns; /* not before then (--pause, RETRY_LATER) */
 };
@@ -176,11 +180,22 @@ static void *bystander_run(void *arg)
 
 /* ---- the simulated agents ---- */
 
+/* Sends msgs[next], or first its offer (docs/wire.md). */
 static int sim_send(struct sim *s)
 {
 	const struct fleet_msg *m = &s->msgs[s->next];
+	_cleanup_free_ uint8_t *offer = NULL;
+	const void *buf = m->buf;
+	size_t len = m->len;
 
-	if (zmq_send(s->sock, m->buf, m->len, ZMQ_DONTWAIT) < 0) {
+	if (!arg_no_offers && !s->granted) {
+		int r = codec_pack_offer(m->run_id, m->len, &offer, &len);
+
+		if (r < 0)
+			return r;
+		buf = offer;
+	}
+	if (zmq_send(s->sock, buf, len, ZMQ_DONTWAIT) < 0) {
 		if (errno != EAGAIN)
 			return -errno;
 		s->unsent = true;
@@ -232,12 +247,18 @@ static int sim_ack(struct sim *s, const uint8_t *buf, size_t len,
 	int64_t now = mono_ns();
 	int r = codec_unpack_ack(buf, len, &ack);
 
-	if (r < 0 || !s->waiting || strcmp(ack->run_id, s->msgs[s->next].run_id)) {
+	if (r < 0 || !s->waiting || strcmp(ack->run_id, s->msgs[s->next].run_id) ||
+	    (ack->status == FLEETBENCH__ACK__STATUS__GRANTED) !=
+		    (!arg_no_offers && !s->granted)) {
 		ph->stray++;
 		codec_free_ack(ack);
 		return 0;
 	}
+	s->granted = ack->status == FLEETBENCH__ACK__STATUS__GRANTED;
 	switch (ack->status) {
+	case FLEETBENCH__ACK__STATUS__GRANTED:
+		codec_free_ack(ack);
+		return sim_send(s);
 	case FLEETBENCH__ACK__STATUS__COMMITTED:
 		t->lat_ms[ph->committed] = (double)(now - s->sent_ns) / 1e6;
 		t->sent_ns[ph->committed] = s->sent_ns;
@@ -829,6 +850,8 @@ static void usage(FILE *f)
 		"  --connections N  connections held for the RSS phase, 0 skips it\n"
 		"                   (default %d)\n"
 		"  --probe-only     send probe-only reports (no benchmark results)\n"
+		"  --no-offers      send each report at once, without offering it\n"
+		"                   first (as agents older than offers)\n"
 		"  --timeout S      give up after S seconds (default 600)\n"
 		"  --collector PATH fleetbench-collector (default %s)\n"
 		"  --agent PATH     fleetbench-agent (default %s)\n"
@@ -852,7 +875,7 @@ static const struct num_opt num_opts[] = {
 static int parse_args(int argc, char **argv)
 {
 	enum { OPT_COLLECTOR = 0x100, OPT_AGENT, OPT_KEEP, OPT_PROBE_ONLY,
-	       OPT_PAUSE_FIXED, OPT_NUM };
+	       OPT_PAUSE_FIXED, OPT_NO_OFFERS, OPT_NUM };
 	static const struct option options[] = {
 		{ "agents", required_argument, NULL, OPT_NUM + 0 },
 		{ "reports", required_argument, NULL, OPT_NUM + 1 },
@@ -863,6 +886,7 @@ static int parse_args(int argc, char **argv)
 		{ "agent", required_argument, NULL, OPT_AGENT },
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
+		{ "no-offers", no_argument, NULL, OPT_NO_OFFERS },
 		{ "pause-fixed", no_argument, NULL, OPT_PAUSE_FIXED },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -883,6 +907,8 @@ static int parse_args(int argc, char **argv)
 			arg_probe_only = true;
 		} else if (c == OPT_PAUSE_FIXED) {
 			arg_pause_fixed = true;
+		} else if (c == OPT_NO_OFFERS) {
+			arg_no_offers = true;
 		} else if (c == 'h') {
 			usage(stdout);
 			exit(0);

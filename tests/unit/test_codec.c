@@ -1440,6 +1440,7 @@ static void test_ack(void)
 		FLEETBENCH__ACK__STATUS__DUPLICATE,
 		FLEETBENCH__ACK__STATUS__REJECTED,
 		FLEETBENCH__ACK__STATUS__RETRY_LATER,
+		FLEETBENCH__ACK__STATUS__GRANTED,
 	};
 	Fleetbench__Ack *a = NULL, raw = FLEETBENCH__ACK__INIT;
 	uint8_t *buf = NULL, junk[64], packed[64];
@@ -1509,7 +1510,7 @@ static void test_ack(void)
 		r = codec_unpack_ack(junk, n, &a);
 		if (r == 0) {
 			/* random bytes can make a valid Ack; then it is one */
-			CHECK(a->status >= 1 && a->status <= 4);
+			CHECK(a->status >= 1 && a->status <= 5);
 			codec_free_ack(a);
 			a = NULL;
 		} else {
@@ -1530,7 +1531,7 @@ static void test_ack(void)
 	raw.status = FLEETBENCH__ACK__STATUS__STATUS_UNSPECIFIED;
 	len = protobuf_c_message_pack(&raw.base, packed);
 	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
-	raw.status = 7;
+	raw.status = 6;
 	len = protobuf_c_message_pack(&raw.base, packed);
 	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
 	raw.status = FLEETBENCH__ACK__STATUS__COMMITTED;
@@ -1545,6 +1546,81 @@ static void test_ack(void)
 	len = protobuf_c_message_pack(&raw.base, packed);
 	((uint8_t *)memmem(packed, len, "X", 1))[0] = 0;
 	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+}
+
+/*
+ * Offers (docs/wire.md, "Offer and grant"): they round-trip, their first
+ * bytes tell them from a Report either way, a collector older than offers
+ * reads one as no Report, and a bad run id, size or extra field is refused.
+ */
+static void test_offer(void)
+{
+	Fleetbench__Offer raw = FLEETBENCH__OFFER__INIT;
+	struct fixture f;
+	uint8_t *buf = NULL, *rep_buf = NULL, packed[128];
+	Fleetbench__Report *r = NULL;
+	char err[CODEC_ERR_LEN], run_id[37];
+	size_t len, rep_len;
+	uint32_t bytes = 0;
+
+	CHECK_OK(codec_pack_offer(RUN_ID, 22345, &buf, &len));
+	CHECK(len <= CODEC_MAX_OFFER);
+	CHECK(codec_is_offer(buf, len));
+	CHECK_OK(codec_unpack_offer(buf, len, run_id, &bytes, err));
+	CHECK_EQ_STR(run_id, RUN_ID);
+	CHECK_EQ_INT(bytes, 22345);
+	/* an old collector: not a Report, so REJECTED without a run id */
+	CHECK_EQ_INT(codec_unpack_report(buf, len, &r, err), -EBADMSG);
+	CHECK(r == NULL);
+	CHECK(strstr(err, "not a Report") != NULL);
+	free(buf);
+
+	/* a Report never reads as an Offer */
+	fixture_init(&f);
+	CHECK_OK(codec_pack_report(&f.r, &rep_buf, &rep_len));
+	CHECK(!codec_is_offer(rep_buf, rep_len));
+	CHECK_EQ_INT(codec_unpack_offer(rep_buf, rep_len, run_id, &bytes, err),
+		     -EBADMSG);
+	free(rep_buf);
+	CHECK(!codec_is_offer((const uint8_t *)"\xa2", 1));
+
+	CHECK_EQ_INT(codec_pack_offer("not-a-uuid", 10, &buf, &len), -EINVAL);
+	CHECK_EQ_INT(codec_pack_offer(RUN_ID, 0, &buf, &len), -EINVAL);
+	CHECK_EQ_INT(codec_pack_offer(RUN_ID, CODEC_MAX_MESSAGE + 1, &buf, &len),
+		     -EINVAL);
+
+	raw.offer_run_id = "not-a-uuid";
+	raw.offer_bytes = 10;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK(codec_is_offer(packed, len));
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+		     -EBADMSG);
+	CHECK(strstr(err, "offer_run_id") != NULL);
+	raw.offer_run_id = RUN_ID;
+	raw.offer_bytes = CODEC_MAX_MESSAGE + 1;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+		     -EBADMSG);
+	CHECK(strstr(err, "offer_bytes") != NULL);
+	raw.offer_bytes = 0;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+		     -EBADMSG);
+	/* a field an Offer does not have: field 1 (a Report's) appended */
+	raw.offer_bytes = 10;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	packed[len++] = 0x08;
+	packed[len++] = 0x01;
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+		     -EBADMSG);
+	CHECK(strstr(err, "fields it does not have") != NULL);
+	/* truncated, and too long */
+	CHECK_EQ_INT(codec_unpack_offer(packed, 10, run_id, &bytes, err),
+		     -EBADMSG);
+	memset(packed, 0, sizeof(packed));
+	CHECK_EQ_INT(codec_unpack_offer(packed, CODEC_MAX_OFFER + 1, run_id,
+					&bytes, err),
+		     -EBADMSG);
 }
 
 /*
@@ -1765,6 +1841,7 @@ int main(void)
 	test_probe_json();
 	test_wire();
 	test_ack();
+	test_offer();
 	test_threads();
 	test_real_probe();
 	return check_summary();

@@ -75,6 +75,13 @@ enum action {
 	ACT_EMPTY_REJECT, /* REJECTED with an empty run id */
 };
 
+/* What the scripted collector does with an Offer (docs/wire.md). */
+enum offer_mode {
+	OFFER_GRANT, /* GRANTED at once */
+	OFFER_OLD, /* as a collector older than offers: a broken Report */
+	OFFER_RETRY, /* RETRY_LATER */
+};
+
 struct server {
 	void *ctx;
 	struct link_server *ls;
@@ -84,7 +91,9 @@ struct server {
 	enum action script[MAX_SCRIPT]; /* answers to the first messages */
 	size_t n_script;
 	enum action then; /* answer to every later message */
+	_Atomic enum offer_mode offer_mode; /* set while it runs */
 	pthread_mutex_t lock;
+	unsigned offers; /* Offers received, not counted in received */
 	unsigned received;
 	char seen[MAX_SEEN][37]; /* run ids, in arrival order */
 	atomic_bool stop;
@@ -135,12 +144,50 @@ static void answer(struct server *srv, const zmq_msg_t *id,
 		reply(router, id, other, FLEETBENCH__ACK__STATUS__COMMITTED,
 		      NULL);
 		reply(router, id, "", FLEETBENCH__ACK__STATUS__COMMITTED, NULL);
+		/* a grant answers an offer, never the report */
+		reply(router, id, run_id, FLEETBENCH__ACK__STATUS__GRANTED,
+		      NULL);
 		reply(router, id, run_id, FLEETBENCH__ACK__STATUS__COMMITTED,
 		      NULL);
 		break;
 	case ACT_EMPTY_REJECT:
 		reply(router, id, "", FLEETBENCH__ACK__STATUS__REJECTED,
 		      "unreadable");
+		break;
+	}
+}
+
+static void offer_answer(struct server *srv, const zmq_msg_t *id,
+			 zmq_msg_t *payload)
+{
+	void *router = link_server_socket(srv->ls);
+	Fleetbench__Report *rep = NULL;
+	char err[CODEC_ERR_LEN], run_id[37];
+	uint32_t bytes;
+
+	pthread_mutex_lock(&srv->lock);
+	srv->offers++;
+	pthread_mutex_unlock(&srv->lock);
+	switch (atomic_load(&srv->offer_mode)) {
+	case OFFER_GRANT:
+	case OFFER_RETRY:
+		CHECK_OK(codec_unpack_offer(zmq_msg_data(payload),
+					    zmq_msg_size(payload), run_id,
+					    &bytes, err));
+		CHECK(bytes > 0);
+		reply(router, id, run_id,
+		      atomic_load(&srv->offer_mode) == OFFER_GRANT ?
+			      FLEETBENCH__ACK__STATUS__GRANTED :
+			      FLEETBENCH__ACK__STATUS__RETRY_LATER,
+		      NULL);
+		break;
+	case OFFER_OLD:
+		/* what a collector without offers does: unpack a Report */
+		CHECK(codec_unpack_report(zmq_msg_data(payload),
+					  zmq_msg_size(payload), &rep,
+					  err) == -EBADMSG);
+		codec_free_report(rep);
+		reply(router, id, "", FLEETBENCH__ACK__STATUS__REJECTED, err);
 		break;
 	}
 }
@@ -164,6 +211,13 @@ static void *server_main(void *arg)
 		zmq_msg_init(&payload);
 		if (zmq_msg_recv(&id, router, 0) < 0 || !zmq_msg_more(&id) ||
 		    zmq_msg_recv(&payload, router, 0) < 0) {
+			zmq_msg_close(&id);
+			zmq_msg_close(&payload);
+			continue;
+		}
+		if (codec_is_offer(zmq_msg_data(&payload),
+				   zmq_msg_size(&payload))) {
+			offer_answer(srv, &id, &payload);
 			zmq_msg_close(&id);
 			zmq_msg_close(&payload);
 			continue;
@@ -430,6 +484,10 @@ static void test_statuses(void)
 	spool_report(sc.s, third);
 	CHECK_EQ_INT(flush(sc.s, &sc.o, &sc.sum), 0);
 	CHECK_EQ_INT(sc.sum.sent, 3);
+	/* each report offered first, the offers not counted as reports */
+	CHECK_EQ_INT(sc.sum.offers, 3);
+	CHECK_EQ_INT(sc.srv.offers, 3);
+	CHECK_EQ_INT(count_events(&sc.log, SEND_NO_OFFERS), 0);
 	CHECK_EQ_INT(sc.sum.committed, 1);
 	CHECK_EQ_INT(sc.sum.duplicate, 1);
 	CHECK_EQ_INT(sc.sum.rejected, 1);
@@ -512,6 +570,56 @@ static void test_failover(void)
 	CHECK_EQ_INT(backoffs, 2);
 	CHECK_(elapsed >= 3 * 300 + 20 + 30, "took %lld ms", (long long)elapsed);
 	server_stop(&good);
+	scene_stop(&sc);
+}
+
+/*
+ * A collector older than offers answers the first one REJECTED without a
+ * run id (it read a broken Report): the report and the ones after it go
+ * to it directly, and nothing is rejected.
+ */
+static void test_old_collector(void)
+{
+	unsigned rej = 9, quar = 9;
+	struct scene sc;
+
+	scene_start(&sc, "old", true, ACT_COMMIT, 0, NULL, 3);
+	atomic_store(&sc.srv.offer_mode, OFFER_OLD);
+	CHECK_EQ_INT(flush(sc.s, &sc.o, &sc.sum), 0);
+	CHECK_EQ_INT(sc.sum.offers, 1);
+	CHECK_EQ_INT(sc.srv.offers, 1);
+	CHECK_EQ_INT(sc.sum.sent, 3);
+	CHECK_EQ_INT(sc.sum.committed, 3);
+	CHECK_EQ_INT(sc.sum.rejected, 0);
+	CHECK_EQ_INT(sc.sum.remaining, 0);
+	CHECK_EQ_INT(server_received(&sc.srv), 3);
+	CHECK_EQ_INT(count_events(&sc.log, SEND_NO_OFFERS), 1);
+	CHECK_EQ_INT(count_events(&sc.log, SEND_REJECTED), 0);
+	CHECK_EQ_INT(count_events(&sc.log, SEND_ACK_IGNORED), 0);
+	for (int i = 0; i < sc.log.n; i++)
+		if (sc.log.ev[i].event == SEND_NO_OFFERS)
+			CHECK(strstr(sc.log.detail[i], "not a Report") != NULL);
+	CHECK_OK(spool_counts(sc.s, &rej, &quar));
+	CHECK_EQ_INT(rej, 0);
+	CHECK_EQ_INT(spooled(sc.s), 0);
+	scene_stop(&sc);
+}
+
+/* An offer answered RETRY_LATER stops the pass before the report goes. */
+static void test_offer_retry_later(void)
+{
+	struct scene sc;
+
+	scene_start(&sc, "offer-retry", true, ACT_COMMIT, 0, NULL, 2);
+	atomic_store(&sc.srv.offer_mode, OFFER_RETRY);
+	CHECK_EQ_INT(flush(sc.s, &sc.o, &sc.sum), 0);
+	CHECK(sc.sum.retry_later);
+	CHECK_EQ_INT(sc.sum.offers, 1);
+	CHECK_EQ_INT(sc.sum.sent, 0);
+	CHECK_EQ_INT(server_received(&sc.srv), 0);
+	CHECK_EQ_INT(sc.sum.remaining, 2);
+	CHECK_EQ_INT(spooled(sc.s), 2);
+	CHECK_EQ_INT(count_events(&sc.log, SEND_RETRY_LATER), 1);
 	scene_stop(&sc);
 }
 
@@ -638,7 +746,7 @@ static void test_stray_acks(void)
 	CHECK_EQ_INT(sc.sum.committed, 1);
 	CHECK_EQ_INT(sc.sum.rejected, 1);
 	CHECK_EQ_INT(sc.sum.remaining, 0);
-	CHECK_EQ_INT(count_events(&sc.log, SEND_ACK_IGNORED), 3);
+	CHECK_EQ_INT(count_events(&sc.log, SEND_ACK_IGNORED), 4);
 	CHECK_EQ_INT(count_events(&sc.log, SEND_TIMEOUT), 0);
 	reason = read_text(path_of("stray/rejected/%s.fbr.reason",
 				   sc.srv.seen[1]));
@@ -867,6 +975,8 @@ int main(void)
 	test_statuses();
 	test_failover();
 	test_retry_later();
+	test_old_collector();
+	test_offer_retry_later();
 	test_unreachable();
 	test_refused();
 	test_quarantine();
