@@ -71,7 +71,7 @@ static const struct config_key collector_keys[] = {
 	{ "collector", "db_connections", CONFIG_INT, C(db_connections), "1", 1,
 	  INGEST_CONNECTIONS_MAX,
 	  "connections to PostgreSQL, each storing one batch at a time" },
-	{ "collector", "admit_bytes", CONFIG_SIZE, C(admit_bytes), "4M", 0,
+	{ "collector", "admit_bytes", CONFIG_SIZE, C(admit_bytes), "2M", 0,
 	  1u << 30,
 	  "report bytes let in at once (offered and granted, not yet answered); 0: no bound" },
 	{ "collector", "insecure", CONFIG_BOOL, C(insecure), "false", 0, 0,
@@ -157,7 +157,7 @@ static void usage(FILE *f)
 		"                           batch at a time (1 to 4, default 1)\n"
 		"      --admit-bytes SIZE   bytes of reports let in at once: agents offer a\n"
 		"                           report first and the offers beyond this wait\n"
-		"                           for a grant (default 4M; 0: no bound)\n"
+		"                           for a grant (default 2M; 0: no bound)\n"
 		"      --insecure           plaintext, no CURVE: no encryption and every\n"
 		"                           client accepted (tests and trusted networks only)\n"
 		"      --schema-dir DIR     the NNN_*.sql migrations and functions/NN_*.sql\n"

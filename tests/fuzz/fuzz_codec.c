@@ -2,7 +2,8 @@
 /*
  * A libFuzzer target over what the network hands each side: the collector's
  * codec_unpack_report() (decode under the byte budget, then validate) and
- * the agent's codec_unpack_ack(). Besides crashes, leaks and undefined
+ * the agent's codec_unpack_ack(), and the collector's codec_unpack_offer()
+ * (docs/wire.md, "Offer and grant"). Besides crashes, leaks and undefined
  * behaviour (ASan, UBSan) it checks what the callers rely on: an error
  * text that fits its buffer and is valid UTF-8 (it becomes an Ack's
  * reason), a run id kept only on -EINVAL, and a report that passed staying
@@ -98,15 +99,31 @@ static void check_ack(const uint8_t *data, size_t size)
 		require(!*a->run_id || codec_uuid_valid(a->run_id),
 			"an Ack's run id is empty or a UUID");
 		require(a->status >= FLEETBENCH__ACK__STATUS__COMMITTED &&
-				a->status <= FLEETBENCH__ACK__STATUS__RETRY_LATER,
+				a->status <= FLEETBENCH__ACK__STATUS__GRANTED,
 			"an Ack's status is known");
 	}
 	codec_free_ack(a);
+}
+
+static void check_offer(const uint8_t *data, size_t size)
+{
+	char err[CODEC_ERR_LEN], run_id[37] = "";
+	uint32_t bytes = 0;
+	int ret = codec_unpack_offer(data, size, run_id, &bytes, err);
+
+	require(ret == 0 || ret == -EBADMSG || ret == -ENOMEM,
+		"offer unpack returns a documented error");
+	if (ret == 0) {
+		require(codec_uuid_valid(run_id), "an Offer's run id is a UUID");
+		require(bytes >= 1 && bytes <= CODEC_MAX_MESSAGE,
+			"an Offer's size is within the limit");
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_report(data, size);
 	check_ack(data, size);
+	check_offer(data, size);
 	return 0;
 }
