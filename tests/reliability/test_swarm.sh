@@ -28,6 +28,8 @@ check_eq "swarm exits 0" "$status" 0
 check_grep "every report is acknowledged" "$tmp/swarm.out" \
 	"delivered $total of $total reports"
 check_grep "and stored once" "$tmp/swarm.out" "; $total stored once"
+check_grep "each was offered and granted first (docs/wire.md)" \
+	"$tmp/swarm.out" " [1-9][0-9]* grants,"
 check_grep "the collector was restarted with SIGTERM" "$tmp/swarm.out" \
 	"restart 1 \(SIGTERM\)"
 check_grep "and with SIGKILL" "$tmp/swarm.out" "restart 2 \(SIGKILL\)"

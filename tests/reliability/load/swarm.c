@@ -14,8 +14,9 @@
  * zmq_poll loop, each with its own CURVE keys, start at random moments
  * within --spread seconds and deliver their --reports reports as
  * `fleetbench-agent send` does (agent/send.c): one DEALER connection,
- * reports one at a time, each awaited until --send-timeout after its
- * attempt began; on a timeout the socket is dropped and a new one
+ * reports one at a time, each offered first and sent when granted
+ * (docs/wire.md, "Offer and grant"), the grant and the Ack each awaited
+ * until --send-timeout; on a timeout the socket is dropped and a new one
  * connected after a backoff doubling from 0.5 s to 30 s with equal jitter;
  * RETRY_LATER ends the pass (the agent comes back 1 to 2 s later, as a
  * timer would start it). Once each next (restarts + 1)-th of the reports
@@ -79,6 +80,7 @@ struct agent {
 	int64_t first_ns; /* the first attempt for msgs[next] */
 	unsigned timeouts; /* in a row, for the backoff */
 	size_t index;
+	bool granted; /* msgs[next] was granted on this connection */
 };
 
 struct restart {
@@ -93,7 +95,7 @@ struct swarm {
 	struct fleet_msg *msgs;
 	size_t total, acked, done_agents;
 	size_t committed, duplicate, rejected, retry_later, timeouts,
-		connects, stray;
+		connects, stray, granted;
 	double *lat_ms; /* per acknowledged report */
 	struct restart *restarts;
 	size_t n_restarts;
@@ -111,6 +113,7 @@ static void agent_close(struct swarm *s, struct agent *a)
 	if (a->sock)
 		zmq_close(a->sock);
 	a->sock = NULL;
+	a->granted = false; /* a new connection offers again */
 }
 
 /* The endpoint agent a connects to: from a source address of its own
@@ -172,11 +175,23 @@ static void agent_timeout(struct swarm *s, struct agent *a, int64_t now)
 	a->due_ns = now + backoff_ns(s, ++a->timeouts);
 }
 
+/* Sends msgs[next] once granted, else its offer. */
 static int agent_send(struct swarm *s, struct agent *a, int64_t now)
 {
 	const struct fleet_msg *m = &a->msgs[a->next];
+	_cleanup_free_ uint8_t *offer = NULL;
+	const void *buf = m->buf;
+	size_t len = m->len;
 
-	if (zmq_send(a->sock, m->buf, m->len, ZMQ_DONTWAIT) < 0) {
+	if (!a->granted) {
+		int r = codec_pack_offer(m->run_id, m->len, &offer, &len);
+
+		if (r < 0)
+			return log_error("cannot pack an offer: %s",
+					 strerror(-r));
+		buf = offer;
+	}
+	if (zmq_send(a->sock, buf, len, ZMQ_DONTWAIT) < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return 0; /* not writable after all: poll again */
 		return log_error("agent %zu cannot send: %s", a->index,
@@ -223,12 +238,21 @@ static int agent_recv(struct swarm *s, struct agent *a, int64_t now)
 		if ((size_t)n > sizeof(buf) ||
 		    codec_unpack_ack(buf, (size_t)n, &ack) < 0 ||
 		    a->state != WAITING ||
-		    strcmp(ack->run_id, a->msgs[a->next].run_id)) {
+		    strcmp(ack->run_id, a->msgs[a->next].run_id) ||
+		    (ack->status == FLEETBENCH__ACK__STATUS__GRANTED) ==
+			    a->granted) {
 			s->stray++;
 			codec_free_ack(ack);
 			continue;
 		}
+		a->granted = ack->status == FLEETBENCH__ACK__STATUS__GRANTED;
 		switch (ack->status) {
+		case FLEETBENCH__ACK__STATUS__GRANTED:
+			/* the report next, its Ack awaited anew */
+			s->granted++;
+			a->deadline_ns = now + (int64_t)arg_send_timeout_ms * MS;
+			a->state = CONNECTING;
+			break;
 		case FLEETBENCH__ACK__STATUS__COMMITTED:
 			s->committed++;
 			agent_acked(s, a, now);
@@ -506,8 +530,9 @@ static void print_figures(const struct swarm *s, size_t stored)
 	       percentile(s->lat_ms, s->acked, 0.5),
 	       percentile(s->lat_ms, s->acked, 0.99),
 	       s->acked ? s->lat_ms[s->acked - 1] : 0);
-	printf("  %zu connections, %zu timeouts (socket dropped, sent again), %zu RETRY_LATER, %zu rejected, %zu stray Acks\n",
-	       s->connects, s->timeouts, s->retry_later, s->rejected, s->stray);
+	printf("  %zu connections, %zu grants, %zu timeouts (socket dropped, sent again), %zu RETRY_LATER, %zu rejected, %zu stray Acks\n",
+	       s->connects, s->granted, s->timeouts, s->retry_later,
+	       s->rejected, s->stray);
 	for (size_t i = 0; i < s->n_restarts; i++) {
 		const struct restart *r = &s->restarts[i];
 
