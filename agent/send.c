@@ -257,8 +257,9 @@ static int offer(struct sender *sd, const char *run_id, size_t len,
 	_cleanup_free_ uint8_t *buf = NULL;
 	int64_t deadline = now_ms() + sd->o->timeout_ms;
 	size_t blen;
-	int r = codec_pack_offer(run_id, len, &buf, &blen);
+	int r;
 
+	r = codec_pack_offer(run_id, len, &buf, &blen);
 	if (r < 0)
 		return fail(sd->err, r, "cannot offer report %s: %s", run_id,
 			    strerror(-r));
@@ -288,8 +289,16 @@ static int offer(struct sender *sd, const char *run_id, size_t len,
 static int attempt(struct sender *sd, const char *run_id, const void *payload,
 		   size_t len, struct answer *ret)
 {
-	int r = sd->direct ? 1 : offer(sd, run_id, len, ret);
+	int r;
 
+	if (len > CODEC_MAX_MESSAGE) { /* no collector takes it, ever */
+		ret->status = FLEETBENCH__ACK__STATUS__REJECTED;
+		snprintf(ret->reason, sizeof(ret->reason),
+			 "%zu bytes, over the %u-byte limit of a report (not sent)",
+			 len, CODEC_MAX_MESSAGE);
+		return 1;
+	}
+	r = sd->direct ? 1 : offer(sd, run_id, len, ret);
 	if (r == 2)
 		return 1; /* answered without the report */
 	if (r == 1)

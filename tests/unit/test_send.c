@@ -605,6 +605,36 @@ static void test_old_collector(void)
 	scene_stop(&sc);
 }
 
+/* A spooled report over the wire's limit is neither offered nor sent (no
+ * collector would ever take it): it goes to rejected/ with the reason. */
+static void test_too_large(void)
+{
+	char run_id[37], err[SPOOL_ERR_LEN] = "";
+	uint8_t *big = calloc(1, CODEC_MAX_MESSAGE + 1);
+	unsigned rej = 9, quar = 9;
+	struct scene sc;
+	char *reason;
+
+	scene_start(&sc, "large", true, ACT_COMMIT, 0, NULL, 1);
+	CHECK_OK(codec_uuid_new(run_id));
+	CHECK(big != NULL);
+	if (big)
+		CHECK_OK(spool_put(sc.s, run_id, big, CODEC_MAX_MESSAGE + 1,
+				   err));
+	free(big);
+	CHECK_EQ_INT(flush(sc.s, &sc.o, &sc.sum), 0);
+	CHECK_EQ_INT(sc.sum.committed, 1);
+	CHECK_EQ_INT(sc.sum.rejected, 1);
+	CHECK_EQ_INT(sc.sum.offers, 1);
+	CHECK_EQ_INT(sc.sum.sent, 1);
+	CHECK_EQ_INT(server_received(&sc.srv), 1);
+	CHECK_OK(spool_counts(sc.s, &rej, &quar));
+	CHECK_EQ_INT(rej, 1);
+	reason = read_text(path_of("large/rejected/%s.fbr.reason", run_id));
+	CHECK(reason && strstr(reason, "over the 4194304-byte limit"));
+	scene_stop(&sc);
+}
+
 /* An offer answered RETRY_LATER stops the pass before the report goes. */
 static void test_offer_retry_later(void)
 {
@@ -977,6 +1007,7 @@ int main(void)
 	test_retry_later();
 	test_old_collector();
 	test_offer_retry_later();
+	test_too_large();
 	test_unreachable();
 	test_refused();
 	test_quarantine();
