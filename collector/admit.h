@@ -21,7 +21,7 @@
 
 #define ADMIT_ID_MAX 255 /* a ZeroMQ routing id */
 #define ADMIT_LAPSE_MS 10000
-#define ADMIT_QUEUE_MAX 100000 /* offers waiting; beyond, RETRY_LATER */
+#define ADMIT_QUEUE_MAX 10000 /* offers waiting (320 bytes each); beyond, RETRY_LATER */
 #define ADMIT_GRANTS_MAX 4096 /* grants whose report has not come */
 
 /* One offer: who made it and for what. */
