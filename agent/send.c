@@ -161,12 +161,10 @@ static int recv_frame(struct sender *sd, zmq_msg_t *ret)
 static const char *ack_mismatch(const Fleetbench__Ack *ack, const char *run_id,
 				bool offer)
 {
-	bool granted = ack->status == FLEETBENCH__ACK__STATUS__GRANTED;
-
 	if (offer && (ack->status == FLEETBENCH__ACK__STATUS__COMMITTED ||
 		      ack->status == FLEETBENCH__ACK__STATUS__DUPLICATE))
 		return "a COMMITTED or DUPLICATE for a report not sent yet";
-	if (!offer && granted)
+	if (!offer && ack->status == FLEETBENCH__ACK__STATUS__GRANTED)
 		return "a GRANTED for a report already sent";
 	if (!strcmp(ack->run_id, run_id))
 		return NULL;

@@ -148,23 +148,27 @@ void admit_received(struct admit *a, const char *run_id, size_t bytes)
 	hold(a, bytes);
 }
 
-int64_t admit_expire(struct admit *a, int64_t now)
+int64_t admit_lapse_next(const struct admit *a)
 {
 	int64_t next = -1;
 
-	for (size_t i = 0; i < a->n_grants;) {
-		int64_t t = a->grants[i].ms;
+	for (size_t i = 0; i < a->n_grants; i++)
+		if (next < 0 || a->grants[i].ms < next)
+			next = a->grants[i].ms;
+	return next;
+}
 
-		if (t <= now) {
+int64_t admit_expire(struct admit *a, int64_t now)
+{
+	for (size_t i = 0; i < a->n_grants;) {
+		if (a->grants[i].ms <= now) {
 			grant_drop(a, i);
 			a->stats.lapsed++;
-			continue;
+		} else {
+			i++;
 		}
-		if (next < 0 || t < next)
-			next = t;
-		i++;
 	}
-	return next;
+	return admit_lapse_next(a);
 }
 
 size_t admit_waiting(const struct admit *a)

@@ -30,7 +30,7 @@ struct admit_offer {
 	uint8_t id_len;
 	char run_id[37];
 	uint32_t bytes;
-	int64_t ms; /* queued at; for a grant, when it lapses */
+	int64_t ms; /* for a grant, when it lapses */
 };
 
 struct admit_stats {
@@ -69,8 +69,10 @@ void admit_cancel(struct admit *a, const struct admit_offer *o);
 void admit_received(struct admit *a, const char *run_id, size_t bytes);
 void admit_release(struct admit *a, size_t bytes);
 
-/* Drops the grants lapsed by now. Returns when the next one lapses, or -1
- * when none is outstanding. */
+/* When the next grant lapses, or -1 when none is outstanding. */
+int64_t admit_lapse_next(const struct admit *a);
+
+/* Drops the grants lapsed by now. Returns admit_lapse_next(). */
 int64_t admit_expire(struct admit *a, int64_t now);
 
 /* Offers waiting, and whether one could be granted now. */

@@ -125,7 +125,6 @@ struct ingest {
 	int n_conns;
 	struct stats stats;
 	struct admit *admit;
-	int64_t lapse_ms; /* when the next grant lapses, or -1 */
 	bool stop;
 	bool trim_due; /* a large batch freed memory that is not trimmed yet */
 	int64_t active_ms; /* when a report last came or a batch ended */
@@ -769,8 +768,7 @@ static int ack_send(struct ingest *g, const uint8_t *id, size_t id_len,
 static void offer_receive(struct ingest *g, const struct item *it,
 			  zmq_msg_t *m)
 {
-	struct admit_offer o = { .id_len = (uint8_t)it->id_len,
-				 .ms = now_ms() };
+	struct admit_offer o = { .id_len = (uint8_t)it->id_len };
 	char err[CODEC_ERR_LEN];
 	int r;
 
@@ -805,15 +803,13 @@ static void offers_grant(struct ingest *g)
 	struct admit_offer o;
 	int64_t now = now_ms();
 
-	g->lapse_ms = admit_expire(g->admit, now);
+	admit_expire(g->admit, now);
 	while (!g->stop && admit_next(g->admit, now, &o))
 		/* EHOSTUNREACH: the agent has gone (it timed out and
 		 * reconnected: its offer comes again) */
 		if (ack_send(g, o.id, o.id_len, o.run_id,
 			     FLEETBENCH__ACK__STATUS__GRANTED, NULL) < 0)
 			admit_cancel(g->admit, &o);
-		else if (g->lapse_ms < 0)
-			g->lapse_ms = o.ms;
 }
 
 /*
@@ -1393,8 +1389,12 @@ static long poll_timeout(struct ingest *g)
 			sooner(&t, g->conns[i].reconnect_ms, now);
 	if (g->trim_due && idle(g))
 		sooner(&t, g->active_ms + TRIM_IDLE_MS, now);
-	if (admit_waiting(g->admit) && g->lapse_ms >= 0)
-		sooner(&t, g->lapse_ms, now);
+	if (admit_waiting(g->admit)) {
+		int64_t lapse = admit_lapse_next(g->admit);
+
+		if (lapse >= 0)
+			sooner(&t, lapse, now);
+	}
 	return (long)t;
 }
 
@@ -1409,7 +1409,6 @@ int ingest_run(const struct ingest_opts *o)
 		.rl_retry = { .what = "reports answered RETRY_LATER" },
 		.rl_batch = { .what = "failed batches" },
 		.rl_offer = { .what = "rejected offers" },
-		.lapse_ms = -1,
 	};
 	int ret = 0, r;
 

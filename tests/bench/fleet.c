@@ -386,6 +386,27 @@ static int collector_migrate(const struct fleet *f)
 	return r;
 }
 
+int fleet_send(void *sock, const struct fleet_msg *m, bool granted)
+{
+	_cleanup_free_ uint8_t *offer = NULL;
+	const void *buf = m->buf;
+	size_t len = m->len;
+
+	if (!granted) {
+		int r = codec_pack_offer(m->run_id, m->len, &offer, &len);
+
+		if (r < 0)
+			return r;
+		buf = offer;
+	}
+	return zmq_send(sock, buf, len, ZMQ_DONTWAIT) < 0 ? -errno : 0;
+}
+
+bool fleet_ack_expected(const Fleetbench__Ack *ack, bool granted)
+{
+	return (ack->status == FLEETBENCH__ACK__STATUS__GRANTED) != granted;
+}
+
 int fleet_pg_start(struct fleet *f)
 {
 	if (pg_harness_start(f) < 0 || collector_migrate(f) < 0)

@@ -88,6 +88,17 @@ int fleet_init(struct fleet *f, const char *name, size_t n_keys);
  */
 int fleet_msg_make(const struct fleet *f, size_t agent, struct fleet_msg *m);
 
+/*
+ * Sends what a simulated agent sends next for m, as agent/send.c does
+ * (docs/wire.md, "Offer and grant"): its Offer until it is granted, then
+ * the report; with ZMQ_DONTWAIT. 0, or -errno (-EAGAIN: not now).
+ */
+int fleet_send(void *sock, const struct fleet_msg *m, bool granted);
+
+/* Whether an Ack answering m is the one expected: GRANTED exactly while
+ * m waits for its grant (granted false); anything else for the report. */
+bool fleet_ack_expected(const Fleetbench__Ack *ack, bool granted);
+
 /* A throwaway PostgreSQL in work/pg, migrated by the collector. */
 int fleet_pg_start(struct fleet *f);
 

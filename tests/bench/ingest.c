@@ -183,21 +183,12 @@ static void *bystander_run(void *arg)
 /* Sends msgs[next], or first its offer (docs/wire.md). */
 static int sim_send(struct sim *s)
 {
-	const struct fleet_msg *m = &s->msgs[s->next];
-	_cleanup_free_ uint8_t *offer = NULL;
-	const void *buf = m->buf;
-	size_t len = m->len;
+	int r = fleet_send(s->sock, &s->msgs[s->next],
+			   arg_no_offers || s->granted);
 
-	if (!arg_no_offers && !s->granted) {
-		int r = codec_pack_offer(m->run_id, m->len, &offer, &len);
-
-		if (r < 0)
+	if (r < 0) {
+		if (r != -EAGAIN)
 			return r;
-		buf = offer;
-	}
-	if (zmq_send(s->sock, buf, len, ZMQ_DONTWAIT) < 0) {
-		if (errno != EAGAIN)
-			return -errno;
 		s->unsent = true;
 		return 0;
 	}
@@ -248,8 +239,7 @@ static int sim_ack(struct sim *s, const uint8_t *buf, size_t len,
 	int r = codec_unpack_ack(buf, len, &ack);
 
 	if (r < 0 || !s->waiting || strcmp(ack->run_id, s->msgs[s->next].run_id) ||
-	    (ack->status == FLEETBENCH__ACK__STATUS__GRANTED) !=
-		    (!arg_no_offers && !s->granted)) {
+	    !fleet_ack_expected(ack, arg_no_offers || s->granted)) {
 		ph->stray++;
 		codec_free_ack(ack);
 		return 0;

@@ -178,25 +178,13 @@ static void agent_timeout(struct swarm *s, struct agent *a, int64_t now)
 /* Sends msgs[next] once granted, else its offer. */
 static int agent_send(struct swarm *s, struct agent *a, int64_t now)
 {
-	const struct fleet_msg *m = &a->msgs[a->next];
-	_cleanup_free_ uint8_t *offer = NULL;
-	const void *buf = m->buf;
-	size_t len = m->len;
+	int r = fleet_send(a->sock, &a->msgs[a->next], a->granted);
 
-	if (!a->granted) {
-		int r = codec_pack_offer(m->run_id, m->len, &offer, &len);
-
-		if (r < 0)
-			return log_error("cannot pack an offer: %s",
-					 strerror(-r));
-		buf = offer;
-	}
-	if (zmq_send(a->sock, buf, len, ZMQ_DONTWAIT) < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0; /* not writable after all: poll again */
+	if (r == -EAGAIN || r == -EINTR)
+		return 0; /* not writable after all: poll again */
+	if (r < 0)
 		return log_error("agent %zu cannot send: %s", a->index,
-				 zmq_strerror(errno));
-	}
+				 zmq_strerror(-r));
 	a->state = WAITING;
 	return 0;
 }
@@ -239,8 +227,7 @@ static int agent_recv(struct swarm *s, struct agent *a, int64_t now)
 		    codec_unpack_ack(buf, (size_t)n, &ack) < 0 ||
 		    a->state != WAITING ||
 		    strcmp(ack->run_id, a->msgs[a->next].run_id) ||
-		    (ack->status == FLEETBENCH__ACK__STATUS__GRANTED) ==
-			    a->granted) {
+		    !fleet_ack_expected(ack, a->granted)) {
 			s->stray++;
 			codec_free_ack(ack);
 			continue;
