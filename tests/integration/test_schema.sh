@@ -396,6 +396,29 @@ refused "a variant both skipped and failed" 23514 \
 		   '{benchmarks,0,failure}', '\"f\"')"
 refused "a run that ends before it starts" 23514 "*runs_finished_after_start*" \
 	"jsonb_set(r, '{finished_unix_ms}', '0')"
+# the array checks of a row changed by hand (one CHECK per table since
+# migration 014, each rule named as the constraint it was)
+hand_refused() {
+	local out
+	out=$(q 2>&1 <<-EOF
+		\set VERBOSITY verbose
+		$2
+	EOF
+	)
+	check_match "$1" "$(printf '%s\n' "$out" | head -n 1)" "*ERROR:  23514: $3"
+}
+hand_refused "a run_results row whose units do not line up with its metrics" \
+	"UPDATE run_results SET m_unit = m_unit[2:]" \
+	"run_results_metrics_aligned: the m_ arrays must line up*"
+hand_refused "an infinite sample written by hand" \
+	"UPDATE run_results SET samples[1] = 'Infinity'" \
+	"run_results_samples_finite: a sample is NaN or infinite*"
+hand_refused "a runs row whose comparisons do not line up" \
+	"UPDATE runs SET c_reason = c_reason[2:] WHERE c_name IS NOT NULL" \
+	"runs_comparisons_aligned: the eleven c_ arrays must have one length"
+hand_refused "a comparison without a name" \
+	"UPDATE runs SET c_name[1] = NULL WHERE c_name IS NOT NULL" \
+	"runs_comparisons_named: *"
 check_eq "nothing of the refused reports is stored" "$(q <<-EOF
 	SELECT (SELECT count(*) FROM runs),
 	       (SELECT count(*) FROM bench_results
