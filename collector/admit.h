@@ -4,9 +4,11 @@
  * and grant"). An agent offers a report (its run_id and size) before it
  * sends it; the collector grants offers, in the order they came, while
  * the bytes it has let in stay within a budget: granted and not yet
- * received, or received and not yet answered. So however many agents send
- * at once, only the granted reports are in libzmq's buffers and the
- * collector's batches; the rest wait as offers of a few bytes each.
+ * received, or received and not yet handed to the database (the serve
+ * loop releases a report's bytes once libpq has taken its parameters, or
+ * when it is answered without). So however many agents send at once,
+ * only the granted reports are in libzmq's buffers and the collector's
+ * batches; the rest wait as offers of a few bytes each.
  * A grant whose report does not come within ADMIT_LAPSE_MS lapses (the
  * agent went away). Reports that come without an offer (agents older
  * than offers) are let in as they come and count against the budget.

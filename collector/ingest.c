@@ -48,6 +48,8 @@
 #define IDENTITY_MAX 255 /* a ZeroMQ routing id */
 #define WHO_LEN (LINK_KEY_LEN + 64)
 #define RETRY_REASON "the database is unavailable: send again later"
+#define RETRY_REFUSED \
+	"not stored: the database refused another report of its batch; send again"
 
 /* collectd's c_complain: a condition that persists is logged when it
  * starts, then at growing intervals, and once when it ends. */
@@ -76,13 +78,15 @@ struct item {
 	size_t id_len;
 	char run_id[37];
 	char who[WHO_LEN]; /* the agent's key, or its address */
-	/* fleetbench_ingest_run()'s parameters; empty once answered */
+	/* fleetbench_ingest_run()'s parameters; empty once libpq has taken
+	 * them (batch_handed) or the report is answered */
 	struct pgparam params;
 	bool db; /* valid: its answer depends on the database */
 	Fleetbench__Ack__Status status; /* UNSPECIFIED: not decided */
 	char reason[PG_ERR_LEN];
 	bool ack; /* whether to answer at all */
-	size_t charge; /* its bytes, let in until answered (admit.h) */
+	/* its bytes, let in until handed to libpq or answered (admit.h) */
+	size_t charge;
 };
 
 struct stats {
@@ -100,6 +104,9 @@ struct batch {
 	struct item *items;
 	struct pg_item *pg; /* the same reports, as pg_batch_send() takes */
 	int n;
+	/* items from the first whose parameters libpq has taken: freed,
+	 * their bytes no longer let in (batch_handed) */
+	int handed;
 	size_t bytes; /* of encoded parameters */
 	int64_t first_ms; /* when its first report came */
 };
@@ -980,15 +987,37 @@ static bool db_connect(struct ingest *g, struct conn *c)
 	return false;
 }
 
-/* Nothing of the batch was stored: send again later. */
-static void batch_retry_all(struct batch *b)
+/* Nothing of the batch was stored: send again later, for why. */
+static void batch_retry_all(struct batch *b, const char *why)
 {
 	for (int i = 0; i < b->n; i++) {
 		struct item *it = &b->items[i];
 
 		if (it->db && !it->status)
 			item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
-				    RETRY_REASON);
+				    why);
+	}
+}
+
+/*
+ * Frees the parameters of b's reports that libpq has taken and lets their
+ * bytes out of the admission budget: they are in libpq's output buffer or
+ * sent. So a report costs the collector memory from its grant until it is
+ * handed over, not until the commit, and the next grants need not wait
+ * for the database (docs/performance.md). The price: a batch that
+ * PostgreSQL rolls back cannot be sent again from here; its reports are
+ * answered RETRY_LATER (batch_done).
+ */
+static void batch_handed(struct ingest *g, struct conn *c, struct batch *b)
+{
+	int handed = (int)pg_batch_handed(c->pg);
+
+	for (; b->handed < handed && b->handed < b->n; b->handed++) {
+		struct item *it = &b->items[b->handed];
+
+		pgparam_release(&it->params);
+		admit_release(g->admit, it->charge);
+		it->charge = 0;
 	}
 }
 
@@ -1011,7 +1040,7 @@ static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
 	}
 	if (!pg_connected(pg) &&
 	    (now_ms() < c->reconnect_ms || !db_connect(g, c))) {
-		batch_retry_all(b);
+		batch_retry_all(b, RETRY_REASON);
 		return false;
 	}
 	r = pg_batch_send(pg, b->pg, (size_t)b->n, err);
@@ -1023,9 +1052,10 @@ static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
 	else if (r < 0)
 		db_lost(c, err);
 	if (r < 0) {
-		batch_retry_all(b);
+		batch_retry_all(b, RETRY_REASON);
 		return false;
 	}
+	batch_handed(g, c, b);
 	/* a crash here leaves the server a batch whose Sync may or may not
 	 * have arrived: committed or not, nobody is answered */
 	fault_point("collector-after-sync");
@@ -1037,9 +1067,9 @@ static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
  * reports: only a commit that returned makes COMMITTED and DUPLICATE
  * answers true; one whose outcome is unknown leaves them unanswered (the
  * agents send again and get DUPLICATE). A report at fault is rejected and
- * the rest sent again. Returns whether the batch is in flight again.
+ * the rest answered RETRY_LATER (batch_handed).
  */
-static bool batch_done(struct ingest *g, struct conn *c, struct batch *b,
+static void batch_done(struct ingest *g, struct conn *c, struct batch *b,
 		       int r, const char *err)
 {
 	int pending = 0;
@@ -1059,17 +1089,19 @@ static bool batch_done(struct ingest *g, struct conn *c, struct batch *b,
 		/* a crash here leaves stored reports unanswered: sent again,
 		 * DUPLICATE (tests/reliability/test_commit_ack.sh) */
 		fault_point("collector-after-commit");
-		return false;
+		return;
 	}
 	if (r == -EINVAL) {
-		/* nothing committed: reject the culprit, send the rest again */
+		/* nothing committed: reject the culprit; the rest were handed
+		 * over and freed, so their agents send them again */
 		for (int i = 0; i < b->n; i++)
 			if (b->pg[i].params &&
 			    b->pg[i].result == PG_ITEM_INVALID)
 				item_decide(&b->items[i],
 					    FLEETBENCH__ACK__STATUS__REJECTED,
 					    b->pg[i].err);
-		return batch_send(g, c, b);
+		batch_retry_all(b, RETRY_REFUSED);
+		return;
 	}
 	if (r == -EAGAIN) {
 		for (int i = 0; i < b->n; i++)
@@ -1081,13 +1113,13 @@ static bool batch_done(struct ingest *g, struct conn *c, struct batch *b,
 					b->pg[i].err);
 		limited(&g->rl_batch, "a batch of %d reports was rolled back: %s",
 			pending, err);
-		batch_retry_all(b);
-		return false;
+		batch_retry_all(b, RETRY_REASON);
+		return;
 	}
 	if (!pg_batch_unknown(c->pg)) {
 		db_lost(c, err);
-		batch_retry_all(b);
-		return false;
+		batch_retry_all(b, RETRY_REASON);
+		return;
 	}
 	/* no Ack for what it may have stored */
 	for (int i = 0; i < b->n; i++) {
@@ -1102,7 +1134,6 @@ static bool batch_done(struct ingest *g, struct conn *c, struct batch *b,
 	log_error("%s: %d reports left unacknowledged (their agents will send them again)",
 		  err, pending);
 	db_lost(c, err);
-	return false;
 }
 
 /* ---- answering ---- */
@@ -1153,6 +1184,7 @@ static void batch_answer(struct ingest *g, struct batch *b)
 		it->charge = 0;
 	}
 	b->n = 0;
+	b->handed = 0;
 	b->bytes = 0;
 	g->active_ms = now_ms();
 	if (n >= TRIM_AFTER)
@@ -1309,10 +1341,11 @@ static void batch_step(struct ingest *g, struct conn *c)
 	char err[PG_ERR_LEN];
 	int r = pg_batch_step(c->pg, err);
 
-	if (r == 0)
+	if (r == 0) {
+		batch_handed(g, c, b);
 		return;
-	if (batch_done(g, c, b, r, err))
-		return; /* sent again */
+	}
+	batch_done(g, c, b, r, err);
 	c->flight = NULL;
 	batch_answer(g, b);
 }

@@ -70,7 +70,7 @@ static const struct config_key collector_keys[] = {
 	  "reports committed in one transaction at most" },
 	{ "collector", "batch_wait_ms", CONFIG_INT, C(batch_wait_ms), "2", 0,
 	  1000, "how long a batch waits for more reports" },
-	{ "collector", "db_connections", CONFIG_INT, C(db_connections), "1", 1,
+	{ "collector", "db_connections", CONFIG_INT, C(db_connections), "2", 1,
 	  INGEST_CONNECTIONS_MAX,
 	  "connections to PostgreSQL, each storing one batch at a time" },
 	{ "collector", "admit_bytes", CONFIG_SIZE, C(admit_bytes), "2M", 0,
@@ -156,7 +156,7 @@ static void usage(FILE *f)
 		"      --batch-max N        reports committed in one transaction (default 256)\n"
 		"      --batch-wait MS      how long a batch waits to fill up (default 2)\n"
 		"      --db-connections N   connections to PostgreSQL, each storing one\n"
-		"                           batch at a time (1 to 4, default 1)\n"
+		"                           batch at a time (1 to 4, default 2)\n"
 		"      --admit-bytes SIZE   bytes of reports let in at once: agents offer a\n"
 		"                           report first and the offers beyond this wait\n"
 		"                           for a grant (default 2M; 0: no bound)\n"

@@ -464,6 +464,11 @@ int pg_batch_send(struct pg *p, struct pg_item *items, size_t n,
 	return batch_push(p, err);
 }
 
+size_t pg_batch_handed(const struct pg *p)
+{
+	return p->batch ? p->queued : 0;
+}
+
 short pg_batch_events(const struct pg *p)
 {
 	return p->synced ? POLLIN : (POLLIN | POLLOUT);

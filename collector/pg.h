@@ -143,4 +143,11 @@ int pg_batch_step(struct pg *p, char err[PG_ERR_LEN]);
 
 bool pg_batch_unknown(const struct pg *p);
 
+/*
+ * How many items of the batch in flight, from the first, libpq has taken:
+ * their params were copied into its output buffer and may be freed; the
+ * rest are still read. 0 when no batch is in flight.
+ */
+size_t pg_batch_handed(const struct pg *p);
+
 #endif

@@ -297,12 +297,22 @@ EOF
 q <<<"ALTER TABLE runs ADD CONSTRAINT test_refuse CHECK (hostname <> 'refuse-me')"
 G1=$(uuid) G2=$(uuid) G3=$(uuid)
 zs a1 --report "$G1" --report "refuse:$G2" --report "$G3" >"$tmp/group.out"
-check_eq "reports sent together are answered each" \
+# the collector freed the others' parameters once libpq had them: it
+# cannot send them again itself, their agents do
+check_eq "reports sent together are answered each: the refused one REJECTED, the rest of its batch RETRY_LATER" \
 	"$(cut -d' ' -f1-3 "$tmp/group.out" | sort -k3)" \
-	"$(printf 'ack %s %s\n' COMMITTED "$G1" REJECTED "$G2" COMMITTED "$G3" |
+	"$(printf 'ack %s %s\n' RETRY_LATER "$G1" REJECTED "$G2" RETRY_LATER "$G3" |
 		sort -k3)"
 check_has "the database's reason comes back" "$tmp/group.out" \
 	"ack REJECTED $G2 new row for relation \"runs\" violates check constraint \"test_refuse\""
+check_has "the others are told why" "$tmp/group.out" \
+	"ack RETRY_LATER $G1 not stored: the database refused another report of its batch; send again"
+check_eq "nothing of that batch is stored" \
+	"$(q <<<"SELECT count(*) FROM runs WHERE run_id IN ('$G1', '$G2', '$G3')")" "0"
+zs a1 --report "$G1" --report "$G3" >"$tmp/group.out"
+check_eq "sent again, the others are COMMITTED" \
+	"$(cut -d' ' -f1-3 "$tmp/group.out" | sort -k3)" \
+	"$(printf 'ack %s %s\n' COMMITTED "$G1" COMMITTED "$G3" | sort -k3)"
 check_eq "the refused one is not stored, the others are" "$(q <<-EOF
 	SELECT count(*) FILTER (WHERE run_id IN ('$G1', '$G3')),
 	       count(*) FILTER (WHERE run_id = '$G2')

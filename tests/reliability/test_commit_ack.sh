@@ -92,7 +92,7 @@ check_eq "the collector's COMMIT waits for the standby" "$?" 0
 sleep 1
 check_eq "no Ack while COMMIT has not returned" "$(cat "$tmp/z2.out")" ""
 backend=$(q <<<"SELECT pid FROM pg_stat_activity
-	WHERE application_name = 'fleetbench-collector'")
+	WHERE application_name = 'fleetbench-collector' AND wait_event = 'SyncRep'")
 check_eq "pg_terminate_backend() inside COMMIT" \
 	"$(q <<<"SELECT pg_terminate_backend($backend)")" t
 wait "$zpid"

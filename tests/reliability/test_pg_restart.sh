@@ -59,13 +59,13 @@ ready_epoch() {
 	date -d "${line% \[}" +%s.%N
 }
 
-# backend_epoch: when the collector's current connection began, once it
-# has one (epoch seconds); fails while it has none
+# backend_epoch: when the collector's first current connection began,
+# once it has one (epoch seconds); fails while it has none
 backend_epoch() {
 	local t
 
 	t=$(q <<-EOF
-		SELECT extract(epoch FROM backend_start) FROM pg_stat_activity
+		SELECT min(extract(epoch FROM backend_start)) FROM pg_stat_activity
 		WHERE application_name = 'fleetbench-collector'
 	EOF
 	)
