@@ -11,8 +11,10 @@
  * 64 reports back to back, then read as many Acks; "refuse:RUN_ID" names
  * its host "refuse-me", for a test constraint to refuse; "failed:RUN_ID"
  * adds a failed variant, "oob:RUN_ID" a sample out of bounds), --file PATH (the file's
- * bytes), --bytes SIZE (that many 0xff bytes; 0: an empty frame); --frames
- * N splits each message over N frames (the rest empty).
+ * bytes), --bytes SIZE (that many 0xff bytes; 0: an empty frame),
+ * --offer RUN_ID (an Offer of a report of OFFER_BYTES: the answer is
+ * GRANTED, or none while the collector's admit_bytes are let in);
+ * --frames N splits each message over N frames (the rest empty).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,7 +35,9 @@ static const char *arg_endpoint, *arg_server_key, *arg_agent_key;
 
 static const char *arg_reports[MAX_REPORTS];
 static size_t arg_n_reports;
-static const char *arg_file, *arg_provider = "zsend";
+#define OFFER_BYTES 20000 /* about a quick profile's report */
+
+static const char *arg_file, *arg_offer, *arg_provider = "zsend";
 static const char *arg_instance_type = "zsend-1";
 static uint64_t arg_bytes;
 static bool arg_has_bytes, arg_insecure;
@@ -45,7 +49,8 @@ static void usage(FILE *f)
 		"usage: zsend --endpoint tcp://HOST:PORT\n"
 		"             (--server-key NAME.pub --agent-key NAME.key | --insecure)\n"
 		"             (--report [refuse:|failed:|oob:]RUN_ID... [--provider P] [--instance-type T] |\n"
-		"              --file PATH | --bytes SIZE) [--frames N] [--timeout MS]\n");
+		"              --file PATH | --bytes SIZE | --offer RUN_ID) [--frames N]\n"
+		"             [--timeout MS]\n");
 }
 
 /*
@@ -113,6 +118,8 @@ static int payload(size_t i, uint8_t **ret, size_t *ret_len)
 		return build_report(arg_reports[i], ret, ret_len);
 	if (arg_file)
 		return read_file(arg_file, ret, ret_len);
+	if (arg_offer)
+		return codec_pack_offer(arg_offer, OFFER_BYTES, ret, ret_len);
 	*ret = malloc(arg_bytes ? arg_bytes : 1);
 	if (!*ret)
 		return -ENOMEM;
@@ -132,6 +139,8 @@ static const char *status_name(Fleetbench__Ack__Status s)
 		return "REJECTED";
 	case FLEETBENCH__ACK__STATUS__RETRY_LATER:
 		return "RETRY_LATER";
+	case FLEETBENCH__ACK__STATUS__GRANTED:
+		return "GRANTED";
 	default:
 		return "UNSPECIFIED";
 	}
@@ -235,6 +244,7 @@ int main(int argc, char **argv)
 		{ "instance-type", required_argument, NULL, 't' },
 		{ "file", required_argument, NULL, 'f' },
 		{ "bytes", required_argument, NULL, 'b' },
+		{ "offer", required_argument, NULL, 'o' },
 		{ "frames", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -287,6 +297,9 @@ int main(int argc, char **argv)
 			}
 			arg_has_bytes = true;
 			break;
+		case 'o':
+			arg_offer = optarg;
+			break;
 		case 'n':
 			arg_frames = strtol(optarg, NULL, 10);
 			break;
@@ -303,7 +316,7 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc || !arg_endpoint ||
 	    (!arg_insecure && (!arg_server_key || !arg_agent_key)) ||
-	    (!!arg_n_reports + !!arg_file + arg_has_bytes) != 1 ||
+	    (!!arg_n_reports + !!arg_file + arg_has_bytes + !!arg_offer) != 1 ||
 	    arg_frames < 1 || arg_frames > 1000 || arg_timeout_ms < 1 ||
 	    arg_timeout_ms > 600000) {
 		usage(stderr);

@@ -115,6 +115,13 @@ check_eq "and adds no row" "$(copies "$K")" 1
 
 # --- 3. COMMIT held by a deferred trigger: no Ack until it returns ---------
 
+# admit_bytes of one byte: an offer is granted only when nothing else is
+# let in, and a report is let in until libpq has taken it, not until its
+# batch is answered
+stop_collector
+check_eq "the collector exits 0 on SIGTERM" "$?" 0
+start_collector "tcp://127.0.0.1:$port" --admit-bytes 1
+
 q <<-'EOF'
 	CREATE FUNCTION test_hold() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
@@ -148,6 +155,9 @@ check_eq "nothing of the batch is visible yet" "$(q <<-EOF
 	SELECT count(*) FROM runs WHERE run_id IN ('$H1', '$H2', '$H3')
 EOF
 )" 0
+G=$(uuid)
+check_eq "an offer is granted while that COMMIT waits: the batch's bytes left admit_bytes when libpq took them" \
+	"$(zs a2 --offer "$G" 7>&-)" "ack GRANTED $G "
 echo "SELECT pg_advisory_unlock(4242);" >&7
 exec 7>&-
 wait "$hold_pid"
@@ -162,7 +172,7 @@ check_eq "and the batch is stored" "$(q <<-EOF
 EOF
 )" 3
 
-figures "commit-ack: killed after COMMIT: re-send DUPLICATE, 1 row; backend terminated in COMMIT (committed locally): no Ack, re-send DUPLICATE, 1 row; COMMIT held 2 s: 0 of 3 Acks before it returned, 3 after"
+figures "commit-ack: killed after COMMIT: re-send DUPLICATE, 1 row; backend terminated in COMMIT (committed locally): no Ack, re-send DUPLICATE, 1 row; COMMIT held 2 s: 0 of 3 Acks before it returned, 3 after; meanwhile an offer GRANTED with admit_bytes 1 (the held batch no longer let in)"
 rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0
