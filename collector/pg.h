@@ -113,7 +113,8 @@ struct pg_item {
  * commit-time work of the batch's runs), then a Sync. With no BEGIN, the
  * calls are one implicit transaction that the Sync commits, or that any
  * error rolls back whole. items must stay valid until pg_batch_step()
- * returns nonzero. The statements are prepared on first use on each
+ * returns nonzero; an item's params only until pg_batch_handed() counts
+ * it. The statements are prepared on first use on each
  * connection, with the parameter types of the first item's params, so
  * that a database whose function takes other types refuses them there.
  * Returns 0, -ENODATA when no item has params (nothing was sent), -EAGAIN
