@@ -48,9 +48,12 @@ crash() {
 		sleep 0.1
 	done
 	if [ -n "$child" ]; then
-		# into its measurements when it has some, past its setup
-		sleep 1
-		kill "-$sig" "$child"
+		# past its setup, well before its end: a second was too long
+		# for thp_fault on a loaded CI machine (it had ended; the
+		# signal found no process)
+		sleep 0.2
+		kill "-$sig" "$child" ||
+			not_ok "$sig: fb-$bench ($child) ended before the signal"
 	else
 		not_ok "$sig: no process fb-$bench under the agent $apid"
 	fi
