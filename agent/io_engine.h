@@ -8,7 +8,8 @@
  * Every queued engine keeps its queue at full depth the way fio does by
  * default: reap whatever completed, and replace each completion at once,
  * submitting it on its own before handling the next, so the device starts
- * on it while the others are still being handled. docs/bench.d/io.md says
+ * on it while the others are still being handled. docs/bench.md (randread,
+ * "Accuracy against fio, and why a batch loop measures less") says
  * why: on a virtio disk that completes in bursts, a loop that resubmits
  * the reaped batch in one call measured 15-20% below fio.
  */
