@@ -14,6 +14,7 @@
 
 #include "bench_modules.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "probe.h"
 #include "rand.h"
 #include "stats.h"
@@ -241,14 +242,6 @@ static const char *errname(int err)
 static uint64_t round_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;
-}
-
-static inline int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /*
@@ -681,9 +674,9 @@ static int chase_build(struct bench_run *run, struct chase_state *st,
 	bench_param_i64(v->res, "buffer_bytes", (int64_t)v->len);
 
 	vmstat_read(run, &a);
-	t0 = now_ns();
+	t0 = mono_ns();
 	memset(v->buf, 0, v->len);
-	t1 = now_ns();
+	t1 = mono_ns();
 	vmstat_read(run, &b);
 	bench_param_i64(v->res, "fill_us", (t1 - t0) / 1000);
 	vmstat_param(v->res, &a, &b);
@@ -802,7 +795,7 @@ static int chase_measure(struct bench_run *run, struct chase_state *st,
 
 	bench_window_begin(v->res);
 	vmstat_read(run, &a);
-	t0 = now_ns();
+	t0 = mono_ns();
 	while (left) {
 		uint64_t n = left < CHASE_CHUNK ? left : CHASE_CHUNK;
 
@@ -811,7 +804,7 @@ static int chase_measure(struct bench_run *run, struct chase_state *st,
 		if (bench_interrupted())
 			break;
 	}
-	t1 = now_ns();
+	t1 = mono_ns();
 	vmstat_read(run, &b);
 	bench_window_end(v->res);
 	chase_sink = p;
@@ -919,9 +912,9 @@ static double clock_overhead_ns(void)
 	double d[CLOCK_PAIRS];
 
 	for (size_t i = 0; i < CLOCK_PAIRS; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = mono_ns();
 
-		d[i] = (double)(now_ns() - t0);
+		d[i] = (double)(mono_ns() - t0);
 	}
 	qsort(d, CLOCK_PAIRS, sizeof(d[0]), cmp_double);
 	return d[CLOCK_PAIRS / 2];
@@ -1023,19 +1016,19 @@ static int fault_measure(struct bench_run *run, struct fault_state *st,
 
 	bench_window_begin(v->res);
 	vmstat_read(run, &a);
-	t_start = now_ns();
+	t_start = mono_ns();
 	for (done = 0; done < n; done++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = mono_ns();
 
 		((volatile char *)buf)[done * PAGE_BYTES] = 1;
-		lat[done] = (double)(now_ns() - t0);
+		lat[done] = (double)(mono_ns() - t0);
 		if (done % TOUCH_CHUNK == TOUCH_CHUNK - 1 &&
 		    bench_interrupted()) {
 			done++;
 			break;
 		}
 	}
-	t_end = now_ns();
+	t_end = mono_ns();
 	vmstat_read(run, &b);
 	bench_window_end(v->res);
 	sample_huge_fraction(v->res, buf, st->len);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* I/O engines, latency histogram and data pattern for randread/seqwrite. */
+#include "clock.h"
 #include "io_engine.h"
 
 #include <errno.h>
@@ -259,14 +260,6 @@ struct io_ctx {
 	uint64_t nblocks, next, issued, to_issue;
 	struct io_stats *st; /* of the run in progress: its counters */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static double cpu_now(void)
 {
@@ -582,7 +575,7 @@ static bool run_complete(struct io_ctx *c, struct io_run *run,
 static void stamp_issue(struct io_slot *s)
 {
 	if (!s->retries)
-		s->t_submit = now_ns();
+		s->t_submit = mono_ns();
 }
 
 static int sync_run(struct io_ctx *c, struct io_run *run, struct io_stats *st)
@@ -604,7 +597,7 @@ static int sync_run(struct io_ctx *c, struct io_run *run, struct io_stats *st)
 				    (off_t)s->off);
 		if (res < 0)
 			res = -errno;
-		now = now_ns();
+		now = mono_ns();
 		run_reaped(c, run, now);
 		if (!run_complete(c, run, s, res, now, st))
 			break;
@@ -737,7 +730,7 @@ static int uring_run(struct io_ctx *c, struct io_run *run,
 		 * complete before it was issued.
 		 */
 		ready = io_uring_cq_ready(&c->ring);
-		now = now_ns();
+		now = mono_ns();
 		run_reaped(c, run, now);
 		for (unsigned int i = 0; i < ready; i++) {
 			struct io_slot *s;
@@ -814,7 +807,7 @@ static int aio_run(struct io_ctx *c, struct io_run *run, struct io_stats *st)
 			continue;
 		if (r < 0)
 			return r;
-		now = now_ns();
+		now = mono_ns();
 		run_reaped(c, run, now);
 		for (int i = 0; i < r; i++) {
 			struct io_slot *s = c->aio_events[i].data;
@@ -856,7 +849,7 @@ int io_ctx_run(struct io_ctx *c, uint64_t seed, struct io_stats *ret)
 	}
 
 	run.cpu0 = cpu_now();
-	run.t0 = now_ns();
+	run.t0 = mono_ns();
 	run.deadline = run.t0 + c->job.duration_ns;
 	run.end = run.t0;
 	switch (c->job.engine) {
@@ -876,12 +869,12 @@ int io_ctx_run(struct io_ctx *c, uint64_t seed, struct io_stats *ret)
 		return r;
 	if (!c->job.duration_ns) {
 		if (c->job.write && c->job.datasync) {
-			uint64_t t = now_ns();
+			uint64_t t = mono_ns();
 
 			r = datasync(c->job.fd);
 			if (r < 0)
 				return r;
-			run.end = now_ns();
+			run.end = mono_ns();
 			ret->datasync_s = (double)(run.end - t) * 1e-9;
 		}
 		run.cpu1 = cpu_now();

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Flushing the spool to the collector: Lazy Pirate over DEALER (send.h). */
+#include "clock.h"
 #include "send.h"
 
 #include <errno.h>
@@ -49,14 +50,6 @@ static int fail(char *err, int r, const char *fmt, ...)
 	vsnprintf(err, SEND_ERR_LEN, fmt, ap);
 	va_end(ap);
 	return r;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void emit(struct sender *sd, enum send_event ev, const char *run_id,
@@ -111,7 +104,7 @@ static int wait_for(struct sender *sd, short events, int64_t deadline)
 {
 	for (;;) {
 		zmq_pollitem_t it = { sd->sock, 0, events, 0 };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - mono_ms();
 		int n;
 
 		if (interrupted(sd))
@@ -253,7 +246,7 @@ static int offer(struct sender *sd, const char *run_id, size_t len,
 		 struct answer *ret)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
-	int64_t deadline = now_ms() + sd->o->timeout_ms;
+	int64_t deadline = mono_ms() + sd->o->timeout_ms;
 	size_t blen;
 	int r;
 
@@ -301,11 +294,11 @@ static int attempt(struct sender *sd, const char *run_id, const void *payload,
 		return 1; /* answered without the report */
 	if (r == 1)
 		r = send_frame(sd, payload, len,
-			       now_ms() + sd->o->timeout_ms);
+			       mono_ms() + sd->o->timeout_ms);
 	if (r <= 0)
 		return r;
 	sd->sum->sent++;
-	return await_ack(sd, run_id, false, now_ms() + sd->o->timeout_ms,
+	return await_ack(sd, run_id, false, mono_ms() + sd->o->timeout_ms,
 			 ret);
 }
 
@@ -325,10 +318,10 @@ static long backoff_delay(struct sender *sd, unsigned k)
 
 static int pause_ms(struct sender *sd, long ms)
 {
-	int64_t deadline = now_ms() + ms;
+	int64_t deadline = mono_ms() + ms;
 
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - mono_ms();
 		struct timespec ts;
 
 		if (interrupted(sd))
@@ -461,7 +454,7 @@ int send_flush(void *zctx, struct spool *s, const struct send_opts *o,
 	if (r < 0)
 		return r;
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-		seed = (uint64_t)now_ms() ^ (uint64_t)getpid() << 32;
+		seed = (uint64_t)mono_ms() ^ (uint64_t)getpid() << 32;
 	rng_seed(&sd.rng, seed);
 	n = spool_list(s, &entries);
 	if (n < 0)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "hook.h"
 #include "log.h"
 #include "pg.h"
@@ -49,14 +50,6 @@ struct alert_hook {
 	long long failures;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool stop_asked(const struct alert_hook *h)
 {
 	struct pollfd pfd = { h->stop_fd, POLLIN, 0 };
@@ -73,7 +66,7 @@ static void db_lost(struct alert_hook *h, const char *why)
 			  why);
 	h->down = true;
 	pg_disconnect(h->pg);
-	h->reconnect_ms = now_ms() + h->backoff_ms;
+	h->reconnect_ms = mono_ms() + h->backoff_ms;
 	h->backoff_ms = h->backoff_ms * 2 > RECONNECT_MAX_MS ?
 				RECONNECT_MAX_MS :
 				h->backoff_ms * 2;
@@ -261,7 +254,7 @@ static void deliver_due(struct alert_hook *h)
 		log_warn("alert hook: '%s' failed for alert %s (attempt %lld): %s; next attempt in %" PRId64 " ms",
 			 h->command, id, attempt, err, delay);
 		record(h, id, err, delay);
-		h->hold_ms = now_ms() + delay;
+		h->hold_ms = mono_ms() + delay;
 		return;
 	}
 }
@@ -307,13 +300,13 @@ static void *hook_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[2] = { { h->stop_fd, POLLIN, 0 },
 					 { -1, POLLIN, 0 } };
-		int64_t now = now_ms(), timeout;
+		int64_t now = mono_ms(), timeout;
 
 		if (!pg_connected(h->pg) && now >= h->reconnect_ms)
 			db_connect(h);
 		if (pg_connected(h->pg) && now >= h->hold_ms)
 			deliver_due(h);
-		now = now_ms();
+		now = mono_ms();
 		if (!pg_connected(h->pg)) {
 			timeout = h->reconnect_ms - now;
 		} else {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A hook command: spawned with its input, waited for with a timeout. */
+#include "clock.h"
 #include "hook.h"
 
 #include <errno.h>
@@ -22,14 +23,6 @@
 #define WAIT_TICK_MS 10
 
 extern char **environ;
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(int64_t ms)
 {
@@ -123,7 +116,7 @@ static int feed(int fd, const char *p, size_t len, int64_t deadline)
 {
 	while (len) {
 		struct pollfd pfd = { fd, POLLOUT, 0 };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - mono_ms();
 		ssize_t n;
 
 		if (left <= 0)
@@ -153,7 +146,7 @@ static int reap(pid_t pid, int64_t deadline, int *status)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		left = deadline - now_ms();
+		left = deadline - mono_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		sleep_ms(left < WAIT_TICK_MS ? left : WAIT_TICK_MS);
@@ -163,7 +156,7 @@ static int reap(pid_t pid, int64_t deadline, int *status)
 int hook_run(const char *command, const char *const *env, const void *input,
 	     size_t len, int timeout_ms, char err[HOOK_ERR_LEN])
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = mono_ms() + timeout_ms;
 	int fds[2], status, sig, r;
 	pid_t pid;
 
@@ -189,7 +182,7 @@ int hook_run(const char *command, const char *const *env, const void *input,
 		r = reap(pid, deadline, &status);
 	if (r < 0) {
 		kill(-pid, SIGTERM);
-		if (reap(pid, now_ms() + HOOK_KILL_GRACE_MS, &status) < 0) {
+		if (reap(pid, mono_ms() + HOOK_KILL_GRACE_MS, &status) < 0) {
 			kill(-pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The serve loop: receive, validate, group-commit, then acknowledge. */
+#include "clock.h"
 #include "ingest.h"
 
 #include <errno.h>
@@ -139,20 +140,12 @@ struct ingest {
 		rl_offer;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void complain(struct complaint *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void complain(struct complaint *c, const char *fmt, ...)
 {
-	int64_t now = now_ms();
+	int64_t now = mono_ms();
 	char msg[1024];
 	va_list ap;
 
@@ -189,7 +182,7 @@ static void limited(struct ratelimit *rl, const char *fmt, ...)
 
 static void limited(struct ratelimit *rl, const char *fmt, ...)
 {
-	int64_t now = now_ms();
+	int64_t now = mono_ms();
 	va_list ap;
 	char msg[1024];
 
@@ -808,7 +801,7 @@ static void offer_receive(struct ingest *g, const struct item *it,
 static void offers_grant(struct ingest *g)
 {
 	struct admit_offer o;
-	int64_t now = now_ms();
+	int64_t now = mono_ms();
 
 	admit_expire(g->admit, now);
 	while (!g->stop && admit_next(g->admit, now, &o))
@@ -930,7 +923,7 @@ static int batch_fill(struct ingest *g)
 		fault_point("collector-after-receive");
 		b->bytes += pgparam_bytes(&it->params);
 		if (!b->n)
-			b->first_ms = now_ms();
+			b->first_ms = mono_ms();
 		b->n++;
 		taken++;
 	}
@@ -950,7 +943,7 @@ static void db_lost(struct conn *c, const char *err)
 	complain(&c->db_down, "PostgreSQL is unavailable: %s", err);
 	/* the first attempt right away: a restarted server is back at once */
 	c->backoff_ms = RECONNECT_MIN_MS;
-	c->reconnect_ms = now_ms();
+	c->reconnect_ms = mono_ms();
 }
 
 /* Connects and checks the schema; on failure, schedules the next try. */
@@ -980,7 +973,7 @@ static bool db_connect(struct ingest *g, struct conn *c)
 	complain(&c->db_down,
 		 "PostgreSQL is unavailable: %s (answering RETRY_LATER, next attempt in %lld ms)",
 		 err, (long long)c->backoff_ms);
-	c->reconnect_ms = now_ms() + c->backoff_ms;
+	c->reconnect_ms = mono_ms() + c->backoff_ms;
 	c->backoff_ms = c->backoff_ms * 2 > RECONNECT_MAX_MS ?
 				RECONNECT_MAX_MS :
 				c->backoff_ms * 2;
@@ -1039,7 +1032,7 @@ static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
 		};
 	}
 	if (!pg_connected(pg) &&
-	    (now_ms() < c->reconnect_ms || !db_connect(g, c))) {
+	    (mono_ms() < c->reconnect_ms || !db_connect(g, c))) {
 		batch_retry_all(b, RETRY_REASON);
 		return false;
 	}
@@ -1186,7 +1179,7 @@ static void batch_answer(struct ingest *g, struct batch *b)
 	b->n = 0;
 	b->handed = 0;
 	b->bytes = 0;
-	g->active_ms = now_ms();
+	g->active_ms = mono_ms();
 	if (n >= TRIM_AFTER)
 		g->trim_due = true;
 }
@@ -1297,7 +1290,7 @@ static bool idle(const struct ingest *g)
 static void trim_if_idle(struct ingest *g)
 {
 	if (g->trim_due && idle(g) &&
-	    now_ms() - g->active_ms >= TRIM_IDLE_MS) {
+	    mono_ms() - g->active_ms >= TRIM_IDLE_MS) {
 		malloc_trim(0);
 		g->trim_due = false;
 	}
@@ -1316,7 +1309,7 @@ static void batch_start(struct ingest *g, bool now)
 	if (!c)
 		return;
 	if (!now && !batch_full(g, b) &&
-	    now_ms() - b->first_ms < g->o->batch_wait_ms)
+	    mono_ms() - b->first_ms < g->o->batch_wait_ms)
 		return;
 	/* a batch neither filling nor in flight: there is one more batch
 	 * than connections */
@@ -1411,7 +1404,7 @@ static void sooner(int64_t *t, int64_t deadline_ms, int64_t now)
 static long poll_timeout(struct ingest *g)
 {
 	const struct ingest_opts *o = g->o;
-	int64_t now = now_ms(), t = -1;
+	int64_t now = mono_ms(), t = -1;
 
 	if (g->stop)
 		return any_flight(g) ? 100 : 0;
@@ -1499,7 +1492,7 @@ int ingest_run(const struct ingest_opts *o)
 				if (pg_poll(c->pg, err) < 0)
 					db_lost(c, err);
 			}
-			if (!pg_connected(c->pg) && now_ms() >= c->reconnect_ms)
+			if (!pg_connected(c->pg) && mono_ms() >= c->reconnect_ms)
 				db_connect(&g, c);
 		}
 		if (pi[1].revents & ZMQ_POLLIN) {
@@ -1511,7 +1504,7 @@ int ingest_run(const struct ingest_opts *o)
 				break;
 			}
 			if (n > 0)
-				g.active_ms = now_ms();
+				g.active_ms = mono_ms();
 		}
 		batch_start(&g, g.stop);
 		offers_grant(&g);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Valid sample Reports for the test clients (sample_report.h). */
+#include "clock.h"
 #include "sample_report.h"
 
 #include <errno.h>
@@ -50,14 +51,6 @@ struct parts {
 	Fleetbench__Comparison *cp[MAX_COMPARISONS];
 	char variant[MAX_BENCH][16];
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void small_benchmark(struct parts *x)
 {
@@ -234,7 +227,7 @@ int sample_report_pack(const struct sample_report *s, uint8_t **ret,
 	struct parts *x = calloc(1, sizeof(*x));
 	const char *t = s->text;
 	char *probe = NULL;
-	int64_t now = now_ms();
+	int64_t now = wall_ms();
 	int err;
 
 	if (!x)

@@ -20,6 +20,7 @@
 #include "bench.h"
 #include "bench_test.h"
 #include "check.h"
+#include "clock.h"
 #include "probe_test.h"
 #include "run.h"
 
@@ -27,14 +28,6 @@
 #define REPEATS_TEXT "3"
 
 static char dir[] = "/var/tmp/fleetbench-test-isolate-XXXXXX";
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The results of one benchmark in a bench report, in order. */
 static size_t results_of(struct json_object *bench, const char *name,
@@ -191,9 +184,9 @@ static void test_timeout(void)
 	const char *fault = "bench-false_sharing@2:hang";
 	char *err = NULL;
 	int status = -1;
-	double t0 = now();
+	double t0 = mono_s();
 	struct json_object *j = bench(fault, "3", &status, &err);
-	double took = now() - t0;
+	double took = mono_s() - t0;
 
 	CHECK_(status == 4, "hang: exit status %d, expected 4", status);
 	if (j) {

@@ -15,19 +15,12 @@
 
 #include "check.h"
 #include "cleanup.h"
+#include "clock.h"
 
 /* Time for the agent to reach randread and open its file there. */
 #define START_TIMEOUT_S 25.0
 /* The limit between the signal and the exit. */
 #define EXIT_TIMEOUT_S 5.0
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sleep_ms(long ms)
 {
@@ -196,8 +189,8 @@ static void check_signal(const char *agent, int sig, long delay_ms)
 	if (pid < 0)
 		goto out_dir;
 
-	t0 = now();
-	while (now() - t0 < START_TIMEOUT_S) {
+	t0 = mono_s();
+	while (mono_s() - t0 < START_TIMEOUT_S) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 
 		if (w == pid) {
@@ -217,11 +210,11 @@ static void check_signal(const char *agent, int sig, long delay_ms)
 	       START_TIMEOUT_S);
 	if (!exited) {
 		printf("%s: benchmark file open in %s after %.2f s\n", name,
-		       dir, now() - t0);
+		       dir, mono_s() - t0);
 		sleep_ms(delay_ms);
 		CHECK_OK(kill(pid, sig) < 0 ? -errno : 0);
-		t1 = now();
-		while (now() - t1 < EXIT_TIMEOUT_S) {
+		t1 = mono_s();
+		while (mono_s() - t1 < EXIT_TIMEOUT_S) {
 			if (waitpid(pid, &status, WNOHANG) == pid) {
 				exited = true;
 				break;
@@ -236,7 +229,7 @@ static void check_signal(const char *agent, int sig, long delay_ms)
 				;
 		} else {
 			printf("%s: exited %.2f s after the signal\n", name,
-			       now() - t1);
+			       mono_s() - t1);
 		}
 	}
 	CHECK_(WIFEXITED(status) && WEXITSTATUS(status) == 130,

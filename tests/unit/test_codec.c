@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "codec.h"
 #include "pbjson.h"
 #include "rand.h"
@@ -26,14 +27,6 @@
 #define RUN_ID "3f2b8c1e-9a4d-4e7f-b1c2-5d6e7f809a1b"
 #define MACHINE_ID "0123456789abcdef0123456789abcdef"
 #define DAY_MS (24LL * 3600 * 1000)
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- a realistic Report, built from parts a test may change ---- */
 
@@ -58,7 +51,7 @@ static const char probe_json[] =
 
 static void fixture_init(struct fixture *f)
 {
-	int64_t now = now_ms();
+	int64_t now = wall_ms();
 
 	memset(f, 0, sizeof(*f));
 	fleetbench__report__init(&f->r);
@@ -186,7 +179,7 @@ static void expect_(struct fixture *f, const char *want, int line)
 	size_t len;
 	int r, expected = want ? -EINVAL : 0;
 
-	r = codec_validate_report(&f->r, now_ms(), err);
+	r = codec_validate_report(&f->r, wall_ms(), err);
 	CHECK_(r == expected && !strcmp(err, want ? want : ""),
 	       "line %d: validate: %d \"%s\", expected \"%s\"", line, r, err,
 	       want ? want : "");
@@ -309,7 +302,7 @@ static void test_round_trip(void)
 	size_t len = 0;
 
 	fixture_init(&f);
-	CHECK_OK(codec_validate_report(&f.r, now_ms(), err));
+	CHECK_OK(codec_validate_report(&f.r, wall_ms(), err));
 	CHECK_EQ_STR(err, "");
 	CHECK_OK(codec_pack_report(&f.r, &buf, &len));
 	CHECK(len > 0 && len < 4096);
@@ -424,16 +417,16 @@ static void test_schema_and_ids(void)
 	/* a run_id NULL is "missing" to validation, refused by pack */
 	fixture_init(&f);
 	f.r.run_id = NULL;
-	CHECK_EQ_INT(codec_validate_report(&f.r, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(&f.r, wall_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "run_id: missing");
 	CHECK_EQ_INT(codec_pack_report(&f.r, &buf, &len), -EINVAL);
 
 	fixture_init(&f);
 	f.r.host = NULL;
-	CHECK_EQ_INT(codec_validate_report(&f.r, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(&f.r, wall_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "host: missing");
 	CHECK_EQ_INT(codec_pack_report(&f.r, &buf, &len), -EINVAL);
-	CHECK_EQ_INT(codec_validate_report(NULL, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(NULL, wall_ms(), err), -EINVAL);
 
 }
 
@@ -1043,7 +1036,7 @@ static void test_times(void)
 {
 	struct fixture f;
 	char want[CODEC_ERR_LEN];
-	int64_t now = now_ms();
+	int64_t now = wall_ms();
 
 	fixture_init(&f);
 	f.r.started_unix_ms = 1000;
@@ -1219,7 +1212,7 @@ static void test_probe_json(void)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		fixture_init(&f);
 		f.r.probe_json = (char *)cases[i].text;
-		CHECK_EQ_INT(codec_validate_report(&f.r, now_ms(), err),
+		CHECK_EQ_INT(codec_validate_report(&f.r, wall_ms(), err),
 			     -EINVAL);
 		CHECK_(!strncmp(err, cases[i].note, strlen(cases[i].note)),
 		       "%s: \"%s\", expected \"%s...\"", cases[i].text, err,
@@ -1652,20 +1645,20 @@ static void check_probe_unknown(struct fixture *f)
 	h->hostname = "web-1";
 	e[0].key = "hostname";
 	e[0].value = "EACCES";
-	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(&f->r, wall_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "probe.host.unknown[0]: names hostname, which is set: an item is read or unknown, not both");
 	e[0].key = "unknown";
-	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(&f->r, wall_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "probe.host.unknown[0]: names the map itself, not an item");
 
 	e[0].key = e[1].key = "cpu_sockets";
 	e[1].value = "ENOENT";
 	h->n_unknown = 2;
-	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(&f->r, wall_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "probe.host.unknown[1]: the same key as [0]");
 
 	h->n_unknown = 1;
-	CHECK_OK(codec_validate_report(&f->r, now_ms(), err));
+	CHECK_OK(codec_validate_report(&f->r, wall_ms(), err));
 	o = pbjson_from_message(&h->base);
 	CHECK_(o && json_object_object_get_ex(o, "cpu_sockets", &item) &&
 		       !strcmp(json_object_to_json_string_ext(
@@ -1703,10 +1696,10 @@ static void check_typed_probe(struct fixture *f, const char *json,
 	}
 	f->r.probe = (Fleetbench__Probe *)m;
 	f->r.probe_json = (char *)json;
-	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(&f->r, wall_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "probe_json: set beside probe; a report holds one of them");
 	f->r.probe_json = NULL;
-	CHECK_OK(codec_validate_report(&f->r, now_ms(), err));
+	CHECK_OK(codec_validate_report(&f->r, wall_ms(), err));
 	CHECK_(!err[0], "%s, typed: %s", what, err);
 	CHECK_OK(codec_pack_report(&f->r, &buf, &len));
 	if (buf) {
@@ -1730,11 +1723,11 @@ static void check_typed_probe(struct fixture *f, const char *json,
 			memset(big, 'x', CODEC_MAX_PROBE_STRING + 1);
 			big[CODEC_MAX_PROBE_STRING + 1] = '\0';
 			f->r.probe->kernel->cmdline = big;
-			CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err),
+			CHECK_EQ_INT(codec_validate_report(&f->r, wall_ms(), err),
 				     -EINVAL);
 			CHECK_EQ_STR(err, "probe.kernel.cmdline: 8193 bytes, limit 8192");
 			big[CODEC_MAX_PROBE_STRING] = '\0';
-			CHECK_OK(codec_validate_report(&f->r, now_ms(), err));
+			CHECK_OK(codec_validate_report(&f->r, wall_ms(), err));
 			f->r.probe->kernel->cmdline = saved;
 			free(big);
 		}
@@ -1742,7 +1735,7 @@ static void check_typed_probe(struct fixture *f, const char *json,
 	if (f->r.probe->host)
 		check_probe_unknown(f);
 	f->r.probe = NULL;
-	CHECK_EQ_INT(codec_validate_report(&f->r, now_ms(), err), -EINVAL);
+	CHECK_EQ_INT(codec_validate_report(&f->r, wall_ms(), err), -EINVAL);
 	CHECK_EQ_STR(err, "probe: missing (and no probe_json)");
 	protobuf_c_message_free_unpacked(m, NULL);
 	json_object_put(o);
@@ -1773,7 +1766,7 @@ static void test_real_probe(void)
 		CHECK_EQ_INT(res.status, 0);
 		fixture_init(&f);
 		f.r.probe_json = res.out;
-		CHECK_OK(codec_validate_report(&f.r, now_ms(), err));
+		CHECK_OK(codec_validate_report(&f.r, wall_ms(), err));
 		CHECK_(!err[0], "%s: %s", roots[i], err);
 		check_typed_probe(&f, res.out, roots[i]);
 		run_result_release(&res);

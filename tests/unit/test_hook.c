@@ -11,17 +11,10 @@
 
 #include "check.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "hook.h"
 
 static char dir[] = "/tmp/fleetbench-test-hook-XXXXXX";
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int run(const char *command, const char *input, int timeout_ms,
 	       char *err)
@@ -95,19 +88,19 @@ static void test_unread_input(void)
 static void test_timeout(void)
 {
 	char err[HOOK_ERR_LEN];
-	int64_t t0 = now_ms(), took;
+	int64_t t0 = mono_ms(), took;
 
 	CHECK_EQ_INT(run("sleep 30", "x", 300, err), -ETIMEDOUT);
-	took = now_ms() - t0;
+	took = mono_ms() - t0;
 	CHECK_EQ_STR(err, "timed out after 300 ms");
 	/* SIGTERM ends sh and sleep at once */
 	CHECK_(took >= 300 && took < 300 + HOOK_KILL_GRACE_MS,
 	       "took %lld ms", (long long)took);
 
 	/* ignoring SIGTERM buys the grace period, then SIGKILL */
-	t0 = now_ms();
+	t0 = mono_ms();
 	CHECK_EQ_INT(run("trap '' TERM; sleep 30", "x", 300, err), -ETIMEDOUT);
-	took = now_ms() - t0;
+	took = mono_ms() - t0;
 	CHECK_(took >= 300 + HOOK_KILL_GRACE_MS &&
 		       took < 300 + HOOK_KILL_GRACE_MS + 2000,
 	       "took %lld ms", (long long)took);

@@ -14,6 +14,7 @@
 #include "bench.h"
 #include "check.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "codec.h"
 #include "pbjson.h"
 #include "probe_test.h"
@@ -22,14 +23,6 @@
 #define REPEATS 3
 #define INCREMENTS 2000
 #define FIXTURE "vps-thp-always"
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static struct json_object *probe_with_labels(void)
 {
@@ -69,7 +62,7 @@ static Fleetbench__Report *round_trip(const Fleetbench__Report *rep)
 	size_t len = 0;
 	int r;
 
-	r = codec_validate_report(rep, now_ms(), err);
+	r = codec_validate_report(rep, wall_ms(), err);
 	CHECK_(r == 0, "codec_validate_report: %d (%s)", r, err);
 	CHECK_OK(codec_pack_report(rep, &buf, &len));
 	if (!buf)
@@ -145,7 +138,7 @@ static void test_real_reports(void)
 	struct json_object *back;
 	Fleetbench__Report *rep = NULL, *out, *other = NULL;
 	char err[REPORT_ERR_LEN] = "";
-	int64_t t0 = now_ms() - 30000, t1 = now_ms();
+	int64_t t0 = wall_ms() - 30000, t1 = wall_ms();
 	int r;
 
 	CHECK(probe != NULL && bench != NULL);
@@ -313,7 +306,7 @@ static void test_every_type(void)
 	const Fleetbench__Benchmark *b;
 	const Fleetbench__Param *p;
 	char err[REPORT_ERR_LEN] = "";
-	int64_t t = now_ms();
+	int64_t t = wall_ms();
 	int r;
 
 	every_type_init(&e);
@@ -374,7 +367,7 @@ static void check_refused(struct json_object *probe, int expect,
 {
 	Fleetbench__Report *rep = NULL;
 	char err[REPORT_ERR_LEN] = "";
-	int64_t t = now_ms();
+	int64_t t = wall_ms();
 	int r = report_build(probe, NULL, t, t, &rep, err);
 
 	CHECK_(r == expect, "report_build: %d (%s), expected %d", r, err,
@@ -438,7 +431,7 @@ static void test_refusals(void)
 		Fleetbench__Report *rep = NULL, *out;
 		char err[REPORT_ERR_LEN] = "";
 
-		CHECK_OK(report_build(p, NULL, now_ms(), now_ms(), &rep, err));
+		CHECK_OK(report_build(p, NULL, wall_ms(), wall_ms(), &rep, err));
 		if (rep) {
 			CHECK(rep->kernel->cmdline == NULL);
 			out = round_trip(rep);
@@ -562,7 +555,7 @@ static void test_failed(void)
 	every_type_init(&e);
 	e.w.skip_reason = NULL;
 	e.w.failure = "SIGSEGV in randread/io_uring_sqpoll (repeat 2 of 3)";
-	r = report_build(probe, &e.run, now_ms(), now_ms(), &rep, err);
+	r = report_build(probe, &e.run, wall_ms(), wall_ms(), &rep, err);
 	CHECK_(r == 0, "report_build: %d (%s)", r, err);
 	if (rep)
 		out = round_trip(rep);
@@ -628,7 +621,7 @@ static void test_method(void)
 		/* and through the report and the codec */
 		every_type_init(&e);
 		e.run.method = m;
-		CHECK_OK(report_build(probe, &e.run, now_ms(), now_ms(), &rep,
+		CHECK_OK(report_build(probe, &e.run, wall_ms(), wall_ms(), &rep,
 				      err));
 		if (rep)
 			out = round_trip(rep);
@@ -763,7 +756,7 @@ static Fleetbench__Report *caps_of(struct json_object *probe, const char *what)
 	CHECK_(probe != NULL, "%s: no probe", what);
 	if (!probe)
 		return NULL;
-	r = report_build(probe, NULL, now_ms(), now_ms(), &rep, err);
+	r = report_build(probe, NULL, wall_ms(), wall_ms(), &rep, err);
 	CHECK_(r == 0, "%s: report_build: %d (%s)", what, r, err);
 	CHECK_(!rep || rep->capabilities, "%s: no capabilities", what);
 	if (rep && rep->capabilities) {

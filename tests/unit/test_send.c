@@ -25,6 +25,7 @@
 
 #include "check.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "codec.h"
 #include "link.h"
 #include "run.h"
@@ -53,14 +54,6 @@ static char *path_of(const char *fmt, ...)
 	va_end(ap);
 	snprintf(p, sizeof(buf[0]), "%s/%s", root, rel);
 	return p;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- a scripted collector: a real ROUTER in a thread ---- */
