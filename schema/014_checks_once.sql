@@ -14,6 +14,17 @@
 -- The functions are made here as first written, as the constraints need
 -- them; schema/functions/15_results.sql holds their current definition.
 
+-- Raises check_violation for the rule of a table check that a row
+-- breaks: its name (a CHECK constraint's until migration 014) and what it
+-- asks.
+CREATE OR REPLACE FUNCTION fleetbench_check_failed(rule text, what text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	RAISE check_violation USING CONSTRAINT = rule,
+		MESSAGE = rule || ': ' || what;
+END
+$$;
+
 /*
  * The checks of a run_results row (the table's one CHECK,
  * run_results_valid, since migration 014) and of a runs row's comparisons
@@ -57,17 +68,17 @@ BEGIN
 		    AND array_position(v_window_end, NULL) IS NULL
 		    AND array_position(v_metric_end, NULL) IS NULL
 		    AND array_position(v_sample_end, NULL) IS NULL) IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'run_results_variants_aligned',
-			MESSAGE = 'run_results_variants_aligned: the v_ arrays must have one element, not NULL, per variant';
+		PERFORM fleetbench_check_failed('run_results_variants_aligned',
+			'the v_ arrays must have one element, not NULL, per variant');
 	END IF;
 	IF (v_status <@ '{ok,skipped,failed}') IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'run_results_status_is_known',
-			MESSAGE = 'run_results_status_is_known: a status must be ok, skipped or failed';
+		PERFORM fleetbench_check_failed('run_results_status_is_known',
+			'a status must be ok, skipped or failed');
 	END IF;
 	IF (coalesce(array_positions(v_status, 'ok'), '{}')
 		    = coalesce(array_positions(v_reason, NULL), '{}')) IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'run_results_reason_unless_ok',
-			MESSAGE = 'run_results_reason_unless_ok: a variant has a reason exactly when it is not ok';
+		PERFORM fleetbench_check_failed('run_results_reason_unless_ok',
+			'a variant has a reason exactly when it is not ok');
 	END IF;
 	IF (v_param_end[nv] = np
 		    AND coalesce(cardinality(p_value), 0) = np
@@ -75,15 +86,15 @@ BEGIN
 		    AND p_kind ~ '^[isdbj]*$'
 		    AND array_position(p_key, NULL) IS NULL
 		    AND array_position(p_value, NULL) IS NULL) IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'run_results_parameters_aligned',
-			MESSAGE = 'run_results_parameters_aligned: p_key, p_kind and p_value must line up and end at v_param_end';
+		PERFORM fleetbench_check_failed('run_results_parameters_aligned',
+			'p_key, p_kind and p_value must line up and end at v_param_end');
 	END IF;
 	IF (v_window_end[nv] = nw
 		    AND coalesce(cardinality(w_loadavg1), 0) = nw
 		    AND coalesce(cardinality(w_wall_s), 0) = nw
 		    AND coalesce(cardinality(w_noisy), 0) = nw) IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'run_results_windows_aligned',
-			MESSAGE = 'run_results_windows_aligned: the w_ arrays must line up and end at v_window_end';
+		PERFORM fleetbench_check_failed('run_results_windows_aligned',
+			'the w_ arrays must line up and end at v_window_end');
 	END IF;
 	IF (v_metric_end[nv] = nm
 		    AND coalesce(cardinality(m_unit), 0) = nm
@@ -92,14 +103,14 @@ BEGIN
 		    AND array_position(m_metric, NULL) IS NULL
 		    AND array_position(m_unit, NULL) IS NULL
 		    AND array_position(m_sample_end, NULL) IS NULL) IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'run_results_metrics_aligned',
-			MESSAGE = 'run_results_metrics_aligned: the m_ arrays must line up and end at v_metric_end';
+		PERFORM fleetbench_check_failed('run_results_metrics_aligned',
+			'the m_ arrays must line up and end at v_metric_end');
 	END IF;
 	IF (v_sample_end[nv] = coalesce(cardinality(samples), 0)
 		    AND coalesce(array_ndims(samples), 1) = 1
 		    AND NOT samples && '{NaN,Infinity,-Infinity}') IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'run_results_samples_finite',
-			MESSAGE = 'run_results_samples_finite: a sample is NaN or infinite, or the samples are not one dimension ending at v_sample_end';
+		PERFORM fleetbench_check_failed('run_results_samples_finite',
+			'a sample is NaN or infinite, or the samples are not one dimension ending at v_sample_end');
 	END IF;
 	RETURN true;
 END
@@ -126,29 +137,29 @@ BEGIN
 	    AND coalesce(cardinality(c_level), 0) = nc
 	    AND coalesce(cardinality(c_method), 0) = nc
 	    AND coalesce(cardinality(c_reason), 0) = nc) IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'runs_comparisons_aligned',
-			MESSAGE = 'runs_comparisons_aligned: the eleven c_ arrays must have one length';
+		PERFORM fleetbench_check_failed('runs_comparisons_aligned',
+			'the eleven c_ arrays must have one length');
 	END IF;
 	IF (array_position(c_name, NULL) IS NULL
 	    AND array_position(c_benchmark, NULL) IS NULL
 	    AND array_position(c_metric, NULL) IS NULL
 	    AND array_position(c_numerator, NULL) IS NULL
 	    AND array_position(c_denominator, NULL) IS NULL) IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'runs_comparisons_named',
-			MESSAGE = 'runs_comparisons_named: a comparison''s name, benchmark, metric, numerator and denominator must not be NULL';
+		PERFORM fleetbench_check_failed('runs_comparisons_named',
+			'a comparison''s name, benchmark, metric, numerator and denominator must not be NULL');
 	END IF;
 	IF (NOT (c_ratio || c_ci_low || c_ci_high || c_level)
 		&& '{NaN,Infinity,-Infinity}') IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'runs_comparisons_finite',
-			MESSAGE = 'runs_comparisons_finite: a ratio, interval or level is NaN or infinite';
+		PERFORM fleetbench_check_failed('runs_comparisons_finite',
+			'a ratio, interval or level is NaN or infinite');
 	END IF;
 	IF ((hugepage_nr IS NULL
 	     OR cardinality(hugepage_nr) = cardinality(hugepage_sizes_kb))
 	    AND (hugepage_free IS NULL
 		 OR cardinality(hugepage_free) = cardinality(hugepage_sizes_kb)))
 	   IS FALSE THEN
-		RAISE check_violation USING CONSTRAINT = 'runs_hugepage_pools_aligned',
-			MESSAGE = 'runs_hugepage_pools_aligned: hugepage_nr and hugepage_free must have one element per size of hugepage_sizes_kb';
+		PERFORM fleetbench_check_failed('runs_hugepage_pools_aligned',
+			'hugepage_nr and hugepage_free must have one element per size of hugepage_sizes_kb');
 	END IF;
 	RETURN true;
 END
