@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* I/O engines, latency histogram and data pattern for randread/seqwrite. */
-#include "clock.h"
 #include "io_engine.h"
 
 #include <errno.h>
@@ -19,6 +18,7 @@
 
 #include "bench.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "rand.h"
 
 #define IO_PATTERN_MAGIC 0x316b6c626f696266ULL /* "fbioblk1" */

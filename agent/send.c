@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Flushing the spool to the collector: Lazy Pirate over DEALER (send.h). */
-#include "clock.h"
 #include "send.h"
 
 #include <errno.h>
@@ -15,6 +14,7 @@
 #include <zmq.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "codec.h"
 #include "fault.h"
 #include "rand.h"

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* A hook command: spawned with its input, waited for with a timeout. */
-#include "clock.h"
 #include "hook.h"
 
 #include <errno.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 
 /* how often a running hook is checked for its exit */
 #define WAIT_TICK_MS 10

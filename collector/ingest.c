@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The serve loop: receive, validate, group-commit, then acknowledge. */
-#include "clock.h"
 #include "ingest.h"
 
 #include <errno.h>
@@ -23,6 +22,7 @@
 
 #include "admit.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "codec.h"
 #include "fault.h"
 #include "log.h"
