@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The bounds every metric sample must keep, written once for both sides: the
- * agent fails a variant whose figure breaks one (agent/bench.c), and the
+ * agent fails a variant whose figure breaks one (agent/bench/bench.c), and the
  * collector's codec refuses a report that carries one (proto/codec.c), so a
  * figure that cannot be true never reaches the fleet table.
  *

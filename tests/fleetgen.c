@@ -7,7 +7,7 @@
  * repeat samples drawn from known distributions (seeded: the same seed
  * gives the same reports, run ids included), and the comparisons computed
  * from them by the agent's own statistics (common/stats.c) before the
- * agent's own report builder (agent/report.c) and spool (agent/spool.c)
+ * agent's own report builder (agent/ship/report.c) and spool (agent/ship/spool.c)
  * take them. tests/fixtures/README.md describes the fleet.
  *
  *   fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]

@@ -28,7 +28,7 @@ compare --metric` must answer.
 
 The samples are drawn here (random.Random(run_id): the same on every run);
 the reports are read, changed, validated and written back by the C tool
-alone, with protobuf-c and agent/spool.c, never by hand.
+alone, with protobuf-c and agent/ship/spool.c, never by hand.
 """
 import csv
 import json

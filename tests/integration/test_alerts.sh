@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Alerts on kernel upgrades (schema/005_alerts.sql, collector/alert.c,
-# collector/alert_cli.c, docs/alerts.md) on a real PostgreSQL: detection at
+# cli/alerts.c, docs/alerts.md) on a real PostgreSQL: detection at
 # COMMIT, the significance test, grouping into fleet alerts, once per host
 # and kernel pair, a failing check that leaves the COMMIT alone, NOTIFY,
 # `fleetbench alerts` and `alerts ack`, and the real collector's hook
@@ -21,7 +21,7 @@ set -uo pipefail
 
 BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
-FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
 ZSEND=${ZSEND:-$BUILD_DIR/tests/integration/zsend}
 fixtures=$SOURCE_DIR/tests/fixtures/reports
 

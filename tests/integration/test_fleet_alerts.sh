@@ -16,7 +16,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
-FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
 require_built "$FLEETBENCH"
 
 tmp_new fleet-alerts

@@ -21,7 +21,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
-FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
 real_fleetgen=${FLEETGEN:-$BUILD_DIR/tests/fleetgen}
 spool_metric=$SOURCE_DIR/tests/integration/spool_metric.py
 spool_add_metric=${SPOOL_ADD_METRIC:-$BUILD_DIR/tests/integration/spool_add_metric}

@@ -15,7 +15,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
-FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
 if [ ! -x "$FLEETBENCH" ]; then
 	not_ok "'$FLEETBENCH' is not built"
 	finish

@@ -17,7 +17,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
-FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/collector/fleetbench}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
 CHROMIUM=${CHROMIUM:-chromium}
 PYTHON=${PYTHON:-/usr/bin/python3}
 artifacts=$BUILD_DIR/tests/integration/artifacts

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spoolgen: fills an agent spool with valid reports through the agent's
- * own spool_put() (agent/spool.c), much faster than one `fleetbench-agent
+ * own spool_put() (agent/ship/spool.c), much faster than one `fleetbench-agent
  * run` each, and prints their run ids, one a line. The reports are
  * tests/sample_report.h's: the small one, or shaped ones (--shaped: report
  * i has shape i + 1), optionally with one text in every free-text field.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collector/out.c: a result built with libpq's own PGresult constructors
+ * cli/out.c: a result built with libpq's own PGresult constructors
  * (no server needed) printed as table, CSV and JSON, and each output read
  * back: alignment, RFC 4180 quoting, JSON types by column type.
  */

@@ -7,13 +7,13 @@
  *         [--restarts N] [--down MS] [--sources N] [--timeout S]
  *         [--collector PATH] [--agent PATH] [--keep] [-- SERVE-OPTION...]
  *
- * It sets up what tests/bench/ingest does (tests/bench/fleet.h: a
+ * It sets up what bench/ingest does (bench/fleet.h: a
  * throwaway PostgreSQL, `serve` on loopback with CURVE and an allowlist of
  * every simulated agent's key, reports built from the real agent's probe
  * and a tiny bench run). Then --agents agents, all in this process on one
  * zmq_poll loop, each with its own CURVE keys, start at random moments
  * within --spread seconds and deliver their --reports reports as
- * `fleetbench-agent send` does (agent/send.c): one DEALER connection,
+ * `fleetbench-agent send` does (agent/ship/send.c): one DEALER connection,
  * reports one at a time, each offered first and sent when granted
  * (docs/wire.md, "Offer and grant"), the grant and the Ack each awaited
  * until --send-timeout; on a timeout the socket is dropped and a new one
@@ -154,7 +154,7 @@ static int agent_connect(struct swarm *s, struct agent *a, int64_t now)
 	return 0;
 }
 
-/* The k-th backoff (k >= 1) in ns, with equal jitter (agent/send.c). */
+/* The k-th backoff (k >= 1) in ns, with equal jitter (agent/ship/send.c). */
 static int64_t backoff_ns(struct swarm *s, unsigned k)
 {
 	uint64_t d = BACKOFF_MS;

@@ -2,7 +2,7 @@
 /*
  * fleetbench: the fleet's questions answered from the collector's
  * database. One static table of commands, each "run one parameterised
- * query against a view, print the result" (collector/cmd.h).
+ * query against a view, print the result" (cli/cmd.h).
  */
 #include <getopt.h>
 #include <stdio.h>

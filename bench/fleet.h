@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A simulated fleet on loopback, shared by the load programs
- * (tests/bench/ingest, tests/reliability/load/swarm): a work directory, a
+ * (bench/ingest, tests/reliability/load/swarm): a work directory, a
  * throwaway PostgreSQL (tests/harness/pg), `fleetbench-collector migrate`
  * and `serve` with CURVE and an allowlist of every simulated agent's key,
  * and realistic reports, each a variant of one built from the real agent's
@@ -89,7 +89,7 @@ int fleet_init(struct fleet *f, const char *name, size_t n_keys);
 int fleet_msg_make(const struct fleet *f, size_t agent, struct fleet_msg *m);
 
 /*
- * Sends what a simulated agent sends next for m, as agent/send.c does
+ * Sends what a simulated agent sends next for m, as agent/ship/send.c does
  * (docs/wire.md, "Offer and grant"): its Offer until it is granted, then
  * the report; with ZMQ_DONTWAIT. 0, or -errno (-EAGAIN: not now).
  */

@@ -6,7 +6,7 @@
  *
  * A command is a function run with its own argv (argv[0] is its name)
  * that returns the program's exit status: 0 done, 1 failed (the database
- * or the output), 2 bad usage. collector/fleetbench.c lists them.
+ * or the output), 2 bad usage. cli/fleetbench.c lists them.
  */
 #ifndef FLEETBENCH_CMD_H
 #define FLEETBENCH_CMD_H
@@ -32,7 +32,7 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
-int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv); /* alert_cli.c */
+int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv); /* alerts.c */
 
 /* The method selection of compare, rank, kernels and report (values below
  * cmd_getopt()'s reserved 0x7000). */

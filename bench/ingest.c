@@ -23,7 +23,7 @@
  *  3. --connections new DEALERs connect and send one report each, then
  *     stay connected and idle while the collector's RSS is read.
  * The reports come from a real probe and a tiny real bench run of the agent
- * (agent/report.c), varied in run_id, host and labels. SERVE-OPTIONs are
+ * (agent/ship/report.c), varied in run_id, host and labels. SERVE-OPTIONs are
  * passed on to `serve` (--batch-max 64, say). docs/performance.md has the
  * figures of the reference machine. Exit status 0 when the run completed
  * (missed targets are printed as such), 1 when it failed.
