@@ -27,6 +27,7 @@
 #include "fault.h"
 #include "log.h"
 #include "migrate.h"
+#include "pg_batch.h"
 #include "pbjson.h"
 #include "stats.h"
 
