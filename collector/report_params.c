@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A validated Report as the binary parameters of fleetbench_ingest_run()
+ * (schema/functions/20_ingest.sql): ingest_report_params().
+ */
+#include "ingest.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "pbjson.h"
+#include "stats.h"
+
+/* Encodes one report; r is the first error (-ERANGE: a value does not
+ * fit its column, said in err). */
+struct enc {
+	struct pgparam *p;
+	char *err;
+	int r;
+};
+
+/* An unsigned field in a bigint column, or the report is refused. */
+static void enc_u64(struct enc *e, const char *name, uint64_t v)
+{
+	if (v > INT64_MAX && !e->r) {
+		e->r = -ERANGE;
+		snprintf(e->err, PG_ERR_LEN,
+			 "%s: %" PRIu64 " does not fit a bigint", name, v);
+	}
+	pgparam_int8(e->p, (int64_t)v);
+}
+
+static void enc_int4(struct enc *e, bool has, int32_t v)
+{
+	if (has)
+		pgparam_int4(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_INT4);
+}
+
+static void enc_int8(struct enc *e, bool has, int64_t v)
+{
+	if (has)
+		pgparam_int8(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_INT8);
+}
+
+static void enc_float8(struct enc *e, bool has, double v)
+{
+	if (has)
+		pgparam_float8(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_FLOAT8);
+}
+
+static void enc_bool(struct enc *e, bool has, bool v)
+{
+	if (has)
+		pgparam_bool(e->p, v);
+	else
+		pgparam_null(e->p, PGPARAM_BOOL);
+}
+
+static void enc_texts(struct enc *e, char *const *v, size_t n)
+{
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < n; i++)
+		pgparam_text(e->p, v[i]);
+	pgparam_array_end(e->p);
+}
+
+/* the types of parameters 21-38, NULL without capabilities */
+static const unsigned caps_types[] = {
+	PGPARAM_TEXT,	    PGPARAM_TEXT,	PGPARAM_TEXT,
+	PGPARAM_INT8_ARRAY, PGPARAM_INT8_ARRAY, PGPARAM_INT8_ARRAY,
+	PGPARAM_INT4,	    PGPARAM_TEXT,	PGPARAM_INT4,
+	PGPARAM_TEXT,	    PGPARAM_INT4,	PGPARAM_TEXT_ARRAY,
+	PGPARAM_TEXT_ARRAY, PGPARAM_INT4,	PGPARAM_INT8,
+	PGPARAM_TEXT,	    PGPARAM_TEXT,	PGPARAM_TEXT,
+};
+
+/* and of 39-52, NULL without a method */
+static const unsigned method_types[] = {
+	PGPARAM_TEXT, PGPARAM_TEXT, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_TEXT_ARRAY, PGPARAM_BOOL,
+};
+
+/* 20-38: Report.capabilities, or NULLs and caps_present false */
+static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c)
+{
+	struct pgparam *p = e->p;
+
+	pgparam_bool(p, c != NULL);
+	if (!c) {
+		for (size_t i = 0; i < ARRAY_SIZE(caps_types); i++)
+			pgparam_null(p, caps_types[i]);
+		return;
+	}
+	pgparam_text(p, c->thp_enabled);
+	pgparam_text(p, c->thp_defrag);
+	pgparam_text(p, c->thp_shmem_enabled);
+	pgparam_array_begin(p, PGPARAM_INT8);
+	for (size_t i = 0; i < c->n_hugepages; i++)
+		enc_u64(e, "capabilities.hugepages.size_kb",
+			c->hugepages[i]->size_kb);
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_INT8);
+	for (size_t i = 0; i < c->n_hugepages; i++) {
+		const Fleetbench__HugepagePool *h = c->hugepages[i];
+
+		if (h->has_nr)
+			enc_u64(e, "capabilities.hugepages.nr", h->nr);
+		else
+			pgparam_null(p, PGPARAM_INT8);
+	}
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_INT8);
+	for (size_t i = 0; i < c->n_hugepages; i++) {
+		const Fleetbench__HugepagePool *h = c->hugepages[i];
+
+		if (h->has_free)
+			enc_u64(e, "capabilities.hugepages.free", h->free);
+		else
+			pgparam_null(p, PGPARAM_INT8);
+	}
+	pgparam_array_end(p);
+	enc_int4(e, c->has_io_uring_disabled, c->io_uring_disabled);
+	pgparam_text(p, c->io_uring_setup);
+	enc_int4(e, c->has_io_uring_setup_errno, c->io_uring_setup_errno);
+	pgparam_text(p, c->sqpoll);
+	enc_int4(e, c->has_sqpoll_errno, c->sqpoll_errno);
+	enc_texts(e, c->io_uring_opcodes, c->n_io_uring_opcodes);
+	enc_texts(e, c->io_uring_features, c->n_io_uring_features);
+	if (c->has_vcpus && c->vcpus > INT32_MAX && !e->r) {
+		e->r = -ERANGE;
+		snprintf(e->err, PG_ERR_LEN,
+			 "capabilities.vcpus: %" PRIu32 " does not fit an integer",
+			 c->vcpus);
+	}
+	enc_int4(e, c->has_vcpus, (int32_t)c->vcpus);
+	if (c->has_memory_kb)
+		enc_u64(e, "capabilities.memory_kb", c->memory_kb);
+	else
+		pgparam_null(p, PGPARAM_INT8);
+	pgparam_text(p, c->cpu_model);
+	pgparam_text(p, c->vm);
+	pgparam_text(p, c->container);
+}
+
+/* 39-52: Report.method, or NULLs (the run is keyed by its profile) */
+static void enc_method(struct enc *e, const Fleetbench__Method *m)
+{
+	struct pgparam *p = e->p;
+
+	if (!m) {
+		for (size_t i = 0; i < ARRAY_SIZE(method_types); i++)
+			pgparam_null(p, method_types[i]);
+		return;
+	}
+	pgparam_text(p, m->key);
+	pgparam_text(p, m->profile);
+	pgparam_int8(p, m->repeats);
+	enc_u64(e, "method.chase_bytes", m->chase_bytes);
+	pgparam_int8(p, m->chase_accesses);
+	enc_u64(e, "method.fault_bytes", m->fault_bytes);
+	enc_u64(e, "method.file_bytes", m->file_bytes);
+	pgparam_int8(p, m->io_ms);
+	pgparam_int8(p, m->iodepth);
+	enc_u64(e, "method.seq_bytes", m->seq_bytes);
+	enc_u64(e, "method.seq_block", m->seq_block);
+	pgparam_int8(p, m->fs_increments);
+	enc_texts(e, m->only, m->n_only);
+	pgparam_bool(p, m->randread_file);
+}
+
+/* Comparison text field k (0-6: name, benchmark, metric, numerator,
+ * denominator, method, reason). */
+static const char *comparison_text(const Fleetbench__Comparison *c, int k)
+{
+	const char *const v[] = { c->name,	  c->benchmark, c->metric,
+				  c->numerator,	  c->denominator, c->method,
+				  c->reason };
+
+	return v[k];
+}
+
+static void enc_comparison_texts(struct enc *e, const Fleetbench__Report *r,
+				 int k)
+{
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_comparisons; i++)
+		pgparam_text(e->p, comparison_text(r->comparisons[i], k));
+	pgparam_array_end(e->p);
+}
+
+/* 53-63: one element per comparison */
+static void enc_comparisons(struct enc *e, const Fleetbench__Report *r)
+{
+	struct pgparam *p = e->p;
+
+	for (int k = 0; k < 5; k++)
+		enc_comparison_texts(e, r, k);
+	for (int k = 0; k < 4; k++) {
+		pgparam_array_begin(p, PGPARAM_FLOAT8);
+		for (size_t i = 0; i < r->n_comparisons; i++) {
+			const Fleetbench__Comparison *c = r->comparisons[i];
+
+			if (k == 0)
+				enc_float8(e, c->has_ratio, c->ratio);
+			else if (k == 1)
+				enc_float8(e, c->has_ci_low, c->ci_low);
+			else if (k == 2)
+				enc_float8(e, c->has_ci_high, c->ci_high);
+			else
+				enc_float8(e, c->has_level, c->level);
+		}
+		pgparam_array_end(p);
+	}
+	enc_comparison_texts(e, r, 5);
+	enc_comparison_texts(e, r, 6);
+}
+
+/* A parameter's kind and value as fleetbench_ingest_run() takes them:
+ * v holds the text of a number (int: decimal, double: "%.17g", which
+ * reads back as the same double). */
+static const char *param_value(const Fleetbench__Param *pa, char kind[2],
+			       char v[32])
+{
+	switch (pa->value_case) {
+	case FLEETBENCH__PARAM__VALUE_INT_VALUE:
+		kind[0] = 'i';
+		snprintf(v, 32, "%" PRId64, pa->int_value);
+		return v;
+	case FLEETBENCH__PARAM__VALUE_STRING_VALUE:
+		kind[0] = 's';
+		return pa->string_value;
+	case FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE:
+		kind[0] = 'd';
+		snprintf(v, 32, "%.17g", pa->double_value);
+		return v;
+	case FLEETBENCH__PARAM__VALUE_BOOL_VALUE:
+		kind[0] = 'b';
+		return pa->bool_value ? "true" : "false";
+	default: /* the codec refuses a parameter without a value */
+		kind[0] = '\0';
+		return NULL;
+	}
+}
+
+static size_t params_of(const Fleetbench__Benchmark *b)
+{
+	return b->n_parameters;
+}
+
+static size_t windows_of(const Fleetbench__Benchmark *b)
+{
+	return b->n_windows;
+}
+
+static size_t metrics_of(const Fleetbench__Benchmark *b)
+{
+	return b->n_metrics;
+}
+
+static size_t samples_of(const Fleetbench__Benchmark *b)
+{
+	size_t n = 0;
+
+	for (size_t j = 0; j < b->n_metrics; j++)
+		n += b->metrics[j]->n_samples;
+	return n;
+}
+
+/* An int4[] of cumulative ends: variant i owns elements end[i-1]+1 ..
+ * end[i] of the arrays that follow. (The codec's message size limit
+ * keeps every count far below 2^31.) */
+static void enc_ends(struct enc *e, const Fleetbench__Report *r,
+		     size_t (*count)(const Fleetbench__Benchmark *))
+{
+	int32_t end = 0;
+
+	pgparam_array_begin(e->p, PGPARAM_INT4);
+	for (size_t i = 0; i < r->n_benchmarks; i++) {
+		end += (int32_t)count(r->benchmarks[i]);
+		pgparam_int4(e->p, end);
+	}
+	pgparam_array_end(e->p);
+}
+
+/* 64-83: the variants, and their parameters, windows, metrics, samples */
+static void enc_variants(struct enc *e, const Fleetbench__Report *r)
+{
+	struct pgparam *p = e->p;
+
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->benchmark);
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->variant);
+	pgparam_array_end(p);
+	/* the codec refuses a variant both failed and skipped */
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->failure      ? "failed" :
+				r->benchmarks[i]->skip_reason ? "skipped" :
+								 "ok");
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		pgparam_text(p, r->benchmarks[i]->failure ?
+					r->benchmarks[i]->failure :
+					r->benchmarks[i]->skip_reason);
+	pgparam_array_end(p);
+
+	enc_ends(e, r, params_of);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
+			pgparam_text(p, r->benchmarks[i]->parameters[j]->key);
+	pgparam_array_end(p);
+	for (int k = 0; k < 2; k++) {
+		pgparam_array_begin(p, PGPARAM_TEXT);
+		for (size_t i = 0; i < r->n_benchmarks; i++)
+			for (size_t j = 0; j < r->benchmarks[i]->n_parameters;
+			     j++) {
+				char kind[2] = "", v[32];
+				const char *value = param_value(
+					r->benchmarks[i]->parameters[j], kind,
+					v);
+
+				pgparam_text(p, k == 0 ? (*kind ? kind : NULL) :
+							 value);
+			}
+		pgparam_array_end(p);
+	}
+
+	enc_ends(e, r, windows_of);
+	for (int k = 0; k < 4; k++) {
+		pgparam_array_begin(p, k == 3 ? PGPARAM_BOOL : PGPARAM_FLOAT8);
+		for (size_t i = 0; i < r->n_benchmarks; i++)
+			for (size_t j = 0; j < r->benchmarks[i]->n_windows;
+			     j++) {
+				const Fleetbench__Window *w =
+					r->benchmarks[i]->windows[j];
+
+				if (k == 0)
+					enc_float8(e, w->has_steal_pct,
+						   w->steal_pct);
+				else if (k == 1)
+					enc_float8(e, w->has_loadavg1,
+						   w->loadavg1);
+				else if (k == 2)
+					enc_float8(e, w->has_wall_s, w->wall_s);
+				else
+					enc_bool(e, w->has_noisy, w->noisy);
+			}
+		pgparam_array_end(p);
+	}
+
+	enc_ends(e, r, metrics_of);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++)
+			pgparam_text(p, r->benchmarks[i]->metrics[j]->metric);
+	pgparam_array_end(p);
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++)
+			pgparam_text(p, r->benchmarks[i]->metrics[j]->unit);
+	pgparam_array_end(p);
+	/* the median as the agent computes it (common/stats.c) */
+	pgparam_array_begin(p, PGPARAM_FLOAT8);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++) {
+			const Fleetbench__Metric *m =
+				r->benchmarks[i]->metrics[j];
+			double median;
+
+			if (!m->n_samples) {
+				pgparam_null(p, PGPARAM_FLOAT8);
+				continue;
+			}
+			/* NAN only without memory: the samples are finite */
+			median = stats_median(m->samples, m->n_samples);
+			if (isnan(median) && !e->r)
+				e->r = -ENOMEM;
+			pgparam_float8(p, median);
+		}
+	pgparam_array_end(p);
+	/* sample ends relative to the variant */
+	pgparam_array_begin(p, PGPARAM_INT4);
+	for (size_t i = 0; i < r->n_benchmarks; i++) {
+		int32_t end = 0;
+
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++) {
+			end += (int32_t)r->benchmarks[i]->metrics[j]->n_samples;
+			pgparam_int4(p, end);
+		}
+	}
+	pgparam_array_end(p);
+	enc_ends(e, r, samples_of);
+	pgparam_array_begin(p, PGPARAM_FLOAT8);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++) {
+			const Fleetbench__Metric *m =
+				r->benchmarks[i]->metrics[j];
+
+			for (size_t k = 0; k < m->n_samples; k++)
+				pgparam_float8(p, m->samples[k]);
+		}
+	pgparam_array_end(p);
+}
+
+/*
+ * The probe as the JSON text PostgreSQL parses once into runs.probe: the
+ * typed probe walked by pbjson (docs/probe.md's shape), or from an older
+ * agent the text the codec validated (a JSON object within the depth
+ * limit).
+ */
+static void enc_probe(struct enc *e, const Fleetbench__Report *r)
+{
+	struct json_object *o;
+
+	if (!r->probe) {
+		pgparam_text(e->p, r->probe_json);
+		return;
+	}
+	o = pbjson_from_message(&r->probe->base);
+	if (!o) {
+		if (!e->r) {
+			e->r = -ENOMEM;
+			snprintf(e->err, PG_ERR_LEN, "out of memory for the probe");
+		}
+		pgparam_text(e->p, NULL);
+		return;
+	}
+	pgparam_text(e->p, json_object_to_json_string_ext(
+				   o, JSON_C_TO_STRING_PLAIN |
+					      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
+			 char err[PG_ERR_LEN])
+{
+	struct enc e = { .p = p, .err = err };
+	const Fleetbench__Host *h = r->host;
+	const Fleetbench__Kernel *k = r->kernel;
+	int ret;
+
+	pgparam_reset(p);
+	pgparam_uuid(p, r->run_id);
+	pgparam_int4(p, (int32_t)r->schema_version);
+	pgparam_text(p, r->agent_version);
+	pgparam_int8(p, r->started_unix_ms);
+	pgparam_int8(p, r->finished_unix_ms);
+	pgparam_text(p, h->provider);
+	pgparam_text(p, h->instance_type);
+	pgparam_text(p, h->region);
+	pgparam_text(p, h->provider_source);
+	pgparam_text(p, h->instance_type_source);
+	pgparam_text(p, h->region_source);
+	pgparam_text(p, h->hostname);
+	pgparam_text(p, h->machine_id);
+	pgparam_text(p, k->release);
+	pgparam_text(p, k->version);
+	pgparam_text(p, k->cmdline);
+	/* "" is how an old or probe-only agent leaves the profile out */
+	pgparam_text(p, r->profile && *r->profile ? r->profile : NULL);
+	enc_int8(&e, r->has_seed, r->seed);
+	enc_probe(&e, r);
+	enc_caps(&e, r->capabilities);
+	enc_method(&e, r->method);
+	enc_comparisons(&e, r);
+	enc_variants(&e, r);
+	/* 84, validated: the codec has checked what the SQL would check
+	 * again (unique names, finite numbers), and the ends above are
+	 * counted from the message */
+	pgparam_bool(p, true);
+	ret = pgparam_finish(p);
+	if (e.r < 0)
+		return e.r;
+	if (ret == -EINVAL) /* the only writer that can refuse: a run_id */
+		snprintf(err, PG_ERR_LEN, "run_id: not a UUID");
+	else if (ret == -E2BIG)
+		snprintf(err, PG_ERR_LEN, "a value over 1 GiB");
+	else if (ret < 0)
+		snprintf(err, PG_ERR_LEN, "%s", strerror(-ret));
+	if (ret == 0 && p->n != INGEST_PARAMS) {
+		snprintf(err, PG_ERR_LEN, "%d parameters, expected %d", p->n,
+			 INGEST_PARAMS);
+		ret = -EPROTO;
+	}
+	return ret;
+}

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The serve loop: receive Reports and Offers on the ROUTER, validate and
+ * encode them into the batch filling up, grant offers, read signals, and
+ * poll the socket and the database connections (batch.c stores and
+ * answers).
+ */
+#include "ingest_internal.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "clock.h"
+#include "codec.h"
+#include "fault.h"
+#include "log.h"
+
+/* ---- receiving ---- */
+
+static void item_who(struct item *it, zmq_msg_t *m)
+{
+	const char *key = zmq_msg_gets(m, "User-Id");
+	const char *addr = zmq_msg_gets(m, "Peer-Address");
+
+	snprintf(it->who, sizeof(it->who), "%s%s%s%s",
+		 key && *key ? "key " : "", key && *key ? key : "",
+		 key && *key ? " at " : "", addr ? addr : "unknown address");
+}
+
+/* Validates one payload frame and encodes fleetbench_ingest_run()'s
+ * parameters, or decides the answer. */
+static void item_parse(struct item *it, zmq_msg_t *m)
+{
+	Fleetbench__Report *rep = NULL;
+	char err[CODEC_ERR_LEN > PG_ERR_LEN ? CODEC_ERR_LEN : PG_ERR_LEN];
+	int r;
+
+	r = codec_unpack_report(zmq_msg_data(m), zmq_msg_size(m), &rep, err);
+	if (rep)
+		snprintf(it->run_id, sizeof(it->run_id), "%s",
+			 codec_uuid_valid(rep->run_id) ? rep->run_id : "");
+	if (r == 0) {
+		pgparam_init(&it->params);
+		r = ingest_report_params(rep, &it->params, err);
+	}
+	codec_free_report(rep);
+	if (r == -ENOMEM) /* the report may be fine: not refused for it */
+		item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
+			    "the collector is out of memory: send again later");
+	else if (r < 0) /* invalid, or a value that does not fit its column */
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
+	else
+		it->ack = it->db = true;
+}
+
+/* ---- offers (admit.h) ---- */
+
+/* An Offer: queued for a grant, or answered at once when it is malformed
+ * or the queue is full. */
+static void offer_receive(struct ingest *g, const struct item *it,
+			  zmq_msg_t *m)
+{
+	struct admit_offer o = { .id_len = (uint8_t)it->id_len };
+	char err[CODEC_ERR_LEN];
+	int r;
+
+	memcpy(o.id, it->id, it->id_len);
+	r = codec_unpack_offer(zmq_msg_data(m), zmq_msg_size(m), o.run_id,
+			       &o.bytes, err);
+	if (r == 0)
+		r = admit_offer(g->admit, &o);
+	if (r == 0)
+		return;
+	if (r == -EBADMSG) {
+		complain_limited(&g->rl_offer, "rejected an offer from %s: %s",
+				 it->who, err);
+		r = ack_send(g, it->id, it->id_len, "",
+			     FLEETBENCH__ACK__STATUS__REJECTED, err);
+	} else {
+		snprintf(err, sizeof(err),
+			 r == -ENOBUFS ?
+				 "%zu offers wait already: send again later" :
+				 "the collector is out of memory: send again later",
+			 admit_waiting(g->admit));
+		r = ack_send(g, it->id, it->id_len, o.run_id,
+			     FLEETBENCH__ACK__STATUS__RETRY_LATER, err);
+	}
+	if (r < 0)
+		g->stats.ack_lost++;
+}
+
+/* Grants waiting offers while there is room, lapsing old grants first. */
+static void offers_grant(struct ingest *g)
+{
+	struct admit_offer o;
+	int64_t now = mono_ms();
+
+	admit_expire(g->admit, now);
+	while (!g->stop && admit_next(g->admit, now, &o))
+		/* EHOSTUNREACH: the agent has gone (it timed out and
+		 * reconnected: its offer comes again) */
+		if (ack_send(g, o.id, o.id_len, o.run_id,
+			     FLEETBENCH__ACK__STATUS__GRANTED, NULL) < 0)
+			admit_cancel(g->admit, &o);
+}
+
+/*
+ * Receives one message if one is waiting. Returns 1 with *it filled, 2
+ * for an offer (answered or queued here), 0 when none is, or -errno when
+ * the socket failed.
+ */
+static int item_receive(struct ingest *g, struct item *it)
+{
+	zmq_msg_t id, payload, extra;
+	size_t frames = 0;
+	int more, r = 0;
+	bool offer;
+
+	*it = (struct item){ 0 };
+	zmq_msg_init(&id);
+	if (zmq_msg_recv(&id, g->sock, ZMQ_DONTWAIT) < 0) {
+		r = errno == EAGAIN ? 0 : -errno;
+		zmq_msg_close(&id);
+		return r;
+	}
+	it->id_len = zmq_msg_size(&id);
+	if (it->id_len > sizeof(it->id))
+		it->id_len = sizeof(it->id);
+	memcpy(it->id, zmq_msg_data(&id), it->id_len);
+	more = zmq_msg_more(&id);
+	zmq_msg_close(&id);
+
+	/* the rest of a message is there as soon as its first frame is */
+	zmq_msg_init(&payload);
+	while (more) {
+		zmq_msg_t *m = frames == 0 ? &payload : &extra;
+
+		if (m == &extra)
+			zmq_msg_init(&extra);
+		if (zmq_msg_recv(m, g->sock, 0) < 0) {
+			r = -errno;
+			if (m == &extra)
+				zmq_msg_close(&extra);
+			goto out;
+		}
+		more = zmq_msg_more(m);
+		if (m == &extra)
+			zmq_msg_close(&extra);
+		frames++;
+	}
+	item_who(it, &payload);
+	offer = frames == 1 && codec_is_offer(zmq_msg_data(&payload),
+					      zmq_msg_size(&payload));
+	if (frames && !link_server_peer_allowed(g->o->server,
+					   zmq_msg_gets(&payload, "User-Id"))) {
+		/* its key left the allowlist since it connected: no answer
+		 * (a REJECTED would make the agent throw the report away) */
+		g->stats.received++;
+		g->stats.dropped++;
+		complain_limited(&g->rl_drop,
+				 "dropped a message from %s: the key is no longer in the allowlist",
+				 it->who);
+		r = offer ? 2 : 1;
+		goto out;
+	}
+	if (offer) { /* counted as an offer, not as a message received */
+		offer_receive(g, it, &payload);
+		r = 2;
+		goto out;
+	}
+	g->stats.received++;
+	if (frames != 1) {
+		char why[64];
+
+		snprintf(why, sizeof(why),
+			 "malformed framing: %zu frames, expected one", frames);
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, why);
+	} else if (zmq_msg_size(&payload) == 0) {
+		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED,
+			    "malformed framing: empty message");
+	} else {
+		item_parse(it, &payload);
+	}
+	it->charge = zmq_msg_size(&payload);
+	admit_received(g->admit, it->run_id, it->charge);
+	r = 1;
+out:
+	zmq_msg_close(&payload);
+	return r;
+}
+
+/*
+ * Takes what is waiting into the filling batch, up to batch_max reports
+ * or BATCH_MAX_BYTES of parameters, without waiting. Returns the number taken,
+ * or -errno when the socket failed.
+ */
+static int batch_fill(struct ingest *g)
+{
+	const struct ingest_opts *o = g->o;
+	struct batch *b = g->filling;
+	int taken = 0;
+
+	while (b->n < o->batch_max && b->bytes < BATCH_MAX_BYTES) {
+		struct item *it = &b->items[b->n];
+		int r = item_receive(g, it);
+
+		if (r < 0)
+			return taken ? taken : r;
+		if (r == 0)
+			break;
+		if (r == 2) /* an offer: nothing to store */
+			continue;
+		/* a crash here loses received reports: their agents time
+		 * out and send again */
+		fault_point("collector-after-receive");
+		b->bytes += pgparam_bytes(&it->params);
+		if (!b->n)
+			b->first_ms = mono_ms();
+		b->n++;
+		taken++;
+	}
+	return taken;
+}
+
+/* ---- signals ---- */
+
+static void reload_allowlist(struct ingest *g)
+{
+	const struct ingest_opts *o = g->o;
+	char err[LINK_ERR_LEN];
+	struct link_allowlist *a;
+
+	if (!o->allowlist) {
+		log_info("SIGHUP: no allowlist to reload in plaintext mode");
+		return;
+	}
+	a = link_allowlist_load(o->allowlist, err);
+	if (!a) {
+		log_error("cannot reload the allowlist, keeping the current one: %s",
+			  err);
+		return;
+	}
+	log_info("reloaded the allowlist '%s': %zu agent keys", o->allowlist,
+		 link_allowlist_count(a));
+	link_server_set_allowlist(o->server, a);
+}
+
+static void log_stats(const struct ingest *g)
+{
+	const struct stats *s = &g->stats;
+	const struct admit_stats *a = admit_stats(g->admit);
+
+	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu; offers %lu: granted %lu, lapsed %lu, refused (queue full) %lu, most waiting %zu, most KiB let in %zu",
+		 s->received, s->committed, s->duplicate, s->rejected,
+		 s->retry_later, s->unacked, s->dropped, s->ack_lost,
+		 link_server_refused(g->o->server), a->offers, a->granted,
+		 a->lapsed, a->queue_full, a->queue_peak, a->held_peak >> 10);
+}
+
+static void signals_read(struct ingest *g)
+{
+	struct signalfd_siginfo si;
+
+	while (read(g->o->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload_allowlist(g);
+			log_stats(g);
+		} else {
+			log_info("%s: stopping", strsignal((int)si.ssi_signo));
+			g->stop = true;
+		}
+	}
+}
+
+/* ---- the loop ---- */
+/*
+ * A burst of large reports leaves freed heap that glibc keeps; it goes
+ * back to the kernel once the collector has been idle TRIM_IDLE_MS, so an
+ * idle collector's RSS returns to its baseline. Not after every batch:
+ * under load malloc_trim()'s madvise (a TLB shootdown on every CPU) and
+ * the page faults that follow were a quarter of the collector's CPU
+ * (docs/performance.md).
+ */
+static void trim_if_idle(struct ingest *g)
+{
+	if (g->trim_due && batch_idle(g) &&
+	    mono_ms() - g->active_ms >= TRIM_IDLE_MS) {
+		malloc_trim(0);
+		g->trim_due = false;
+	}
+}
+
+/* Lowers *t (ms, -1: no deadline yet) to the wait until deadline_ms, 0 if
+ * it has passed. */
+static void sooner(int64_t *t, int64_t deadline_ms, int64_t now)
+{
+	int64_t left = deadline_ms > now ? deadline_ms - now : 0;
+
+	if (*t < 0 || left < *t)
+		*t = left;
+}
+
+/* The poll timeout in ms (-1: none): the filling batch's wait for more
+ * while a connection is free, the next reconnection attempt, or the trim
+ * of an idle collector. */
+static long poll_timeout(struct ingest *g)
+{
+	const struct ingest_opts *o = g->o;
+	int64_t now = mono_ms(), t = -1;
+
+	if (g->stop)
+		return batch_any_flight(g) ? 100 : 0;
+	if (g->filling->n && conn_ready(g))
+		sooner(&t, g->filling->first_ms + o->batch_wait_ms, now);
+	for (int i = 0; i < g->n_conns; i++)
+		if (!pg_connected(g->conns[i].pg))
+			sooner(&t, g->conns[i].reconnect_ms, now);
+	if (g->trim_due && batch_idle(g))
+		sooner(&t, g->active_ms + TRIM_IDLE_MS, now);
+	if (admit_waiting(g->admit)) {
+		int64_t lapse = admit_lapse_next(g->admit);
+
+		if (lapse >= 0)
+			sooner(&t, lapse, now);
+	}
+	return (long)t;
+}
+
+int ingest_run(const struct ingest_opts *o)
+{
+	struct ingest g = {
+		.o = o,
+		.sock = link_server_socket(o->server),
+		.rl_reject = { .what = "rejected reports" },
+		.rl_ack = { .what = "lost answers" },
+		.rl_drop = { .what = "dropped messages" },
+		.rl_retry = { .what = "reports answered RETRY_LATER" },
+		.rl_batch = { .what = "failed batches" },
+		.rl_offer = { .what = "rejected offers" },
+	};
+	int ret = 0, r;
+
+	g.admit = admit_new(o->admit_bytes);
+	r = g.admit ? batches_init(&g) : -ENOMEM;
+	if (r < 0) {
+		batches_release(&g);
+		admit_free(g.admit);
+		return r;
+	}
+	/* After SIGTERM: receive nothing more, store and answer what is in
+	 * hand, then stop. */
+	while (!g.stop || !batch_idle(&g)) {
+		zmq_pollitem_t pi[2 + INGEST_CONNECTIONS_MAX] = {
+			{ NULL, o->sigfd, ZMQ_POLLIN, 0 },
+			{ g.sock, 0,
+			  !g.stop && !batch_full(&g, g.filling) ? ZMQ_POLLIN : 0,
+			  0 },
+		};
+		int at[INGEST_CONNECTIONS_MAX]; /* each one's item, or -1 */
+		int np = 2;
+
+		for (int i = 0; i < g.n_conns; i++) {
+			struct conn *c = &g.conns[i];
+			int dbfd = pg_socket(c->pg);
+
+			at[i] = -1;
+			if (dbfd < 0)
+				continue;
+			at[i] = np;
+			pi[np] = (zmq_pollitem_t){ NULL, dbfd, ZMQ_POLLIN, 0 };
+			if (c->flight && (pg_batch_events(c->pg) & POLLOUT))
+				pi[np].events |= ZMQ_POLLOUT;
+			np++;
+		}
+		if (zmq_poll(pi, np, poll_timeout(&g)) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			log_error("cannot poll the socket: %s", zmq_strerror(errno));
+			break;
+		}
+		if (pi[0].revents & ZMQ_POLLIN)
+			signals_read(&g);
+		for (int i = 0; i < g.n_conns; i++) {
+			struct conn *c = &g.conns[i];
+			short revents = at[i] < 0 ? 0 : pi[at[i]].revents;
+
+			if (c->flight) {
+				if (pg_socket(c->pg) < 0 || revents || g.stop)
+					batch_step(&g, c);
+			} else if (revents) {
+				char err[PG_ERR_LEN];
+
+				if (pg_poll(c->pg, err) < 0)
+					db_lost(c, err);
+			}
+			if (!pg_connected(c->pg) && mono_ms() >= c->reconnect_ms)
+				db_connect(&g, c);
+		}
+		if (pi[1].revents & ZMQ_POLLIN) {
+			int n = batch_fill(&g);
+
+			if (n < 0 && n != -EINTR && n != -EAGAIN) {
+				ret = n;
+				log_error("cannot receive: %s", zmq_strerror(-n));
+				break;
+			}
+			if (n > 0)
+				g.active_ms = mono_ms();
+		}
+		batch_start(&g, g.stop);
+		offers_grant(&g);
+		trim_if_idle(&g);
+	}
+	log_stats(&g);
+	batches_release(&g);
+	admit_free(g.admit);
+	return ret;
+}
