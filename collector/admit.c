@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 struct admit {
 	size_t budget; /* 0: no bound */
 	size_t held; /* bytes granted or received, not yet answered */
@@ -98,15 +100,10 @@ bool admit_next(struct admit *a, int64_t now, struct admit_offer *ret)
 {
 	if (!admit_ready(a))
 		return false;
-	if (a->n_grants == a->cap_grants) {
-		size_t cap = a->cap_grants ? 2 * a->cap_grants : 64;
-		struct admit_offer *g = realloc(a->grants, cap * sizeof(*g));
-
-		if (!g)
-			return false; /* tried again when a report is answered */
-		a->grants = g;
-		a->cap_grants = cap;
-	}
+	/* the test first: no call while there is room */
+	if (a->n_grants == a->cap_grants &&
+	    ARRAY_RESERVE(a->grants, a->cap_grants, a->n_grants + 1) < 0)
+		return false; /* tried again when a report is answered */
 	*ret = a->queue[a->head];
 	a->head = (a->head + 1) % a->cap;
 	a->n--;

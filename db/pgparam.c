@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 /* a value PostgreSQL accepts at all (MaxAllocSize) */
 #define VALUE_MAX ((size_t)0x3fffffff)
 /* an array's header: ndim, flags, element type, then length and lower
@@ -49,9 +51,6 @@ void pgparam_reset(struct pgparam *p)
 
 static bool reserve(struct pgparam *p, size_t more)
 {
-	size_t cap = p->cap ? p->cap : 1024;
-	char *buf;
-
 	if (p->err)
 		return false;
 	if (more > VALUE_MAX * 4 - p->len) {
@@ -60,15 +59,12 @@ static bool reserve(struct pgparam *p, size_t more)
 	}
 	if (p->len + more <= p->cap)
 		return true;
-	while (cap < p->len + more)
-		cap *= 2;
-	buf = realloc(p->buf, cap);
-	if (!buf) {
+	/* 1 KiB at first, then doubling */
+	if (ARRAY_RESERVE(p->buf, p->cap,
+			  p->len + more < 1024 ? 1024 : p->len + more) < 0) {
 		fail(p, -ENOMEM);
 		return false;
 	}
-	p->buf = buf;
-	p->cap = cap;
 	return true;
 }
 
@@ -92,36 +88,38 @@ static void patch_be32(struct pgparam *p, size_t off, uint32_t v)
 	memcpy(p->buf + off, &v, sizeof(v));
 }
 
+/* The parameters all five arrays have room for (after a failed reserve,
+ * their capacities may differ). */
+static size_t room(const struct pgparam *p)
+{
+	size_t caps[] = { p->cap_lengths, p->cap_formats, p->cap_types,
+			  p->cap_offs };
+	size_t r = p->cap_values;
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(*caps); i++)
+		if (caps[i] < r)
+			r = caps[i];
+	return r;
+}
+
 /* Makes room for one more parameter of type oid starting here. */
 static bool param_add(struct pgparam *p, unsigned oid)
 {
 	if (p->err)
 		return false;
 	if (p->n == p->max) {
-		int max = p->max ? p->max * 2 : 64;
-		void *v = realloc(p->values, (size_t)max * sizeof(*p->values));
+		/* 64 at first, then doubling: one reserve per array */
+		size_t need = p->max ? (size_t)p->max + 1 : 64;
 
-		if (v)
-			p->values = v;
-		v = v ? realloc(p->lengths, (size_t)max * sizeof(*p->lengths)) :
-			NULL;
-		if (v)
-			p->lengths = v;
-		v = v ? realloc(p->formats, (size_t)max * sizeof(*p->formats)) :
-			NULL;
-		if (v)
-			p->formats = v;
-		v = v ? realloc(p->types, (size_t)max * sizeof(*p->types)) :
-			NULL;
-		if (v)
-			p->types = v;
-		v = v ? realloc(p->offs, (size_t)max * sizeof(*p->offs)) : NULL;
-		if (!v) {
+		if (ARRAY_RESERVE(p->values, p->cap_values, need) < 0 ||
+		    ARRAY_RESERVE(p->lengths, p->cap_lengths, need) < 0 ||
+		    ARRAY_RESERVE(p->formats, p->cap_formats, need) < 0 ||
+		    ARRAY_RESERVE(p->types, p->cap_types, need) < 0 ||
+		    ARRAY_RESERVE(p->offs, p->cap_offs, need) < 0) {
 			fail(p, -ENOMEM);
 			return false;
 		}
-		p->offs = v;
-		p->max = max;
+		p->max = (int)room(p);
 	}
 	p->offs[p->n] = p->len;
 	p->types[p->n] = oid;

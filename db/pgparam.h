@@ -62,7 +62,10 @@ struct pgparam {
 	char *buf;
 	size_t len, cap;
 	size_t *offs; /* each parameter's start in buf */
-	int max; /* room in values, lengths, formats, types, offs */
+	/* each array's capacity (ARRAY_RESERVE), and the room all five
+	 * have */
+	size_t cap_values, cap_lengths, cap_formats, cap_types, cap_offs;
+	int max;
 	int err;
 	bool in_array;
 	unsigned array_oid; /* the element type of the open array */
