@@ -13,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
+#include "file.h"
 
 #define PG_SCRIPT_MAX (16u << 20) /* bytes of one schema file */
 /* pg_advisory_xact_lock key of migrate: "fleetb" in ASCII */
@@ -65,21 +66,6 @@ static int begin_locked(struct pg *p, char *err)
 		return -EIO;
 	}
 	return 0;
-}
-
-/* array (of *cap elements of size, n used) with room for one more, or
- * NULL (array is unchanged). */
-static void *grow(void *array, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? 2 * *cap : 8;
-	void *q;
-
-	if (n < *cap)
-		return array;
-	q = reallocarray(array, c, size);
-	if (q)
-		*cap = c;
-	return q;
 }
 
 /* ---- migrations ---- */
@@ -139,7 +125,6 @@ int pg_migrations_scan(const char *dir, struct pg_migration **ret,
 	struct pg_migration *m = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
-	void *q;
 	int r = 0;
 
 	d = opendir(dir);
@@ -172,10 +157,8 @@ int pg_migrations_scan(const char *dir, struct pg_migration **ret,
 			r = -EINVAL;
 			goto fail;
 		}
-		q = grow(m, &cap, n, sizeof(*m));
-		if (!q)
+		if (ARRAY_RESERVE(m, cap, n + 1) < 0)
 			goto nomem;
-		m = q;
 		m[n] = (struct pg_migration){ .version = (unsigned)v };
 		n++;
 		m[n - 1].name = strndup(f, strlen(f) - 4);
@@ -280,7 +263,7 @@ static int script_read(const char *path, char **ret, char *err)
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t len = 0;
+	ssize_t k;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -289,32 +272,24 @@ static int script_read(const char *path, char **ret, char *err)
 		err_set(err, "cannot read '%s': %s", path, strerror(-r));
 		return r;
 	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PG_SCRIPT_MAX) {
+	/* a file that grew past the limit since fstat() is refused alike */
+	k = -EFBIG;
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size <= PG_SCRIPT_MAX)
+		k = read_full_fd(fd, PG_SCRIPT_MAX, &buf);
+	if (k == -EFBIG) {
 		err_set(err, "'%s' is not a regular file of at most %u bytes",
 			path, PG_SCRIPT_MAX);
 		return -EINVAL;
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
+	if (k == -ENOMEM) {
 		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
-	while (len < (size_t)st.st_size) {
-		ssize_t k = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			int r = k < 0 ? -errno : -EIO;
-
-			err_set(err, "cannot read '%s': %s", path,
-				k < 0 ? strerror(-r) : "file shrank");
-			return r;
-		}
-		len += (size_t)k;
+	if (k < 0) {
+		err_set(err, "cannot read '%s': %s", path, strerror((int)-k));
+		return (int)k;
 	}
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
+	if (strlen(buf) != (size_t)k) {
 		err_set(err, "'%s' contains a NUL byte", path);
 		return -EINVAL;
 	}
@@ -485,7 +460,6 @@ int pg_functions_scan(const char *schema_dir, struct pg_function_file **ret,
 	struct pg_function_file *f = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
-	void *q;
 	int r = 0;
 
 	if (asprintf(&dir, "%s/" PG_FUNCTIONS_DIR, schema_dir) < 0) {
@@ -516,10 +490,8 @@ int pg_functions_scan(const char *schema_dir, struct pg_function_file **ret,
 			r = -EINVAL;
 			goto fail;
 		}
-		q = grow(f, &cap, n, sizeof(*f));
-		if (!q)
+		if (ARRAY_RESERVE(f, cap, n + 1) < 0)
 			goto nomem;
-		f = q;
 		it = &f[n++];
 		*it = (struct pg_function_file){ .name = strdup(name) };
 		if (!it->name || asprintf(&it->path, "%s/%s", dir, name) < 0) {
