@@ -16,6 +16,7 @@
 
 #include "cleanup.h"
 #include "cmd.h"
+#include "list.h"
 #include "log.h"
 
 enum {
@@ -207,17 +208,13 @@ static const char compare_usage[] =
 /* Whether name is one of the comma-separated items of list. */
 static bool in_list(const char *list, const char *name)
 {
-	size_t n = strlen(name);
-	const char *p = list;
+	size_t n = strlen(name), len;
+	const char *cur = list, *item;
 
-	for (;;) {
-		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+	while ((item = list_next(&cur, ',', &len)))
+		if (len == n && !strncmp(item, name, n))
 			return true;
-		p = strchr(p, ',');
-		if (!p)
-			return false;
-		p++;
-	}
+	return false;
 }
 
 /*
