@@ -126,10 +126,14 @@ bool codec_is_offer(const uint8_t *data, size_t len);
 int codec_unpack_offer(const uint8_t *data, size_t len, char ret_run_id[37],
 		       uint32_t *ret_bytes, char err[CODEC_ERR_LEN]);
 
-/* True for a canonical lowercase 8-4-4-4-12 UUID. */
+/*
+ * UUIDs: thin wrappers over common/uuid_str.h (libuuid), kept under the
+ * codec's names for the agent, the collector and the tests that call them.
+ */
+/* True for a canonical lowercase 8-4-4-4-12 UUID (uuid_text_valid). */
 int codec_uuid_valid(const char *s);
 
-/* A new random (version 4) UUID from getrandom(2). 0 or -errno. */
+/* A new random (version 4) UUID (uuid_text_new). 0 or -errno. */
 int codec_uuid_new(char out[37]);
 
 /* Valid UTF-8 of exactly len bytes with no NUL byte. */

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A Report's own rules (docs/wire.md), past what the generic walk of
+ * codec_walk.c checks: ids, times, the host, probe_json, benchmarks and
+ * their parameters, metrics and windows, the method and the comparisons.
+ * The capabilities' rules are in codec_caps.c.
+ */
+#include "codec.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "cleanup.h"
+#include "codec_internal.h"
+
+
+static int check_json_value(struct json_object *o, char err[CODEC_ERR_LEN])
+{
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		/* json-c reads NaN and Infinity; JSON and jsonb do not */
+		if (!isfinite(json_object_get_double(o)))
+			return codec_invalid(err,
+					     "probe_json: NaN or Infinity is not JSON");
+		return 0;
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			int r = check_json_value(
+				json_object_array_get_idx(o, i), err);
+
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	case json_type_object: {
+		struct json_object_iterator it = json_object_iter_begin(o);
+		struct json_object_iterator end = json_object_iter_end(o);
+
+		for (; !json_object_iter_equal(&it, &end);
+		     json_object_iter_next(&it)) {
+			struct json_object *v = json_object_iter_peek_value(&it);
+			int r = check_json_value(v, err);
+
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Whether JSON text holds the escape \u0000, which PostgreSQL's jsonb
+ * refuses and json-c would hide in a key. A backslash that is itself
+ * escaped ("\\u0000" in the text) starts no escape: the string holds a
+ * backslash and "u0000", which is data like any other.
+ */
+bool codec_json_nul_escape(const char *s, size_t len)
+{
+	const char *p = s, *end = s + len;
+
+	while ((p = memmem(p, (size_t)(end - p), "\\u0000", 6))) {
+		size_t before = 0;
+
+		while (p - before > s && p[-1 - (ptrdiff_t)before] == '\\')
+			before++;
+		if (before % 2 == 0)
+			return true;
+		p++;
+	}
+	return false;
+}
+
+static int check_probe_json(const char *s, char err[CODEC_ERR_LEN])
+{
+	size_t len = strlen(s);
+	struct json_tokener *tok;
+	struct json_object *o;
+	enum json_tokener_error e;
+	size_t end;
+	int r;
+
+	if (codec_json_nul_escape(s, len))
+		return codec_invalid(err, "probe_json: holds the escape \\u0000");
+	/* json-c counts the scalar inside the innermost container too */
+	tok = json_tokener_new_ex(CODEC_MAX_JSON_DEPTH + 1);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	/* the terminating NUL ends a top-level number */
+	o = json_tokener_parse_ex(tok, s, (int)len + 1);
+	e = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!o && e == json_tokener_success)
+		return codec_invalid(err, "probe_json: a JSON null, not an object");
+	if (!o) {
+		if (e == json_tokener_error_depth)
+			return codec_invalid(err,
+					     "probe_json: nested deeper than %d levels",
+					     CODEC_MAX_JSON_DEPTH);
+		return codec_invalid(err, "probe_json: not JSON (%s at byte %zu)",
+				     json_tokener_error_desc(e), end);
+	}
+	if (end != len)
+		r = codec_invalid(err, "probe_json: trailing data at byte %zu", end);
+	else if (!json_object_is_type(o, json_type_object))
+		r = codec_invalid(err, "probe_json: a JSON %s, not an object",
+				  json_type_to_name(json_object_get_type(o)));
+	else
+		r = check_json_value(o, err);
+	json_object_put(o);
+	return r;
+}
+
+static int check_time(const char *name, int64_t t, int64_t now_ms,
+		      char err[CODEC_ERR_LEN])
+{
+	int64_t latest = now_ms > INT64_MAX - CODEC_MAX_FUTURE_MS ?
+				 INT64_MAX :
+				 now_ms + CODEC_MAX_FUTURE_MS;
+
+	if (t < CODEC_MIN_TIME_MS)
+		return codec_invalid(err, "%s: %lld is before 2020-01-01", name,
+				     (long long)t);
+	if (t > latest)
+		return codec_invalid(err,
+				     "%s: %lld is more than a day in the future",
+				     name, (long long)t);
+	return 0;
+}
+
+static int check_host(const Fleetbench__Host *h, char err[CODEC_ERR_LEN])
+{
+	static const char *const sources[] = { "flag", "config", "dmi",
+					       "none" };
+	const struct {
+		const char *name, *value;
+	} src[] = {
+		{ "host.provider_source", h->provider_source },
+		{ "host.instance_type_source", h->instance_type_source },
+		{ "host.region_source", h->region_source },
+	};
+	const char *id = h->machine_id;
+
+	if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
+		return codec_invalid(err,
+				     "host.machine_id: not 32 lowercase hex digits");
+	for (size_t i = 0; i < ARRAY_SIZE(src); i++) {
+		bool ok = !src[i].value || !*src[i].value;
+
+		for (size_t j = 0; !ok && j < ARRAY_SIZE(sources); j++)
+			ok = !strcmp(src[i].value, sources[j]);
+		if (!ok)
+			return codec_invalid(err,
+					     "%s: not one of flag, config, dmi, none",
+					     src[i].name);
+	}
+	return 0;
+}
+
+/*
+ * An int parameter that names a size, a duration or a count cannot be
+ * negative; others (counter deltas such as fill_*) can.
+ */
+static bool param_nonnegative(const char *key)
+{
+	static const char *const names[] = { "bytes", "threads", "iodepth",
+					     "repeats" };
+	static const char *const suffixes[] = { "_bytes", "_ms", "_count" };
+	size_t len = strlen(key);
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(key, names[i]))
+			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		size_t n = strlen(suffixes[i]);
+
+		if (len > n && !strcmp(key + len - n, suffixes[i]))
+			return true;
+	}
+	return false;
+}
+
+static int check_params(const Fleetbench__Benchmark *b, size_t bi,
+			char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < b->n_parameters; i++) {
+		const Fleetbench__Param *p = b->parameters[i];
+
+		if (p->value_case == FLEETBENCH__PARAM__VALUE__NOT_SET)
+			return codec_invalid(err,
+					     "benchmarks[%zu].parameters[%zu]: no value",
+					     bi, i);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(p->key, b->parameters[j]->key))
+				return codec_invalid(err,
+						     "benchmarks[%zu].parameters[%zu].key: same as parameters[%zu]",
+						     bi, i, j);
+		if (p->value_case == FLEETBENCH__PARAM__VALUE_INT_VALUE &&
+		    p->int_value < 0 && param_nonnegative(p->key))
+			return codec_invalid(err,
+					     "benchmarks[%zu].parameters[%zu].int_value: %lld is negative (a size, duration or count)",
+					     bi, i, (long long)p->int_value);
+	}
+	return 0;
+}
+
+/*
+ * Every metric's samples within proto/bounds.h, sample k against the wall
+ * time of window k (the repeat it was measured in), so that a figure that
+ * cannot be true is refused with the benchmark, variant and metric named.
+ */
+static int check_metrics(const Fleetbench__Benchmark *b, size_t bi,
+			 char err[CODEC_ERR_LEN])
+{
+	_cleanup_free_ double *wall = NULL;
+	char why[CODEC_ERR_LEN];
+
+	for (size_t i = 0; i < b->n_metrics; i++) {
+		const Fleetbench__Metric *m = b->metrics[i];
+
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(m->metric, b->metrics[j]->metric))
+				return codec_invalid(err,
+						     "benchmarks[%zu].metrics[%zu].metric: same as metrics[%zu]",
+						     bi, i, j);
+	}
+	if (b->n_metrics && b->n_windows) {
+		wall = malloc(b->n_windows * sizeof(*wall));
+		if (!wall)
+			return -ENOMEM;
+		/* NaN: a window without wall_s bounds nothing */
+		for (size_t k = 0; k < b->n_windows; k++)
+			wall[k] = b->windows[k]->has_wall_s ?
+					  b->windows[k]->wall_s :
+					  NAN;
+	}
+	for (size_t i = 0; i < b->n_metrics; i++) {
+		const Fleetbench__Metric *m = b->metrics[i];
+
+		if (bounds_check_metric(m->metric, m->unit, m->samples,
+					m->n_samples, wall,
+					wall ? b->n_windows : 0, why,
+					sizeof(why)) < 0)
+			return codec_invalid(err, "benchmarks[%zu] %s/%s: %s", bi,
+					     b->benchmark, b->variant, why);
+	}
+	return 0;
+}
+
+/*
+ * A variant is ok, skipped (skip_reason) or failed (failure), never both
+ * of the last; a failed one measured nothing, so it carries no metrics
+ * and no windows. A skipped one may (agents before the failure field
+ * could skip a variant after its first repeats).
+ */
+static int check_status(const Fleetbench__Benchmark *b, size_t bi,
+			char err[CODEC_ERR_LEN])
+{
+	if (!b->failure)
+		return 0;
+	if (!*b->failure)
+		return codec_invalid(err,
+				     "benchmarks[%zu].failure: empty (a failure says what failed)",
+				     bi);
+	if (b->skip_reason)
+		return codec_invalid(err,
+				     "benchmarks[%zu] %s/%s: both failure and skip_reason (a variant fails or is skipped)",
+				     bi, b->benchmark, b->variant);
+	if (b->n_metrics || b->n_windows)
+		return codec_invalid(err,
+				     "benchmarks[%zu] %s/%s: failed, yet carries %zu metrics and %zu windows (a failed variant carries none)",
+				     bi, b->benchmark, b->variant, b->n_metrics,
+				     b->n_windows);
+	return 0;
+}
+
+static int check_windows(const Fleetbench__Benchmark *b, size_t bi,
+			 char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < b->n_windows; i++) {
+		const Fleetbench__Window *w = b->windows[i];
+		const char *bad = NULL;
+		double x = 0;
+
+		if (w->has_steal_pct &&
+		    (w->steal_pct < 0 || w->steal_pct > 100))
+			bad = "steal_pct", x = w->steal_pct;
+		else if (w->has_loadavg1 && w->loadavg1 < 0)
+			bad = "loadavg1", x = w->loadavg1;
+		else if (w->has_wall_s && w->wall_s < 0)
+			bad = "wall_s", x = w->wall_s;
+		if (bad)
+			return codec_invalid(err,
+					     "benchmarks[%zu].windows[%zu].%s: %g is out of range",
+					     bi, i, bad, x);
+	}
+	return 0;
+}
+
+static int check_benchmarks(const Fleetbench__Report *r,
+			    char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < r->n_benchmarks; i++) {
+		const Fleetbench__Benchmark *b = r->benchmarks[i];
+		int ret;
+
+		for (size_t j = 0; j < i; j++) {
+			const Fleetbench__Benchmark *o = r->benchmarks[j];
+
+			if (!strcmp(b->benchmark, o->benchmark) &&
+			    !strcmp(b->variant, o->variant))
+				return codec_invalid(err,
+						     "benchmarks[%zu]: same benchmark and variant as benchmarks[%zu]",
+						     i, j);
+		}
+		ret = check_status(b, i, err);
+		if (ret < 0)
+			return ret;
+		ret = check_params(b, i, err);
+		if (ret < 0)
+			return ret;
+		/* windows first: a negative wall_s is named as such */
+		ret = check_windows(b, i, err);
+		if (ret < 0)
+			return ret;
+		ret = check_metrics(b, i, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* The bytes of a method key: [a-z0-9_+=,.-] and the size suffixes. */
+static bool method_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       strchr("_+=,.-KMGT", c);
+}
+
+static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
+{
+	const struct {
+		const char *name;
+		int64_t value;
+	} counts[] = {
+		{ "repeats", m->repeats },
+		{ "chase_accesses", m->chase_accesses },
+		{ "io_ms", m->io_ms },
+		{ "iodepth", m->iodepth },
+		{ "fs_increments", m->fs_increments },
+	};
+	const struct {
+		const char *name;
+		uint64_t value;
+	} sizes[] = {
+		{ "chase_bytes", m->chase_bytes },
+		{ "fault_bytes", m->fault_bytes },
+		{ "file_bytes", m->file_bytes },
+		{ "seq_bytes", m->seq_bytes },
+		{ "seq_block", m->seq_block },
+	};
+	size_t klen = strlen(m->key), plen = strlen(m->profile);
+
+	if (plen > CODEC_MAX_METHOD_PROFILE)
+		return codec_invalid(err, "method.profile: %zu bytes, limit %d", plen,
+				     CODEC_MAX_METHOD_PROFILE);
+	if (klen > CODEC_MAX_METHOD_KEY)
+		return codec_invalid(err, "method.key: %zu bytes, limit %d", klen,
+				     CODEC_MAX_METHOD_KEY);
+	for (size_t i = 0; i < klen; i++)
+		if (!method_key_char(m->key[i]))
+			return codec_invalid(err,
+					     "method.key: byte %zu (0x%02x) is not one of [a-z0-9_+=,.-KMGT]",
+					     i, (unsigned char)m->key[i]);
+	/* the profile is the key's first part, so a key names its profile */
+	if (strncmp(m->key, m->profile, plen) ||
+	    (m->key[plen] != '\0' && m->key[plen] != '+'))
+		return codec_invalid(err,
+				     "method.key: does not start with the profile '%s' followed by its end or '+'",
+				     m->profile);
+	for (size_t i = 0; i < ARRAY_SIZE(counts); i++)
+		if (counts[i].value <= 0)
+			return codec_invalid(err, "method.%s: %lld is not positive",
+					     counts[i].name,
+					     (long long)counts[i].value);
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++)
+		if (sizes[i].value == 0)
+			return codec_invalid(err, "method.%s: 0 is not positive",
+					     sizes[i].name);
+	for (size_t i = 0; i < m->n_only; i++) {
+		size_t len = strlen(m->only[i]);
+
+		if (!len || len > CODEC_MAX_METHOD_NAME)
+			return codec_invalid(err,
+					     "method.only[%zu]: %zu bytes, expected 1 to %d",
+					     i, len, CODEC_MAX_METHOD_NAME);
+		if (strspn(m->only[i], "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+		    len)
+			return codec_invalid(err,
+					     "method.only[%zu]: not a benchmark name ([a-z0-9_])",
+					     i);
+	}
+	return 0;
+}
+
+static int check_comparisons(const Fleetbench__Report *r,
+			     char err[CODEC_ERR_LEN])
+{
+	for (size_t i = 0; i < r->n_comparisons; i++) {
+		const Fleetbench__Comparison *c = r->comparisons[i];
+
+		if (c->has_level && !(c->level > 0 && c->level < 1))
+			return codec_invalid(err,
+					     "comparisons[%zu].level: %g is outside (0, 1)",
+					     i, c->level);
+		if (c->has_ci_low && c->has_ci_high && c->ci_low > c->ci_high)
+			return codec_invalid(err,
+					     "comparisons[%zu].ci_low: above ci_high", i);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(c->name, r->comparisons[j]->name))
+				return codec_invalid(err,
+						     "comparisons[%zu].name: same as comparisons[%zu]",
+						     i, j);
+	}
+	return 0;
+}
+int codec_check_report(const Fleetbench__Report *r, int64_t now_ms, bool wire,
+		       char err[CODEC_ERR_LEN])
+{
+	int ret;
+
+	err[0] = '\0';
+	if (!r)
+		return codec_invalid(err, "report: missing");
+	/* first, so a newer schema is named as such, not by a symptom */
+	if (r->schema_version != FLEETBENCH__SCHEMA_VERSION__CURRENT)
+		return codec_invalid(err,
+				     "schema_version: %u is not supported (expected %d)",
+				     r->schema_version,
+				     FLEETBENCH__SCHEMA_VERSION__CURRENT);
+	if (!r->run_id || !*r->run_id)
+		return codec_invalid(err, "run_id: missing");
+	if (!codec_uuid_valid(r->run_id))
+		return codec_invalid(err, "run_id: not a canonical lowercase UUID");
+	ret = codec_walk(&r->base, wire, true, err);
+	if (ret < 0)
+		return ret;
+	ret = check_host(r->host, err);
+	if (ret < 0)
+		return ret;
+	ret = check_time("started_unix_ms", r->started_unix_ms, now_ms, err);
+	if (ret < 0)
+		return ret;
+	ret = check_time("finished_unix_ms", r->finished_unix_ms, now_ms, err);
+	if (ret < 0)
+		return ret;
+	if (r->finished_unix_ms < r->started_unix_ms)
+		return codec_invalid(err,
+				     "finished_unix_ms: before started_unix_ms");
+	/* the probe, typed (field 15) or, from older agents, as JSON text */
+	if (r->probe && r->probe_json)
+		return codec_invalid(err, "probe_json: set beside probe; a report holds one of them");
+	if (!r->probe && !r->probe_json)
+		return codec_invalid(err, "probe: missing (and no probe_json)");
+	if (r->probe_json && !*r->probe_json)
+		return codec_invalid(err, "probe_json: empty");
+	if (r->probe_json) {
+		ret = check_probe_json(r->probe_json, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (r->method) {
+		ret = check_method(r->method, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (r->capabilities) {
+		ret = codec_check_capabilities(r->capabilities, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = check_benchmarks(r, err);
+	if (ret < 0)
+		return ret;
+	return check_comparisons(r, err);
+}
