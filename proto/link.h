@@ -61,7 +61,9 @@ struct link_allowlist;
 /*
  * Loads allowed agent public keys from a directory of *.pub files or a
  * file with one Z85 key per line (# comments). Returns NULL with errno and
- * err set on a malformed key (naming file and line).
+ * err set on a malformed key (naming file and line). The keys are held in
+ * a czmq zcertstore, whose lookups write the hash table's cache: one
+ * thread at a time per allowlist (the link server locks around them).
  */
 struct link_allowlist *link_allowlist_load(const char *path,
 					   char err[LINK_ERR_LEN]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The CURVE link over real sockets on 127.0.0.1: keys, allowlist, ZAP. */
+/* The CURVE link over real sockets on 127.0.0.1: ZAP admission, refusals,
+ * the allowlist swap, failing closed (key files: test_link_keys.c). */
 #include <errno.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 #include "check.h"
 #include "cleanup.h"
 #include "link.h"
+#include "link_test.h"
 
 #ifndef ZMQ_ZAP_ENFORCE_DOMAIN
 #define ZMQ_ZAP_ENFORCE_DOMAIN 93
@@ -24,47 +25,6 @@
 #define WAIT_OK_MS 5000 /* for what must happen */
 #define WAIT_NONE_MS 1000 /* for what must not */
 #define SEND_REFUSED_MS 500
-
-static char root[] = "/tmp/fleetbench-test-link-XXXXXX";
-static struct link_keypair server_kp, a_kp, b_kp, c_kp;
-
-/* ---- helpers ---- */
-
-static char *path_of(const char *rel)
-{
-	static char buf[4][512];
-	static int next;
-	char *p = buf[next++ % 4];
-
-	snprintf(p, sizeof(buf[0]), "%s/%s", root, rel);
-	return p;
-}
-
-static void write_text(const char *path, const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "we");
-
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs(text, f);
-	fclose(f);
-	chmod(path, mode);
-}
-
-static mode_t mode_of(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
 
 /* Every ZAP decision the server reports. */
 struct auth_event {
@@ -189,15 +149,6 @@ static long monitor_wait(void *mon, int event, int ms)
 		if (ev == event)
 			return value;
 	}
-}
-
-static struct link_allowlist *allowlist_of(const char *path)
-{
-	char err[LINK_ERR_LEN] = "";
-	struct link_allowlist *a = link_allowlist_load(path, err);
-
-	CHECK_(a != NULL, "link_allowlist_load: %s", err);
-	return a;
 }
 
 static void fixture_start(struct fixture *f,
@@ -348,152 +299,6 @@ static void close_socket(void *s)
 }
 
 /* ---- keys ---- */
-
-static void test_keys(void)
-{
-	struct link_keypair kp, again;
-	char pub[LINK_KEY_LEN + 1], before[LINK_KEY_LEN + 1];
-
-	CHECK_EQ_INT(mkdir(path_of("keys"), 0700), 0);
-	CHECK_OK(link_keygen(path_of("keys"), "agent", &kp));
-	CHECK_EQ_INT(mode_of(path_of("keys/agent.key")), 0600);
-	CHECK_EQ_INT(mode_of(path_of("keys/agent.pub")), 0644);
-	CHECK_EQ_INT(strlen(kp.public_key), LINK_KEY_LEN);
-	CHECK_OK(link_read_public(path_of("keys/agent.pub"), pub));
-	CHECK_EQ_STR(pub, kp.public_key);
-	CHECK_OK(link_read_secret(path_of("keys/agent.key"), &again));
-	CHECK_EQ_STR(again.secret_key, kp.secret_key);
-	CHECK_EQ_STR(again.public_key, kp.public_key); /* derived */
-
-	/* never overwrites: both files keep the first key */
-	CHECK_EQ_INT(link_keygen(path_of("keys"), "agent", &again), -EEXIST);
-	CHECK_OK(link_read_public(path_of("keys/agent.pub"), pub));
-	CHECK_EQ_STR(pub, kp.public_key);
-	/* nor half of a pair: a lone .pub blocks a new .key */
-	CHECK_OK(link_read_public(path_of("keys/agent.pub"), before));
-	CHECK_EQ_INT(unlink(path_of("keys/agent.key")), 0);
-	CHECK_EQ_INT(link_keygen(path_of("keys"), "agent", &again), -EEXIST);
-	CHECK_EQ_INT(access(path_of("keys/agent.key"), F_OK), -1);
-	CHECK_OK(link_read_public(path_of("keys/agent.pub"), pub));
-	CHECK_EQ_STR(pub, before);
-	/* and a lone .key blocks a new .pub */
-	CHECK_OK(link_keygen(path_of("keys"), "other", NULL));
-	CHECK_EQ_INT(unlink(path_of("keys/other.pub")), 0);
-	CHECK_EQ_INT(link_keygen(path_of("keys"), "other", &again), -EEXIST);
-	CHECK_EQ_INT(access(path_of("keys/other.pub"), F_OK), -1);
-
-	CHECK_EQ_INT(link_keygen(path_of("keys"), "a/b", &again), -EINVAL);
-	CHECK_EQ_INT(link_keygen(path_of("keys"), "", &again), -EINVAL);
-	CHECK_EQ_INT(link_keygen(path_of("missing"), "x", &again), -ENOENT);
-
-	/* a secret readable by group or others is refused */
-	CHECK_OK(link_keygen(path_of("keys"), "loose", &kp));
-	chmod(path_of("keys/loose.key"), 0644);
-	CHECK_EQ_INT(link_read_secret(path_of("keys/loose.key"), &again),
-		     -EPERM);
-	chmod(path_of("keys/loose.key"), 0640);
-	CHECK_EQ_INT(link_read_secret(path_of("keys/loose.key"), &again),
-		     -EPERM);
-	chmod(path_of("keys/loose.key"), 0604);
-	CHECK_EQ_INT(link_read_secret(path_of("keys/loose.key"), &again),
-		     -EPERM);
-	chmod(path_of("keys/loose.key"), 0400);
-	CHECK_OK(link_read_secret(path_of("keys/loose.key"), &again));
-	CHECK_EQ_STR(again.public_key, kp.public_key);
-
-	/* malformed key files */
-	write_text(path_of("keys/short.pub"), "abc\n", 0644);
-	CHECK_EQ_INT(link_read_public(path_of("keys/short.pub"), pub), -EINVAL);
-	write_text(path_of("keys/bad.pub"),
-		   "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n", 0644);
-	CHECK_EQ_INT(link_read_public(path_of("keys/bad.pub"), pub), -EINVAL);
-	write_text(path_of("keys/bad.key"), "not a key\n", 0600);
-	CHECK_EQ_INT(link_read_secret(path_of("keys/bad.key"), &again),
-		     -EINVAL);
-	CHECK_EQ_INT(link_read_public(path_of("keys/none.pub"), pub), -ENOENT);
-}
-
-/* ---- allowlist ---- */
-
-static void test_allowlist(void)
-{
-	char err[LINK_ERR_LEN] = "", text[512];
-	struct link_allowlist *a;
-
-	/* a directory: every *.pub, the .key files beside them ignored */
-	a = allowlist_of(path_of("agents"));
-	CHECK_EQ_INT(link_allowlist_count(a), 2);
-	CHECK(link_allowlist_has(a, a_kp.public_key));
-	CHECK(link_allowlist_has(a, b_kp.public_key));
-	CHECK(!link_allowlist_has(a, c_kp.public_key));
-	CHECK(!link_allowlist_has(a, a_kp.secret_key));
-	CHECK(!link_allowlist_has(a, "short"));
-	CHECK(!link_allowlist_has(a, NULL));
-	link_allowlist_free(a);
-
-	/* a file: comments, blank lines, a trailing comment, a duplicate */
-	snprintf(text, sizeof(text),
-		 "# agents allowed to report\n"
-		 "\n"
-		 "  %s   # alice\n"
-		 "%s\n"
-		 "\t# bob left\n"
-		 "%s\n",
-		 a_kp.public_key, c_kp.public_key, a_kp.public_key);
-	write_text(path_of("allow.txt"), text, 0644);
-	a = allowlist_of(path_of("allow.txt"));
-	CHECK_EQ_INT(link_allowlist_count(a), 2);
-	CHECK(link_allowlist_has(a, a_kp.public_key));
-	CHECK(link_allowlist_has(a, c_kp.public_key));
-	CHECK(!link_allowlist_has(a, b_kp.public_key));
-	link_allowlist_free(a);
-
-	/* an empty file admits nobody */
-	write_text(path_of("empty.txt"), "# nobody yet\n", 0644);
-	a = allowlist_of(path_of("empty.txt"));
-	CHECK_EQ_INT(link_allowlist_count(a), 0);
-	CHECK(!link_allowlist_has(a, a_kp.public_key));
-	link_allowlist_free(a);
-
-	/* a malformed key is named by file and line */
-	snprintf(text, sizeof(text), "# ok\n%s\nnot-a-key\n", a_kp.public_key);
-	write_text(path_of("bad.txt"), text, 0644);
-	errno = 0;
-	CHECK(link_allowlist_load(path_of("bad.txt"), err) == NULL);
-	CHECK_EQ_INT(errno, EINVAL);
-	snprintf(text, sizeof(text), "%s:3: malformed key", path_of("bad.txt"));
-	CHECK_(strstr(err, text) != NULL, "err \"%s\" names \"%s\"", err, text);
-
-	/* 40 characters, one outside the Z85 alphabet */
-	snprintf(text, sizeof(text), "%.39s~\n", a_kp.public_key);
-	write_text(path_of("badz85.txt"), text, 0644);
-	CHECK(link_allowlist_load(path_of("badz85.txt"), err) == NULL);
-	snprintf(text, sizeof(text), "%s:1: malformed key: not valid Z85",
-		 path_of("badz85.txt"));
-	CHECK_(strstr(err, text) != NULL, "err \"%s\" names \"%s\"", err, text);
-
-	snprintf(text, sizeof(text), "%s trailing words\n", a_kp.public_key);
-	write_text(path_of("trailing.txt"), text, 0644);
-	CHECK(link_allowlist_load(path_of("trailing.txt"), err) == NULL);
-	CHECK_(strstr(err, ":1: unexpected text after the key") != NULL,
-	       "err \"%s\"", err);
-
-	/* in a directory, the bad file is the one named */
-	CHECK_EQ_INT(mkdir(path_of("baddir"), 0700), 0);
-	snprintf(text, sizeof(text), "%s\n", a_kp.public_key);
-	write_text(path_of("baddir/a.pub"), text, 0644);
-	write_text(path_of("baddir/broken.pub"), "\n\nabc\n", 0644);
-	CHECK(link_allowlist_load(path_of("baddir"), err) == NULL);
-	snprintf(text, sizeof(text), "%s:3: malformed key",
-		 path_of("baddir/broken.pub"));
-	CHECK_(strstr(err, text) != NULL, "err \"%s\" names \"%s\"", err, text);
-
-	errno = 0;
-	CHECK(link_allowlist_load(path_of("nowhere"), err) == NULL);
-	CHECK_EQ_INT(errno, ENOENT);
-	CHECK_(strstr(err, path_of("nowhere")) != NULL, "err \"%s\"", err);
-	link_allowlist_free(NULL);
-}
 
 /* ---- the server ---- */
 
@@ -862,27 +667,12 @@ static void test_server_errors(void)
 	CHECK_EQ_INT(errno, EINVAL);
 	zmq_ctx_term(ctx);
 }
-
 int main(void)
 {
-	if (!zmq_has("curve")) {
-		printf("skipped: libzmq was built without CURVE\n");
-		return 77;
-	}
-	if (!mkdtemp(root)) {
-		perror("mkdtemp");
-		return 1;
-	}
-	CHECK_EQ_INT(mkdir(path_of("agents"), 0700), 0);
-	CHECK_EQ_INT(mkdir(path_of("server"), 0700), 0);
-	CHECK_EQ_INT(mkdir(path_of("others"), 0700), 0);
-	CHECK_OK(link_keygen(path_of("agents"), "a", &a_kp));
-	CHECK_OK(link_keygen(path_of("agents"), "b", &b_kp));
-	CHECK_OK(link_keygen(path_of("others"), "c", &c_kp));
-	CHECK_OK(link_keygen(path_of("server"), "server", &server_kp));
+	int r = link_test_setup();
 
-	test_keys();
-	test_allowlist();
+	if (r)
+		return r;
 	test_allowed_and_reply();
 	test_refusals();
 	test_allowlist_swap();
@@ -890,7 +680,5 @@ int main(void)
 	test_max_msg_size();
 	test_plaintext_server();
 	test_server_errors();
-
-	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	return check_summary();
+	return link_test_finish();
 }
