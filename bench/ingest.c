@@ -85,38 +85,34 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_FLAG("pause-fixed", &load.pause_fixed),
 };
 
-static const struct tool tool = {
-	.name = "ingest",
-	.usage = "usage: ingest [OPTIONS] [-- SERVE-OPTION...]\n"
-		 "\n"
-		 "Starts a throwaway PostgreSQL and fleetbench-collector on loopback, sends\n"
-		 "realistic reports from simulated agents, and prints committed reports/s,\n"
-		 "Ack latency, the collector's RSS and PostgreSQL's COPY rate of the same rows.\n"
-		 "\n"
-		 "  --agents N       agents sending at once (default 200)\n"
-		 "  --reports N      reports each agent sends, one at a time (default 10)\n"
-		 "  --pause MS       each agent waits between an Ack and its next report,\n"
-		 "                   a random time of mean MS (exponential: together the\n"
-		 "                   agents offer a Poisson stream of agents*1000/MS\n"
-		 "                   reports/s); default 0: at once, the most load\n"
-		 "  --pause-fixed    wait exactly MS instead (the agents fall into step)\n"
-		 "  --connections N  connections held for the RSS phase, 0 skips it\n"
-		 "                   (default " STR(TARGET_CONNECTIONS) ")\n"
-		 "  --probe-only     send probe-only reports (no benchmark results)\n"
-		 "  --no-offers      send each report at once, without offering it\n"
-		 "                   first (as agents older than offers)\n"
-		 "  --timeout S      give up after S seconds (default 600)\n"
-		 "  --collector PATH fleetbench-collector (default " COLLECTOR_PATH ")\n"
-		 "  --agent PATH     fleetbench-agent (default " AGENT_PATH ")\n"
-		 "  --keep           keep the work directory (PostgreSQL's data, the\n"
-		 "                   collector's log)\n"
-		 "  -h, --help       show this help\n"
-		 "\n"
-		 "SERVE-OPTIONs go to 'fleetbench-collector serve' (--batch-max N, ...).\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-	.max_args = TOOL_ANY_ARGS,
-};
+static const struct tool tool = TOOL("ingest", opts,
+	"usage: ingest [OPTIONS] [-- SERVE-OPTION...]\n"
+	"\n"
+	"Starts a throwaway PostgreSQL and fleetbench-collector on loopback, sends\n"
+	"realistic reports from simulated agents, and prints committed reports/s,\n"
+	"Ack latency, the collector's RSS and PostgreSQL's COPY rate of the same rows.\n"
+	"\n"
+	"  --agents N       agents sending at once (default 200)\n"
+	"  --reports N      reports each agent sends, one at a time (default 10)\n"
+	"  --pause MS       each agent waits between an Ack and its next report,\n"
+	"                   a random time of mean MS (exponential: together the\n"
+	"                   agents offer a Poisson stream of agents*1000/MS\n"
+	"                   reports/s); default 0: at once, the most load\n"
+	"  --pause-fixed    wait exactly MS instead (the agents fall into step)\n"
+	"  --connections N  connections held for the RSS phase, 0 skips it\n"
+	"                   (default " STR(TARGET_CONNECTIONS) ")\n"
+	"  --probe-only     send probe-only reports (no benchmark results)\n"
+	"  --no-offers      send each report at once, without offering it\n"
+	"                   first (as agents older than offers)\n"
+	"  --timeout S      give up after S seconds (default 600)\n"
+	"  --collector PATH fleetbench-collector (default " COLLECTOR_PATH ")\n"
+	"  --agent PATH     fleetbench-agent (default " AGENT_PATH ")\n"
+	"  --keep           keep the work directory (PostgreSQL's data, the\n"
+	"                   collector's log)\n"
+	"  -h, --help       show this help\n"
+	"\n"
+	"SERVE-OPTIONs go to 'fleetbench-collector serve' (--batch-max N, ...).\n",
+	.max_args = TOOL_ANY_ARGS);
 
 static const char *verdict(bool met)
 {

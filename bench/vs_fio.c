@@ -256,12 +256,8 @@ static const struct tool_opt opts[] = {
 	  .target = &arg_depth, .min = 1, .max = INT_MAX },
 };
 
-static const struct tool tool = {
-	.name = "vs_fio",
-	.usage = "usage: vs_fio [-f FILE] [-d DIR] [-s SIZE_MIB] [-p PAIRS] [-t SECONDS] [-q DEPTH]\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-};
+static const struct tool tool = TOOL("vs_fio", opts,
+	"usage: vs_fio [-f FILE] [-d DIR] [-s SIZE_MIB] [-p PAIRS] [-t SECONDS] [-q DEPTH]\n");
 
 int main(int argc, char **argv)
 {

@@ -266,13 +266,9 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_DOUBLE("thp-scale", &arg_thp_scale),
 };
 
-static const struct tool tool = {
-	.name = "fleetgen",
-	.usage = "usage: fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]\n"
-		 "                [--method KEY [--thp-scale X]]\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-};
+static const struct tool tool = TOOL("fleetgen", opts,
+	"usage: fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]\n"
+	"                [--method KEY [--thp-scale X]]\n");
 
 int main(int argc, char **argv)
 {

@@ -72,6 +72,12 @@ struct tool {
 
 #define TOOL_ANY_ARGS ((size_t)-1)
 
+/* A struct tool of prog with the options of the array table and the usage
+ * text; more designated initializers may follow (.max_args = ...). */
+#define TOOL(prog, table, text, ...)                                      \
+	{ .name = (prog), .usage = (text), .opts = (table),                \
+	  .n_opts = sizeof(table) / sizeof((table)[0]), __VA_ARGS__ }
+
 /*
  * Reads argv's options into the table's targets (what is not given keeps
  * its value). Returns optind: argv[optind..argc) are the arguments, as

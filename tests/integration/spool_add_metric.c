@@ -50,15 +50,9 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_LIST("unit", arg_units, &arg_n_units),
 };
 
-static const struct tool tool = {
-	.name = "spool_add_metric",
-	.usage = "usage: spool_add_metric [--unit "
-		 "BENCH/VARIANT/METRIC=UNIT]... SPOOL SAMPLES_JSON\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-	.min_args = 2,
-	.max_args = 2,
-};
+static const struct tool tool = TOOL("spool_add_metric", opts,
+	"usage: spool_add_metric [--unit BENCH/VARIANT/METRIC=UNIT]... SPOOL SAMPLES_JSON\n",
+	.min_args = 2, .max_args = 2);
 
 /*
  * One report's additions. The unpacked report belongs to the codec's arena;

@@ -59,16 +59,12 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_ULONG("timeout", &arg_timeout_ms, 1, 600000),
 };
 
-static const struct tool tool = {
-	.name = "zsend",
-	.usage = "usage: zsend --endpoint tcp://HOST:PORT\n"
-		 "             (--server-key NAME.pub --agent-key NAME.key | --insecure)\n"
-		 "             (--report [refuse:|failed:|oob:]RUN_ID... [--provider P] [--instance-type T] |\n"
-		 "              --file PATH | --bytes SIZE | --offer RUN_ID) [--frames N]\n"
-		 "             [--timeout MS]\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-};
+static const struct tool tool = TOOL("zsend", opts,
+	"usage: zsend --endpoint tcp://HOST:PORT\n"
+	"             (--server-key NAME.pub --agent-key NAME.key | --insecure)\n"
+	"             (--report [refuse:|failed:|oob:]RUN_ID... [--provider P] [--instance-type T] |\n"
+	"              --file PATH | --bytes SIZE | --offer RUN_ID) [--frames N]\n"
+	"             [--timeout MS]\n");
 
 /*
  * A small Report (sample_report.h), valid for a valid RUN_ID; with a

@@ -33,13 +33,9 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_STRING("instance-type", &arg_report.instance_type),
 };
 
-static const struct tool tool = {
-	.name = "spoolgen",
-	.usage = "usage: spoolgen --spool-dir DIR --count N [--shaped] [--text TEXT]\n"
-		 "                [--provider P] [--instance-type T]\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-};
+static const struct tool tool = TOOL("spoolgen", opts,
+	"usage: spoolgen --spool-dir DIR --count N [--shaped] [--text TEXT]\n"
+	"                [--provider P] [--instance-type T]\n");
 
 int main(int argc, char **argv)
 {

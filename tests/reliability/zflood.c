@@ -470,13 +470,9 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_ULONG("timeout", &arg_timeout_ms, 1, 600000),
 };
 
-static const struct tool tool = {
-	.name = "zflood",
-	.usage = "usage: zflood --endpoint E --server-key PUB --agent-key KEY --count N\n"
-		 "              [--seed S] [--max-msg-size BYTES] [--timeout MS]\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-};
+static const struct tool tool = TOOL("zflood", opts,
+	"usage: zflood --endpoint E --server-key PUB --agent-key KEY --count N\n"
+	"              [--seed S] [--max-msg-size BYTES] [--timeout MS]\n");
 
 int main(int argc, char **argv)
 {

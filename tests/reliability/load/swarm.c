@@ -549,30 +549,26 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_FLAG("keep", &arg_keep),
 };
 
-static const struct tool tool = {
-	.name = "swarm",
-	.usage = "usage: swarm [OPTIONS] [-- SERVE-OPTION...]\n"
-		 "\n"
-		 "Simulated agents deliver reports to a collector on loopback that is\n"
-		 "restarted meanwhile; then the database must hold each report once.\n"
-		 "\n"
-		 "  --agents N        simulated agents (default 500)\n"
-		 "  --reports N       reports each (default 2)\n"
-		 "  --spread S        agents start at random within S seconds (default 10)\n"
-		 "  --send-timeout MS an attempt's limit, as the agent's (default 5000)\n"
-		 "  --restarts N      collector restarts, alternately SIGTERM and SIGKILL,\n"
-		 "                    spread over the delivery (default 2)\n"
-		 "  --down MS         the collector stays down this long (default 1000)\n"
-		 "  --sources N       agents connect from N loopback addresses,\n"
-		 "                    127.0.0.2 and on (default 1: the kernel's choice)\n"
-		 "  --timeout S       give up after S seconds (default 900)\n"
-		 "  --collector PATH  fleetbench-collector (default " COLLECTOR_PATH ")\n"
-		 "  --agent PATH      fleetbench-agent (default " AGENT_PATH ")\n"
-		 "  --keep            keep the work directory\n",
-	.opts = opts,
-	.n_opts = ARRAY_SIZE(opts),
-	.max_args = TOOL_ANY_ARGS,
-};
+static const struct tool tool = TOOL("swarm", opts,
+	"usage: swarm [OPTIONS] [-- SERVE-OPTION...]\n"
+	"\n"
+	"Simulated agents deliver reports to a collector on loopback that is\n"
+	"restarted meanwhile; then the database must hold each report once.\n"
+	"\n"
+	"  --agents N        simulated agents (default 500)\n"
+	"  --reports N       reports each (default 2)\n"
+	"  --spread S        agents start at random within S seconds (default 10)\n"
+	"  --send-timeout MS an attempt's limit, as the agent's (default 5000)\n"
+	"  --restarts N      collector restarts, alternately SIGTERM and SIGKILL,\n"
+	"                    spread over the delivery (default 2)\n"
+	"  --down MS         the collector stays down this long (default 1000)\n"
+	"  --sources N       agents connect from N loopback addresses,\n"
+	"                    127.0.0.2 and on (default 1: the kernel's choice)\n"
+	"  --timeout S       give up after S seconds (default 900)\n"
+	"  --collector PATH  fleetbench-collector (default " COLLECTOR_PATH ")\n"
+	"  --agent PATH      fleetbench-agent (default " AGENT_PATH ")\n"
+	"  --keep            keep the work directory\n",
+	.max_args = TOOL_ANY_ARGS);
 
 int main(int argc, char **argv)
 {
