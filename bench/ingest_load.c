@@ -327,6 +327,7 @@ int ingest_phase_run(struct fleet *b, struct ingest_load *l, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		sims[i].msgs = &msgs[i * slots];
 		sims[i].n = slots;
+		sims[i].load = l;
 		sims[i].sock = link_client_new(
 			b->zctx, &(struct link_client_opts){
 					 .endpoint = b->endpoint,
