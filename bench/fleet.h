@@ -55,9 +55,6 @@ struct fleet_msg {
 /* Set by SIGINT and SIGTERM once fleet_signals() installed the handler. */
 extern volatile sig_atomic_t fleet_interrupted;
 
-int64_t mono_ns(void);
-int64_t realtime_ms(void);
-
 /* SIGINT and SIGTERM set fleet_interrupted; SIGPIPE is ignored. */
 void fleet_signals(void);
 
@@ -99,7 +96,8 @@ int fleet_send(void *sock, const struct fleet_msg *m, bool granted);
  * m waits for its grant (granted false); anything else for the report. */
 bool fleet_ack_expected(const Fleetbench__Ack *ack, bool granted);
 
-/* A throwaway PostgreSQL in work/pg, migrated by the collector. */
+/* A throwaway PostgreSQL in work/pg, migrated by the collector
+ * (fleet_server.c, as the collector's functions below). */
 int fleet_pg_start(struct fleet *f);
 
 /*
@@ -133,33 +131,16 @@ int fleet_collector_backends(const struct fleet *f, pid_t *pids, int max);
  * unless f->keep. */
 void fleet_release(struct fleet *f);
 
-/* VmHWM and VmRSS of pid in kB. */
-int proc_mem(pid_t pid, long *ret_hwm_kb, long *ret_rss_kb);
+/* Runs argv; its stdout in *ret_out (free it) when ret_out is not NULL.
+ * 0, or -1 (logged) when it cannot run or exits with a status. */
+int fleet_run_checked(char *const argv[], char **ret_out);
 
-/* Resets pid's VmHWM to its VmRSS (proc(5), clear_refs "5"). */
-int proc_reset_hwm(pid_t pid);
+/* Writes path (created with mode, or truncated) with len bytes of data:
+ * 0 or -errno. */
+int fleet_write_file(const char *path, const char *data, size_t len,
+		     mode_t mode);
 
-/* CPU time (user + system) pid has used, in ms, or -1. */
-double proc_cpu_ms(pid_t pid);
-
-/* CPU time this process has used, in ms. */
-double self_cpu_ms(void);
-
-/* qsort() comparison of doubles. */
-int cmp_double(const void *a, const void *b);
-
-/* A whole-number command-line option in [min, max]. */
-struct num_opt {
-	const char *name; /* without "--" */
-	unsigned long min, max;
-	unsigned long *value;
-};
-
-/* Sets *o->value from s; logs and returns -EINVAL when s is not a whole
- * number in range. */
-int num_opt_parse(const struct num_opt *o, const char *s);
-
-/* Nearest rank: the smallest value with at least p of them at or below. */
-double percentile(const double *sorted, size_t n, double p);
+/* Stops the throwaway PostgreSQL, when it was started. */
+void fleet_pg_stop(struct fleet *f);
 
 #endif

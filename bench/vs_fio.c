@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,8 +34,11 @@
 
 #include "bench.h"
 #include "bench_test.h"
+#include "cleanup.h"
 #include "io_engine.h"
 #include "run.h"
+#include "stats.h"
+#include "tool.h"
 
 #define MAX_PAIRS 64
 #define TARGET_LO 0.95
@@ -64,22 +68,6 @@ static void on_signal(int sig)
 	remove_made_file();
 	signal(sig, SIG_DFL);
 	raise(sig);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, size_t n)
-{
-	double s[MAX_PAIRS];
-
-	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 /* The path of name in PATH, in buf; NULL when absent. */
@@ -248,51 +236,44 @@ static int make_file(const char *dir, long long mib)
 	return r;
 }
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: vs_fio [-f FILE] [-d DIR] [-s SIZE_MIB] [-p PAIRS] [-t SECONDS] [-q DEPTH]\n");
-}
+static const char *arg_file, *arg_dir = "/var/tmp";
+static unsigned long arg_mib = 1024, arg_pairs = 5, arg_seconds = 3,
+		     arg_depth = 32;
+
+/* the short options of old; their long names work too and name them in errors */
+static const struct tool_opt opts[] = {
+	{ .name = "file", .short_name = 'f', .type = TOOL_STRING,
+	  .target = &arg_file },
+	{ .name = "dir", .short_name = 'd', .type = TOOL_STRING,
+	  .target = &arg_dir },
+	{ .name = "size", .short_name = 's', .type = TOOL_ULONG,
+	  .target = &arg_mib, .min = 1, .max = 1ul << 30 },
+	{ .name = "pairs", .short_name = 'p', .type = TOOL_ULONG,
+	  .target = &arg_pairs, .min = 1, .max = MAX_PAIRS },
+	{ .name = "time", .short_name = 't', .type = TOOL_ULONG,
+	  .target = &arg_seconds, .min = 1, .max = INT_MAX / 1000 },
+	{ .name = "depth", .short_name = 'q', .type = TOOL_ULONG,
+	  .target = &arg_depth, .min = 1, .max = INT_MAX },
+};
+
+static const struct tool tool = TOOL("vs_fio", opts,
+	"usage: vs_fio [-f FILE] [-d DIR] [-s SIZE_MIB] [-p PAIRS] [-t SECONDS] [-q DEPTH]\n");
 
 int main(int argc, char **argv)
 {
-	const char *file = NULL, *dir = "/var/tmp", *agent, *fio;
-	long long mib = 1024;
-	int pairs = 5, seconds = 3, depth = 32, opt, rc = 0;
+	const char *file, *agent, *fio;
+	long long mib;
+	int pairs, seconds, depth, rc = 0;
 	double ratio[NENGINES][MAX_PAIRS];
 	double before[NENGINES], before_p50[NENGINES];
 	char fiobuf[4096];
 
-	while ((opt = getopt(argc, argv, "f:d:s:p:t:q:h")) != -1) {
-		switch (opt) {
-		case 'f':
-			file = optarg;
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 's':
-			mib = atoll(optarg);
-			break;
-		case 'p':
-			pairs = atoi(optarg);
-			break;
-		case 't':
-			seconds = atoi(optarg);
-			break;
-		case 'q':
-			depth = atoi(optarg);
-			break;
-		default:
-			usage();
-			return opt == 'h' ? 0 : 2;
-		}
-	}
-	if (optind != argc || mib < 1 || pairs < 1 || pairs > MAX_PAIRS ||
-	    seconds < 1 || depth < 1) {
-		usage();
-		return 2;
-	}
+	tool_parse(&tool, argc, argv);
+	file = arg_file;
+	mib = (long long)arg_mib;
+	pairs = (int)arg_pairs;
+	seconds = (int)arg_seconds;
+	depth = (int)arg_depth;
 	agent = getenv("AGENT") ? getenv("AGENT") : AGENT_PATH;
 	fio = getenv("FIO") ? getenv("FIO") : which("fio", fiobuf,
 						     sizeof(fiobuf));
@@ -304,11 +285,11 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (!file) {
-		int r = make_file(dir, mib);
+		int r = make_file(arg_dir, mib);
 
 		if (r < 0) {
 			fprintf(stderr, "vs_fio: cannot write %lld MiB in '%s': %s\n",
-				mib, dir, strerror(-r));
+				mib, arg_dir, strerror(-r));
 			remove_made_file();
 			return 1;
 		}
@@ -349,7 +330,7 @@ int main(int argc, char **argv)
 		printf("median agent/fio IOPS over %d pairs (target %.2f-%.2f):\n",
 		       pairs, TARGET_LO, TARGET_HI);
 		for (size_t e = 0; e < NENGINES; e++) {
-			double m = median(ratio[e], (size_t)pairs);
+			double m = stats_median(ratio[e], (size_t)pairs);
 			bool ok = m >= TARGET_LO && m <= TARGET_HI;
 
 			printf("  %-9s (fio %s, depth %d) %.3f %s\n",

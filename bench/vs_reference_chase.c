@@ -17,27 +17,13 @@
 #include <string.h>
 
 #include "run.h"
+#include "stats.h"
+#include "tool.h"
 
 #define MAX_PAIRS 64
 #define SEED "12345"
 
 static const char *const modes[] = { "4k", "thp" };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, size_t n)
-{
-	double s[MAX_PAIRS];
-
-	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
 
 static int run_reference(const char *path, const char *bytes,
 			 const char *accesses, const char *mode, double *ret,
@@ -145,18 +131,21 @@ int main(int argc, char **argv)
 	const char *agent = getenv("AGENT") ? getenv("AGENT") : AGENT_PATH;
 	const char *ref = getenv("REFERENCE") ? getenv("REFERENCE") :
 						REFERENCE_CHASE_PATH;
-	const char *bytes = argc > 1 ? argv[1] : "1073741824";
-	const char *accesses = argc > 2 ? argv[2] : "50000000";
-	int pairs = argc > 3 ? atoi(argv[3]) : 3;
+	static const struct tool tool = {
+		.name = "vs_reference_chase",
+		.usage = "usage: vs_reference_chase [BYTES [ACCESSES [PAIRS 1..64]]]\n",
+		.max_args = 3,
+	};
+	int a = tool_parse(&tool, argc, argv);
+	const char *bytes = a < argc ? argv[a] : "1073741824";
+	const char *accesses = a + 1 < argc ? argv[a + 1] : "50000000";
+	int pairs = a + 2 < argc ? (int)tool_number(&tool, "PAIRS", argv[a + 2],
+						    1, MAX_PAIRS) :
+				   3;
 	double ref_ns[2][MAX_PAIRS], agent_ns[2][MAX_PAIRS];
 	double ratio[2][MAX_PAIRS];
 	int ok = 1;
 
-	if (pairs < 1 || pairs > MAX_PAIRS) {
-		fprintf(stderr, "usage: vs_reference_chase [BYTES [ACCESSES [PAIRS 1..%d]]]\n",
-			MAX_PAIRS);
-		return 2;
-	}
 	printf("thp_chase vs reference_chase: %s bytes, %s accesses, %d pairs\n",
 	       bytes, accesses, pairs);
 	printf("%-5s %-4s %14s %14s %8s   %s\n", "pair", "mode", "reference_ns",
@@ -196,12 +185,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	for (int m = 0; m < 2; m++) {
-		double mr = median(ratio[m], (size_t)pairs);
+		double mr = stats_median(ratio[m], (size_t)pairs);
 		int within = mr >= 0.95 && mr <= 1.05;
 
 		printf("%s: median agent/reference %.4f (reference %.2f ns, agent %.2f ns): %s\n",
-		       modes[m], mr, median(ref_ns[m], (size_t)pairs),
-		       median(agent_ns[m], (size_t)pairs),
+		       modes[m], mr, stats_median(ref_ns[m], (size_t)pairs),
+		       stats_median(agent_ns[m], (size_t)pairs),
 		       within ? "within 5%" : "OUTSIDE 5%");
 		ok &= within;
 	}

@@ -319,3 +319,12 @@ out:
 	free(x);
 	return err;
 }
+
+int sample_report_pack_new(struct sample_report *s, char run_id[37],
+			   uint8_t **ret, size_t *ret_len)
+{
+	int r = codec_uuid_new(run_id);
+
+	s->run_id = run_id;
+	return r < 0 ? r : sample_report_pack(s, ret, ret_len);
+}

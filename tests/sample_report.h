@@ -52,4 +52,11 @@ struct sample_report {
 int sample_report_pack(const struct sample_report *s, uint8_t **ret,
 		       size_t *ret_len);
 
+/*
+ * The same under a new run id (codec_uuid_new()), written into run_id and
+ * set as s->run_id.
+ */
+int sample_report_pack_new(struct sample_report *s, char run_id[37],
+			   uint8_t **ret, size_t *ret_len);
+
 #endif

@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "ingest.h"
 #include "pgparam.h"
+#include "tool.h"
 
 static PGconn *conn;
 
@@ -107,6 +108,9 @@ static void scalars(void)
 
 static void arrays(void)
 {
+	static const unsigned types[] = { PGPARAM_BOOL,	  PGPARAM_INT4,
+					  PGPARAM_INT8,	  PGPARAM_FLOAT8,
+					  PGPARAM_TEXT,	  PGPARAM_UUID };
 	struct pgparam p;
 	const char *const want[] = {
 		"{}", "{}", "{}", "{}", "{}", "{}",
@@ -119,18 +123,10 @@ static void arrays(void)
 
 	pgparam_init(&p);
 	/* the empty array of each type */
-	pgparam_array_begin(&p, PGPARAM_BOOL);
-	pgparam_array_end(&p);
-	pgparam_array_begin(&p, PGPARAM_INT4);
-	pgparam_array_end(&p);
-	pgparam_array_begin(&p, PGPARAM_INT8);
-	pgparam_array_end(&p);
-	pgparam_array_begin(&p, PGPARAM_FLOAT8);
-	pgparam_array_end(&p);
-	pgparam_array_begin(&p, PGPARAM_TEXT);
-	pgparam_array_end(&p);
-	pgparam_array_begin(&p, PGPARAM_UUID);
-	pgparam_array_end(&p);
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+		pgparam_array_begin(&p, types[i]);
+		pgparam_array_end(&p);
+	}
 	/* NULL elements among values */
 	pgparam_array_begin(&p, PGPARAM_BOOL);
 	pgparam_bool(&p, true);
@@ -465,11 +461,14 @@ int main(int argc, char **argv)
 	PGresult *res;
 	size_t n = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: pgparam_rt CONNINFO\n");
-		return 2;
-	}
-	conn = PQconnectdb(argv[1]);
+	static const struct tool tool = {
+		.name = "pgparam_rt",
+		.usage = "usage: pgparam_rt CONNINFO\n",
+		.min_args = 1,
+		.max_args = 1,
+	};
+
+	conn = PQconnectdb(argv[tool_parse(&tool, argc, argv)]);
 	if (PQstatus(conn) != CONNECTION_OK) {
 		fprintf(stderr, "pgparam_rt: cannot connect: %s",
 			PQerrorMessage(conn));

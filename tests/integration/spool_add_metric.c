@@ -19,17 +19,17 @@
  * without --unit, a sample that is no number) change no report.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "codec.h"
 #include "spool.h"
+#include "tool.h"
 
 /* metrics added to one report, benchmarks whose metrics change */
 #define EDIT_MAX 64
@@ -42,8 +42,17 @@
 static struct unit {
 	const char *name; /* BENCH/VARIANT/METRIC */
 	const char *unit;
-} arg_units[MAX_UNITS];
+} units[MAX_UNITS];
+static const char *arg_units[MAX_UNITS]; /* NAME=UNIT */
 static size_t arg_n_units;
+
+static const struct tool_opt opts[] = {
+	TOOL_OPT_LIST("unit", arg_units, &arg_n_units),
+};
+
+static const struct tool tool = TOOL("spool_add_metric", opts,
+	"usage: spool_add_metric [--unit BENCH/VARIANT/METRIC=UNIT]... SPOOL SAMPLES_JSON\n",
+	.min_args = 2, .max_args = 2);
 
 /*
  * One report's additions. The unpacked report belongs to the codec's arena;
@@ -66,25 +75,11 @@ struct edit {
 	size_t n_owned;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: spool_add_metric [--unit "
-		   "BENCH/VARIANT/METRIC=UNIT]... SPOOL SAMPLES_JSON\n");
-}
-
-static int64_t realtime_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char *unit_of(const char *name)
 {
 	for (size_t i = 0; i < arg_n_units; i++)
-		if (!strcmp(arg_units[i].name, name))
-			return arg_units[i].unit;
+		if (!strcmp(units[i].name, name))
+			return units[i].unit;
 	return NULL;
 }
 
@@ -323,7 +318,7 @@ static int edit_report(struct spool *s, const char *dir,
 		}
 	}
 	/* what a collector would say of it, before it goes back */
-	r = codec_validate_report(e.r, realtime_ms(), why);
+	r = codec_validate_report(e.r, wall_ms(), why);
 	if (r < 0) {
 		snprintf(err, ERR_LEN, "run %s with the metrics added: %s",
 			 ent->run_id, why);
@@ -429,52 +424,21 @@ out:
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"unit", required_argument, NULL, 'u'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	char err[ERR_LEN] = "";
 	struct json_object *samples;
-	int c, r;
+	int args, r;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		char *eq;
+	args = tool_parse(&tool, argc, argv);
+	for (size_t i = 0; i < arg_n_units; i++) {
+		char *eq = strchr(arg_units[i], '=');
 
-		switch (c) {
-		case 'u':
-			eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || !eq[1]) {
-				fprintf(stderr,
-					"spool_add_metric: --unit '%s' is not "
-					"NAME=UNIT\n",
-					optarg);
-				return 2;
-			}
-			if (arg_n_units == MAX_UNITS) {
-				fprintf(stderr,
-					"spool_add_metric: more than %d "
-					"--unit\n",
-					MAX_UNITS);
-				return 2;
-			}
-			*eq = '\0';
-			arg_units[arg_n_units++] =
-				(struct unit){optarg, eq + 1};
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
+		if (!eq || eq == arg_units[i] || !eq[1])
+			tool_usage_error(&tool, "--unit '%s' is not NAME=UNIT",
+					 arg_units[i]);
+		*eq = '\0';
+		units[i] = (struct unit){ arg_units[i], eq + 1 };
 	}
-	if (argc - optind != 2) {
-		usage(stderr);
-		return 2;
-	}
-	samples = json_object_from_file(argv[optind + 1]);
+	samples = json_object_from_file(argv[args + 1]);
 	if (!samples || !json_object_is_type(samples, json_type_object)) {
 		const char *why =
 			samples ? "not an object" : json_util_get_last_err();
@@ -482,11 +446,11 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"spool_add_metric: '%s' is not a JSON object of "
 			"samples: %s\n",
-			argv[optind + 1], why ? why : "unreadable");
+			argv[args + 1], why ? why : "unreadable");
 		json_object_put(samples);
 		return 1;
 	}
-	r = edit_spool(argv[optind], samples, err);
+	r = edit_spool(argv[args], samples, err);
 	json_object_put(samples);
 	if (r < 0) {
 		fprintf(stderr, "spool_add_metric: %s\n", err);

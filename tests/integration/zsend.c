@@ -17,7 +17,7 @@
  * --frames N splits each message over N frames (the rest empty).
  */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,32 +26,45 @@
 
 #include "cleanup.h"
 #include "codec.h"
-#include "config.h"
+#include "file.h"
 #include "link.h"
 #include "sample_report.h"
+#include "tool.h"
+
+#define MAX_REPORTS 64
+#define OFFER_BYTES 20000 /* about a quick profile's report */
+#define NO_BYTES UINT64_MAX /* --bytes not given */
 
 static const char *arg_endpoint, *arg_server_key, *arg_agent_key;
-#define MAX_REPORTS 64
-
 static const char *arg_reports[MAX_REPORTS];
 static size_t arg_n_reports;
-#define OFFER_BYTES 20000 /* about a quick profile's report */
-
 static const char *arg_file, *arg_offer, *arg_provider = "zsend";
 static const char *arg_instance_type = "zsend-1";
-static uint64_t arg_bytes;
-static bool arg_has_bytes, arg_insecure;
-static long arg_frames = 1, arg_timeout_ms = 5000;
+static uint64_t arg_bytes = NO_BYTES;
+static bool arg_insecure;
+static unsigned long arg_frames = 1, arg_timeout_ms = 5000;
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: zsend --endpoint tcp://HOST:PORT\n"
-		"             (--server-key NAME.pub --agent-key NAME.key | --insecure)\n"
-		"             (--report [refuse:|failed:|oob:]RUN_ID... [--provider P] [--instance-type T] |\n"
-		"              --file PATH | --bytes SIZE | --offer RUN_ID) [--frames N]\n"
-		"             [--timeout MS]\n");
-}
+static const struct tool_opt opts[] = {
+	TOOL_OPT_STRING("endpoint", &arg_endpoint),
+	TOOL_OPT_STRING("server-key", &arg_server_key),
+	TOOL_OPT_STRING("agent-key", &arg_agent_key),
+	TOOL_OPT_FLAG("insecure", &arg_insecure),
+	TOOL_OPT_LIST("report", arg_reports, &arg_n_reports),
+	TOOL_OPT_STRING("provider", &arg_provider),
+	TOOL_OPT_STRING("instance-type", &arg_instance_type),
+	TOOL_OPT_STRING("file", &arg_file),
+	TOOL_OPT_SIZE("bytes", &arg_bytes, 256u << 20),
+	TOOL_OPT_STRING("offer", &arg_offer),
+	TOOL_OPT_ULONG("frames", &arg_frames, 1, 1000),
+	TOOL_OPT_ULONG("timeout", &arg_timeout_ms, 1, 600000),
+};
+
+static const struct tool tool = TOOL("zsend", opts,
+	"usage: zsend --endpoint tcp://HOST:PORT\n"
+	"             (--server-key NAME.pub --agent-key NAME.key | --insecure)\n"
+	"             (--report [refuse:|failed:|oob:]RUN_ID... [--provider P] [--instance-type T] |\n"
+	"              --file PATH | --bytes SIZE | --offer RUN_ID) [--frames N]\n"
+	"             [--timeout MS]\n");
 
 /*
  * A small Report (sample_report.h), valid for a valid RUN_ID; with a
@@ -79,45 +92,20 @@ static int build_report(const char *run_id, uint8_t **ret, size_t *ret_len)
 	return sample_report_pack(&s, ret, ret_len);
 }
 
-static int read_file(const char *path, uint8_t **ret, size_t *ret_len)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "rbe");
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (len == cap) {
-			void *p = realloc(buf, cap = cap ? 2 * cap : 65536);
-
-			if (!p) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = p;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		free(buf);
-		return -EIO;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 static int payload(size_t i, uint8_t **ret, size_t *ret_len)
 {
 	if (arg_n_reports)
 		return build_report(arg_reports[i], ret, ret_len);
-	if (arg_file)
-		return read_file(arg_file, ret, ret_len);
+	if (arg_file) {
+		char *buf = NULL;
+		ssize_t n = read_full_file(arg_file, SSIZE_MAX, &buf);
+
+		if (n < 0)
+			return (int)n;
+		*ret = (uint8_t *)buf;
+		*ret_len = (size_t)n;
+		return 0;
+	}
 	if (arg_offer)
 		return codec_pack_offer(arg_offer, OFFER_BYTES, ret, ret_len);
 	*ret = malloc(arg_bytes ? arg_bytes : 1);
@@ -146,25 +134,29 @@ static const char *status_name(Fleetbench__Ack__Status s)
 	}
 }
 
+/* After a failed zmq call (errno): 3 for a timeout, printed as "timeout:
+ * no WHAT within MS ms", else 1, "cannot DOING" on standard error. */
+static int zmq_failed(const char *what, const char *doing)
+{
+	if (errno == EAGAIN) {
+		printf("timeout: no %s within %lu ms\n", what, arg_timeout_ms);
+		return 3;
+	}
+	fprintf(stderr, "zsend: cannot %s: %s\n", doing, zmq_strerror(errno));
+	return 1;
+}
+
 /* Sends one message over arg_frames frames: 0, 1 or 3 (timeout). */
 static int send_one(void *sock, const uint8_t *data, size_t len)
 {
-	for (long i = 0; i < arg_frames; i++) {
+	for (unsigned long i = 0; i < arg_frames; i++) {
 		bool first = i == 0;
 
 		/* ZMQ_IMMEDIATE: the first frame waits for a handshake */
 		if (zmq_send(sock, first ? data : (const uint8_t *)"",
 			     first ? len : 0,
-			     i + 1 < arg_frames ? ZMQ_SNDMORE : 0) < 0) {
-			if (errno == EAGAIN) {
-				printf("timeout: no connection within %ld ms\n",
-				       arg_timeout_ms);
-				return 3;
-			}
-			fprintf(stderr, "zsend: cannot send: %s\n",
-				zmq_strerror(errno));
-			return 1;
-		}
+			     i + 1 < arg_frames ? ZMQ_SNDMORE : 0) < 0)
+			return zmq_failed("connection", "send");
 	}
 	return 0;
 }
@@ -179,14 +171,7 @@ static int recv_one(void *sock)
 	zmq_msg_init(&reply);
 	if (zmq_msg_recv(&reply, sock, 0) < 0) {
 		zmq_msg_close(&reply);
-		if (errno == EAGAIN) {
-			printf("timeout: no answer within %ld ms\n",
-			       arg_timeout_ms);
-			return 3;
-		}
-		fprintf(stderr, "zsend: cannot receive: %s\n",
-			zmq_strerror(errno));
-		return 1;
+		return zmq_failed("answer", "receive");
 	}
 	r = codec_unpack_ack(zmq_msg_data(&reply), zmq_msg_size(&reply), &ack);
 	zmq_msg_close(&reply);
@@ -234,94 +219,21 @@ static int exchange(void *sock)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "endpoint", required_argument, NULL, 'e' },
-		{ "server-key", required_argument, NULL, 's' },
-		{ "agent-key", required_argument, NULL, 'a' },
-		{ "insecure", no_argument, NULL, 'i' },
-		{ "report", required_argument, NULL, 'r' },
-		{ "provider", required_argument, NULL, 'p' },
-		{ "instance-type", required_argument, NULL, 't' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "bytes", required_argument, NULL, 'b' },
-		{ "offer", required_argument, NULL, 'o' },
-		{ "frames", required_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	char server_pub[LINK_KEY_LEN + 1];
 	struct link_keypair keys;
 	void *ctx, *sock;
-	int c, r;
+	int r;
 
 	/* a line per Ack as it comes: tests read the output while it runs */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			arg_endpoint = optarg;
-			break;
-		case 's':
-			arg_server_key = optarg;
-			break;
-		case 'a':
-			arg_agent_key = optarg;
-			break;
-		case 'i':
-			arg_insecure = true;
-			break;
-		case 'r':
-			if (arg_n_reports == MAX_REPORTS) {
-				fprintf(stderr, "zsend: at most %d reports\n",
-					MAX_REPORTS);
-				return 2;
-			}
-			arg_reports[arg_n_reports++] = optarg;
-			break;
-		case 'p':
-			arg_provider = optarg;
-			break;
-		case 't':
-			arg_instance_type = optarg;
-			break;
-		case 'f':
-			arg_file = optarg;
-			break;
-		case 'b':
-			if (config_parse_size(optarg, &arg_bytes) < 0 ||
-			    arg_bytes > (256u << 20)) {
-				fprintf(stderr, "zsend: bad --bytes '%s'\n",
-					optarg);
-				return 2;
-			}
-			arg_has_bytes = true;
-			break;
-		case 'o':
-			arg_offer = optarg;
-			break;
-		case 'n':
-			arg_frames = strtol(optarg, NULL, 10);
-			break;
-		case 'T':
-			arg_timeout_ms = strtol(optarg, NULL, 10);
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc || !arg_endpoint ||
-	    (!arg_insecure && (!arg_server_key || !arg_agent_key)) ||
-	    (!!arg_n_reports + !!arg_file + arg_has_bytes + !!arg_offer) != 1 ||
-	    arg_frames < 1 || arg_frames > 1000 || arg_timeout_ms < 1 ||
-	    arg_timeout_ms > 600000) {
-		usage(stderr);
-		return 2;
-	}
+	tool_parse(&tool, argc, argv);
+	if (!arg_endpoint)
+		tool_usage_error(&tool, "--endpoint is missing");
+	if (!arg_insecure && (!arg_server_key || !arg_agent_key))
+		tool_usage_error(&tool, "--server-key and --agent-key, or --insecure");
+	if (!!arg_n_reports + !!arg_file + (arg_bytes != NO_BYTES) +
+		    !!arg_offer != 1)
+		tool_usage_error(&tool, "one of --report, --file, --bytes and --offer");
 	if (!arg_insecure) {
 		r = link_read_public(arg_server_key, server_pub);
 		if (r == 0)

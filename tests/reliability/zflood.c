@@ -26,8 +26,8 @@
  *               [--seed S] [--max-msg-size BYTES] [--timeout MS]
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +35,12 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "cleanup.h"
 #include "codec.h"
-#include "config.h"
 #include "link.h"
 #include "rand.h"
 #include "sample_report.h"
+#include "tool.h"
 
 #define WINDOW 32
 #define MAX_FRAMES 5
@@ -110,13 +111,11 @@ static uint8_t *valid_report(struct flood *f, size_t *ret_len)
 {
 	char run_id[37];
 	struct sample_report s = {
-		.run_id = run_id,
 		.shape = (unsigned)rng_below(&f->rng, 40),
 	};
 	uint8_t *buf = NULL;
 
-	if (codec_uuid_new(run_id) < 0 ||
-	    sample_report_pack(&s, &buf, ret_len) < 0)
+	if (sample_report_pack_new(&s, run_id, &buf, ret_len) < 0)
 		die_oom();
 	return buf;
 }
@@ -457,68 +456,42 @@ static int flood(struct flood *f, unsigned long count)
 	return r;
 }
 
+static const char *arg_endpoint, *arg_server_key, *arg_agent_key;
+static unsigned long arg_count, arg_timeout_ms = 5000;
+static uint64_t arg_seed, arg_max_msg = CODEC_MAX_MESSAGE;
+
+static const struct tool_opt opts[] = {
+	TOOL_OPT_STRING("endpoint", &arg_endpoint),
+	TOOL_OPT_STRING("server-key", &arg_server_key),
+	TOOL_OPT_STRING("agent-key", &arg_agent_key),
+	TOOL_OPT_ULONG("count", &arg_count, 1, ULONG_MAX),
+	TOOL_OPT_U64("seed", &arg_seed),
+	TOOL_OPT_SIZE("max-msg-size", &arg_max_msg, 64u << 20),
+	TOOL_OPT_ULONG("timeout", &arg_timeout_ms, 1, 600000),
+};
+
+static const struct tool tool = TOOL("zflood", opts,
+	"usage: zflood --endpoint E --server-key PUB --agent-key KEY --count N\n"
+	"              [--seed S] [--max-msg-size BYTES] [--timeout MS]\n");
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "endpoint", required_argument, NULL, 'e' },
-		{ "server-key", required_argument, NULL, 's' },
-		{ "agent-key", required_argument, NULL, 'a' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "max-msg-size", required_argument, NULL, 'm' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ 0 },
-	};
-	const char *server_key = NULL, *agent_key = NULL;
 	char server_pub[LINK_KEY_LEN + 1];
 	struct link_keypair keys;
-	struct flood f = { .timeout_ms = 5000, .max_msg = CODEC_MAX_MESSAGE };
-	unsigned long count = 0;
-	uint64_t seed = (uint64_t)time(NULL);
+	struct flood f = { 0 };
 	unsigned long sent = 0;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			f.lo.endpoint = optarg;
-			break;
-		case 's':
-			server_key = optarg;
-			break;
-		case 'a':
-			agent_key = optarg;
-			break;
-		case 'n':
-			count = strtoul(optarg, NULL, 10);
-			break;
-		case 'S':
-			seed = strtoull(optarg, NULL, 10);
-			break;
-		case 'm':
-			if (config_parse_size(optarg, &f.max_msg) < 0 ||
-			    f.max_msg > (64u << 20)) {
-				fprintf(stderr, "zflood: bad --max-msg-size '%s'\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'T':
-			f.timeout_ms = strtol(optarg, NULL, 10);
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc || !f.lo.endpoint || !server_key || !agent_key ||
-	    !count || f.timeout_ms < 1 || f.timeout_ms > 600000) {
-		fprintf(stderr, "usage: zflood --endpoint E --server-key PUB --agent-key KEY --count N\n"
-				"              [--seed S] [--max-msg-size BYTES] [--timeout MS]\n");
-		return 2;
-	}
-	r = link_read_public(server_key, server_pub);
+	arg_seed = (uint64_t)time(NULL);
+	tool_parse(&tool, argc, argv);
+	if (!arg_endpoint || !arg_server_key || !arg_agent_key || !arg_count)
+		tool_usage_error(&tool, "--endpoint, --server-key, --agent-key and --count are needed");
+	f.lo.endpoint = arg_endpoint;
+	f.timeout_ms = (long)arg_timeout_ms;
+	f.max_msg = arg_max_msg;
+	r = link_read_public(arg_server_key, server_pub);
 	if (r == 0)
-		r = link_read_secret(agent_key, &keys);
+		r = link_read_secret(arg_agent_key, &keys);
 	if (r < 0) {
 		fprintf(stderr, "zflood: cannot read the keys: %s\n",
 			strerror(-r));
@@ -526,21 +499,21 @@ int main(int argc, char **argv)
 	}
 	f.lo.server_public = server_pub;
 	f.lo.keys = &keys;
-	rng_seed(&f.rng, seed);
+	rng_seed(&f.rng, arg_seed);
 	f.ctx = zmq_ctx_new();
 	if (!f.ctx)
 		return 1;
-	r = flood(&f, count);
+	r = flood(&f, arg_count);
 	zmq_ctx_term(f.ctx);
 	for (int k = 0; k < K_COUNT; k++)
 		sent += f.kinds[k];
-	printf("seed %" PRIu64 ": sent %lu (", seed, sent);
+	printf("seed %" PRIu64 ": sent %lu (", arg_seed, sent);
 	for (int k = 0; k < K_COUNT; k++)
 		printf("%s%s %lu", k ? ", " : "", kind_names[k], f.kinds[k]);
 	printf("), redrawn %lu; rejected %lu, accepted %lu, unanswered %lu, oversize dropped %lu, oversize answered %lu\n",
 	       f.redrawn, f.rejected, f.accepted, f.unanswered, f.dropped,
 	       f.oversize_answered);
-	return r == 0 && sent == count && !f.accepted && !f.unanswered &&
+	return r == 0 && sent == arg_count && !f.accepted && !f.unanswered &&
 			       !f.oversize_answered ?
 		       0 :
 		       1;

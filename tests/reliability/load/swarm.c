@@ -30,7 +30,6 @@
  * when not, 2 for bad usage.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <libpq-fe.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,11 +41,14 @@
 #include <zmq.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "codec.h"
 #include "fleet.h"
 #include "link.h"
 #include "log.h"
+#include "measure.h"
 #include "rand.h"
+#include "tool.h"
 
 #define BACKOFF_MS 500 /* the agent's defaults (docs/agent.md) */
 #define BACKOFF_MAX_MS 30000
@@ -533,103 +535,59 @@ static void print_figures(const struct swarm *s, size_t stored)
 	       (double)s->peak_kb / 1024);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: swarm [OPTIONS] [-- SERVE-OPTION...]\n"
-		"\n"
-		"Simulated agents deliver reports to a collector on loopback that is\n"
-		"restarted meanwhile; then the database must hold each report once.\n"
-		"\n"
-		"  --agents N        simulated agents (default 500)\n"
-		"  --reports N       reports each (default 2)\n"
-		"  --spread S        agents start at random within S seconds (default 10)\n"
-		"  --send-timeout MS an attempt's limit, as the agent's (default 5000)\n"
-		"  --restarts N      collector restarts, alternately SIGTERM and SIGKILL,\n"
-		"                    spread over the delivery (default 2)\n"
-		"  --down MS         the collector stays down this long (default 1000)\n"
-		"  --sources N       agents connect from N loopback addresses,\n"
-		"                    127.0.0.2 and on (default 1: the kernel's choice)\n"
-		"  --timeout S       give up after S seconds (default 900)\n"
-		"  --collector PATH  fleetbench-collector (default %s)\n"
-		"  --agent PATH      fleetbench-agent (default %s)\n"
-		"  --keep            keep the work directory\n",
-		COLLECTOR_PATH, AGENT_PATH);
-}
-
-static const struct num_opt num_opts[] = {
-	{ "agents", 1, 20000, &arg_agents },
-	{ "reports", 1, 1000, &arg_reports },
-	{ "spread", 0, 3600, &arg_spread_s },
-	{ "send-timeout", 10, 3600000, &arg_send_timeout_ms },
-	{ "restarts", 0, 100, &arg_restarts },
-	{ "down", 0, 600000, &arg_down_ms },
-	{ "sources", 1, 60000, &arg_sources },
-	{ "timeout", 1, 86400, &arg_timeout_s },
+static const struct tool_opt opts[] = {
+	TOOL_OPT_ULONG("agents", &arg_agents, 1, 20000),
+	TOOL_OPT_ULONG("reports", &arg_reports, 1, 1000),
+	TOOL_OPT_ULONG("spread", &arg_spread_s, 0, 3600),
+	TOOL_OPT_ULONG("send-timeout", &arg_send_timeout_ms, 10, 3600000),
+	TOOL_OPT_ULONG("restarts", &arg_restarts, 0, 100),
+	TOOL_OPT_ULONG("down", &arg_down_ms, 0, 600000),
+	TOOL_OPT_ULONG("sources", &arg_sources, 1, 60000),
+	TOOL_OPT_ULONG("timeout", &arg_timeout_s, 1, 86400),
+	TOOL_OPT_STRING("collector", &arg_collector),
+	TOOL_OPT_STRING("agent", &arg_agent),
+	TOOL_OPT_FLAG("keep", &arg_keep),
 };
 
-static int parse_args(int argc, char **argv, struct fleet *f)
-{
-	enum { OPT_COLLECTOR = 0x100, OPT_AGENT, OPT_KEEP, OPT_NUM };
-	static const struct option options[] = {
-		{ "agents", required_argument, NULL, OPT_NUM + 0 },
-		{ "reports", required_argument, NULL, OPT_NUM + 1 },
-		{ "spread", required_argument, NULL, OPT_NUM + 2 },
-		{ "send-timeout", required_argument, NULL, OPT_NUM + 3 },
-		{ "restarts", required_argument, NULL, OPT_NUM + 4 },
-		{ "down", required_argument, NULL, OPT_NUM + 5 },
-		{ "sources", required_argument, NULL, OPT_NUM + 6 },
-		{ "timeout", required_argument, NULL, OPT_NUM + 7 },
-		{ "collector", required_argument, NULL, OPT_COLLECTOR },
-		{ "agent", required_argument, NULL, OPT_AGENT },
-		{ "keep", no_argument, NULL, OPT_KEEP },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		if (c >= OPT_NUM && c < OPT_NUM + (int)ARRAY_SIZE(num_opts)) {
-			if (num_opt_parse(&num_opts[c - OPT_NUM], optarg) < 0)
-				return -1;
-		} else if (c == OPT_COLLECTOR) {
-			arg_collector = optarg;
-		} else if (c == OPT_AGENT) {
-			arg_agent = optarg;
-		} else if (c == OPT_KEEP) {
-			arg_keep = true;
-		} else if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		} else {
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (arg_agents * arg_reports > 1000000)
-		return log_error("--agents times --reports is over 1000000");
-	if (arg_sources > 1 && arg_sources > 254 * 256)
-		return log_error("--sources: at most %d", 254 * 256);
-	*f = (struct fleet){
-		.collector_path = arg_collector,
-		.agent_path = arg_agent,
-		.serve_extra = argv + optind,
-		.n_serve_extra = argc - optind,
-		.keep = arg_keep,
-		.deadline_ns = mono_ns() + (int64_t)arg_timeout_s * 1000000000,
-	};
-	return 0;
-}
+static const struct tool tool = TOOL("swarm", opts,
+	"usage: swarm [OPTIONS] [-- SERVE-OPTION...]\n"
+	"\n"
+	"Simulated agents deliver reports to a collector on loopback that is\n"
+	"restarted meanwhile; then the database must hold each report once.\n"
+	"\n"
+	"  --agents N        simulated agents (default 500)\n"
+	"  --reports N       reports each (default 2)\n"
+	"  --spread S        agents start at random within S seconds (default 10)\n"
+	"  --send-timeout MS an attempt's limit, as the agent's (default 5000)\n"
+	"  --restarts N      collector restarts, alternately SIGTERM and SIGKILL,\n"
+	"                    spread over the delivery (default 2)\n"
+	"  --down MS         the collector stays down this long (default 1000)\n"
+	"  --sources N       agents connect from N loopback addresses,\n"
+	"                    127.0.0.2 and on (default 1: the kernel's choice)\n"
+	"  --timeout S       give up after S seconds (default 900)\n"
+	"  --collector PATH  fleetbench-collector (default " COLLECTOR_PATH ")\n"
+	"  --agent PATH      fleetbench-agent (default " AGENT_PATH ")\n"
+	"  --keep            keep the work directory\n",
+	.max_args = TOOL_ANY_ARGS);
 
 int main(int argc, char **argv)
 {
 	struct swarm s = { 0 };
 	size_t stored = 0;
-	int ret = 1;
+	int args, ret = 1;
 
 	log_init("swarm");
-	if (parse_args(argc, argv, &s.fleet) < 0)
-		return 2;
+	args = tool_parse(&tool, argc, argv);
+	if (arg_agents * arg_reports > 1000000)
+		tool_usage_error(&tool, "--agents times --reports is over 1000000");
+	s.fleet = (struct fleet){
+		.collector_path = arg_collector,
+		.agent_path = arg_agent,
+		.serve_extra = argv + args,
+		.n_serve_extra = argc - args,
+		.keep = arg_keep,
+		.deadline_ns = mono_ns() + (int64_t)arg_timeout_s * 1000000000,
+	};
 	if (fleet_fd_limit(arg_agents) < 0)
 		return 1;
 	fleet_signals();
