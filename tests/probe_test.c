@@ -3,19 +3,232 @@
 #include "probe_test.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fdio.h"
+#include "file.h"
 
 #define FAKE_RING_FD 1000
 
 static const struct fake_sys *fake;
 
+static void die(const char *what, const char *path, int err)
+{
+	fprintf(stderr, "%s %s: %s\n", what, path, strerror(err));
+	exit(1);
+}
+
+char *tree_new(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *root;
+
+	if (asprintf(&root, "%s/fbtree-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+		die("asprintf", "tree", ENOMEM);
+	if (!mkdtemp(root))
+		die("mkdtemp", root, errno);
+	return root;
+}
+
+void tree_put(const char *root, const char *rel, const void *data,
+	      ssize_t len)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == ENOENT) {
+		/* the directories on the way first */
+		for (char *p = path + strlen(root) + 1; (p = strchr(p, '/'));
+		     p++) {
+			*p = '\0';
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				die("mkdir", path, errno);
+			*p = '/';
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
+	if (fd < 0)
+		die("open", path, errno);
+	r = fd_write_all(fd, data, len < 0 ? strlen(data) : (size_t)len);
+	if (r < 0)
+		die("write", path, -r);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void tree_free(char *root)
+{
+	if (root)
+		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(root);
+}
+
+/* ---- fixture trees with parts written at run time ---- */
+
+/*
+ * baremetal-numa's cpufreq: 32 policies of one description, as
+ * intel_pstate shows them on its Xeon Gold 6338. policyN holds CPU N
+ * alone, and the current frequencies spread over four sampled values.
+ */
+#define BARE_POLICIES 32
+
+enum policy_text { POLICY_FIXED, POLICY_CPU, POLICY_CUR_KHZ };
+
+static const struct {
+	const char *file;
+	enum policy_text kind;
+	const char *text; /* POLICY_FIXED */
+} bare_policy[] = {
+	{ "affected_cpus", POLICY_CPU, NULL },
+	{ "base_frequency", POLICY_FIXED, "2000000\n" },
+	{ "cpuinfo_max_freq", POLICY_FIXED, "3200000\n" },
+	{ "cpuinfo_min_freq", POLICY_FIXED, "800000\n" },
+	{ "cpuinfo_transition_latency", POLICY_FIXED, "0\n" },
+	{ "energy_performance_preference", POLICY_FIXED, "performance\n" },
+	{ "related_cpus", POLICY_CPU, NULL },
+	{ "scaling_available_governors", POLICY_FIXED,
+	  "performance powersave\n" },
+	{ "scaling_cur_freq", POLICY_CUR_KHZ, NULL },
+	{ "scaling_driver", POLICY_FIXED, "intel_pstate\n" },
+	{ "scaling_governor", POLICY_FIXED, "performance\n" },
+	{ "scaling_max_freq", POLICY_FIXED, "3200000\n" },
+	{ "scaling_min_freq", POLICY_FIXED, "800000\n" },
+	{ "scaling_setspeed", POLICY_FIXED, "<unsupported>\n" },
+};
+
+static void write_bare_policies(const char *root)
+{
+	for (int cpu = 0; cpu < BARE_POLICIES; cpu++) {
+		for (size_t i = 0; i < ARRAY_SIZE(bare_policy); i++) {
+			char rel[128], text[32];
+
+			snprintf(rel, sizeof(rel),
+				 "sys/devices/system/cpu/cpufreq/policy%d/%s",
+				 cpu, bare_policy[i].file);
+			if (bare_policy[i].kind == POLICY_CPU)
+				snprintf(text, sizeof(text), "%d\n", cpu);
+			else if (bare_policy[i].kind == POLICY_CUR_KHZ)
+				snprintf(text, sizeof(text), "%d\n",
+					 1995000 + cpu % 4 * 2500);
+			else
+				snprintf(text, sizeof(text), "%s",
+					 bare_policy[i].text);
+			tree_put(root, rel, text, -1);
+		}
+	}
+}
+
+static const struct {
+	const char *tree;
+	void (*write)(const char *root);
+} generated[] = {
+	{ "baremetal-numa", write_bare_policies },
+};
+
+/* The copies made by this process (not by a child it forked), removed at
+ * its exit; paths[i] is the tree, below dirs[i]. */
+static char *made_dirs[ARRAY_SIZE(generated)];
+static char made_paths[ARRAY_SIZE(generated)][PATH_MAX];
+static pid_t made_by;
+
+static void remove_made(void)
+{
+	if (getpid() != made_by)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(generated); i++)
+		tree_free(made_dirs[i]);
+}
+
+static const char *copy_from, *copy_to;
+
+/* Copies one entry of the tree below copy_from to the same place below
+ * copy_to: directories, files and symbolic links, as git holds them. */
+static int copy_entry(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw)
+{
+	const char *rel = path + strlen(copy_from);
+	char dst[PATH_MAX], target[PATH_MAX];
+	_cleanup_free_ char *data = NULL;
+	ssize_t n;
+
+	(void)ftw;
+	snprintf(dst, sizeof(dst), "%s%s", copy_to, rel);
+	switch (flag) {
+	case FTW_D:
+		if (mkdir(dst, st->st_mode & 07777) < 0)
+			die("mkdir", dst, errno);
+		return 0;
+	case FTW_SL:
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			die("readlink", path, errno);
+		target[n] = '\0';
+		if (symlink(target, dst) < 0)
+			die("symlink", dst, errno);
+		return 0;
+	case FTW_F:
+		n = read_full_file(path, 1 << 20, &data);
+		if (n < 0)
+			die("read", path, (int)-n);
+		/* rel starts with '/': tree_put() takes it below copy_to */
+		tree_put(copy_to, rel + 1, data, n);
+		return 0;
+	default:
+		die("copy", path, EINVAL);
+		return -1;
+	}
+}
+
+/* Copies tests/fixtures/<generated[i].tree> below a new directory and
+ * writes its generated parts there. */
+static const char *materialise(size_t i)
+{
+	char src[PATH_MAX];
+
+	if (made_dirs[i])
+		return made_paths[i];
+	if (!made_by) {
+		made_by = getpid();
+		atexit(remove_made);
+	}
+	made_dirs[i] = tree_new();
+	snprintf(src, sizeof(src), "%s/%s", FIXTURE_DIR, generated[i].tree);
+	snprintf(made_paths[i], sizeof(made_paths[i]), "%s/%s", made_dirs[i],
+		 generated[i].tree);
+	copy_from = src;
+	copy_to = made_paths[i];
+	if (nftw(src, copy_entry, 16, FTW_PHYS) < 0)
+		die("nftw", src, errno);
+	generated[i].write(made_paths[i]);
+	return made_paths[i];
+}
+
 const char *fixture_path(const char *name)
 {
 	static char buf[4096];
 
+	for (size_t i = 0; i < ARRAY_SIZE(generated); i++)
+		if (!strcmp(name, generated[i].tree))
+			return materialise(i);
 	snprintf(buf, sizeof(buf), "%s/%s", FIXTURE_DIR, name);
 	return buf;
 }
@@ -153,6 +366,17 @@ struct json_object *probe_fixture_opts(const char *name,
 		return NULL;
 	}
 	return report;
+}
+
+const char *const dmi_keys[NDMI] = {
+	"sys_vendor",	"product_name",	 "product_version",   "board_vendor",
+	"board_name",	"bios_vendor",	 "bios_version",      "chassis_vendor",
+	"chassis_type", "chassis_type_name", "chassis_asset_tag",
+};
+
+bool jnull(struct json_object *root, const char *path)
+{
+	return !jget(root, path) && !strcmp(jstr(root, path), "");
 }
 
 struct json_object *jget(struct json_object *root, const char *path)

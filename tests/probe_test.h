@@ -8,13 +8,33 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 
 #include "probe.h"
 
-/* Absolute path of tests/fixtures/<name>, from FIXTURE_DIR set by CMake. */
+/*
+ * Absolute path of the fixture tree <name>: tests/fixtures/<name> (from
+ * FIXTURE_DIR set by CMake), or, for a tree with parts written at run time
+ * (baremetal-numa's cpufreq policies, tests/fixtures/README.md), a copy of
+ * it below $TMPDIR with those parts added, made on the first call and
+ * removed when the test exits. Exits the test when the copy cannot be made.
+ */
 const char *fixture_path(const char *name);
+
+/*
+ * Trees built by a test. tree_new() makes an empty directory below $TMPDIR
+ * (or /tmp) and returns its path, for tree_free(); tree_put() writes len
+ * bytes of data (len -1: strlen(data)) to root/rel, making the directories
+ * on the way; tree_free() removes the tree and frees the path (NULL is
+ * fine). tree_new() and tree_put() exit the test on failure: a test cannot
+ * go on without its tree.
+ */
+char *tree_new(void);
+void tree_put(const char *root, const char *rel, const void *data,
+	      ssize_t len);
+void tree_free(char *root);
 
 /*
  * Fake syscall results for a fixture. Every field left zero gives a plausible
@@ -44,6 +64,15 @@ struct json_object *probe_fixture(const char *name, const struct fake_sys *fs);
 struct json_object *probe_fixture_opts(const char *name,
 				       const struct fake_sys *fs,
 				       struct probe_opts *opts);
+
+/* The virt.dmi.* items in report order, chassis_type_name after
+ * chassis_type. */
+#define NDMI 11
+extern const char *const dmi_keys[NDMI];
+
+/* True when the key at path is there and holds JSON null (jis() of
+ * json_type_null also takes a missing key). */
+bool jnull(struct json_object *root, const char *path);
 
 /* The value at a dotted path ("thp.enabled.selected"); arrays take "[N]"
  * ("hugetlb.sizes[1].free"). NULL when the path does not exist. */
