@@ -105,6 +105,19 @@ ssize_t probe_read_file(struct probe_ctx *ctx, const char *path, char **ret);
 ssize_t probe_read_line(struct probe_ctx *ctx, const char *path, char *buf,
 			size_t size);
 
+/*
+ * Reads a whole procfs/sysfs text file below the probe root into *ret
+ * (caller frees). The kernel ends every such file with a newline, so one
+ * missing means it was cut short. Returns 0 or -errno; -EBADMSG when the
+ * file is empty, holds a NUL byte, is truncated or (one_line) has more than
+ * one line, with *reason saying which ("is empty", "is truncated", ...).
+ */
+int probe_read_text(struct probe_ctx *ctx, const char *path, bool one_line,
+		    char **ret, const char **reason);
+
+/* s without the white space (" \t\n") around it, cut in place. */
+char *probe_trim(char *s);
+
 /* Opens root/path as a directory stream. NULL with errno set. */
 DIR *probe_opendir(struct probe_ctx *ctx, const char *path);
 
@@ -149,6 +162,14 @@ bool item_is_unknown(struct json_object *v);
 ssize_t item_read_line(struct probe_ctx *ctx, struct json_object *o,
 		       const char *key, const char *path, char *buf,
 		       size_t size);
+
+/*
+ * Sets key to the trimmed content of a one-line file read with
+ * probe_read_text(), or to unknown with the reason ("absent",
+ * "malformed: <path> is empty", "malformed: <path> is truncated", ...).
+ */
+void item_file_line(struct probe_ctx *ctx, struct json_object *o,
+		    const char *key, const char *path);
 
 /*
  * File-backed items: read root/path and set key to the trimmed string, the
