@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
+#include "list.h"
 #include "probe_modules.h"
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -313,15 +315,12 @@ static void resolve_work_dir(const char *dir, char *out, size_t size)
 
 static bool has_option(const char *options, const char *opt)
 {
-	size_t olen = strlen(opt);
+	size_t olen = strlen(opt), len;
+	const char *cur = options, *item;
 
-	for (const char *c = options; c;) {
-		if (!strncmp(c, opt, olen) && (c[olen] == ',' || !c[olen]))
+	while ((item = list_next(&cur, ',', &len)))
+		if (len == olen && !strncmp(item, opt, olen))
 			return true;
-		c = strchr(c, ',');
-		if (c)
-			c++;
-	}
 	return false;
 }
 
@@ -506,15 +505,8 @@ static int list_block(struct probe_ctx *ctx, char ***ret)
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **nn = realloc(names, ncap * sizeof(*names));
-
-			if (!nn)
-				goto nomem;
-			names = nn;
-			cap = ncap;
-		}
+		if (ARRAY_RESERVE(names, cap, n + 1) < 0)
+			goto nomem;
 		name = strdup(de->d_name);
 		if (!name)
 			goto nomem;
