@@ -16,9 +16,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "fault.h"
 #include "fdio.h"
+#include "uuid_str.h"
 
 /*
  * The file header, little-endian, 64 bytes:
@@ -37,7 +39,6 @@
 #define HDR_CRC 16
 #define HDR_RUN_ID 20
 #define HDR_PAD (HDR_RUN_ID + 37)
-#define UUID_LEN 36
 #define ENTRY_NAME_LEN sizeof(((struct spool_entry *)0)->name)
 
 #define SPOOL_EXT ".fbr"
@@ -65,25 +66,6 @@ static void errf(char err[SPOOL_ERR_LEN], const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, SPOOL_ERR_LEN, fmt, ap);
 	va_end(ap);
-}
-
-/*
- * A canonical lowercase 8-4-4-4-12 UUID. Kept local (codec_uuid_valid says
- * the same) so the spool does not depend on protobuf.
- */
-static bool uuid_ok(const char *s, size_t len)
-{
-	if (len != UUID_LEN)
-		return false;
-	for (size_t i = 0; i < UUID_LEN; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-
-		if (dash ? s[i] != '-' :
-			   !((s[i] >= '0' && s[i] <= '9') ||
-			     (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	}
-	return true;
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -329,7 +311,7 @@ static int spool_write(struct spool *s, const char *run_id, const void *payload,
 	struct stat st;
 	int r;
 
-	if (!run_id || !uuid_ok(run_id, strlen(run_id))) {
+	if (!run_id || !uuid_text_valid(run_id)) {
 		errf(err, "run id '%s' is not a canonical lowercase UUID",
 		     run_id ? run_id : "(null)");
 		return -EINVAL;
@@ -403,7 +385,7 @@ static int spool_write(struct spool *s, const char *run_id, const void *payload,
 	v = htole32((uint32_t)crc32_z(0L, payload ? payload : (const void *)"",
 				      len));
 	memcpy(hdr + HDR_CRC, &v, 4);
-	memcpy(hdr + HDR_RUN_ID, run_id, UUID_LEN);
+	memcpy(hdr + HDR_RUN_ID, run_id, UUID_TEXT_LEN);
 
 	/* every put holds the lock, so a temporary file here is a crash's */
 	if (unlinkat(s->dfd, tmp, 0) < 0 && errno != ENOENT) {
@@ -506,24 +488,17 @@ int spool_list(struct spool *s, struct spool_entry **ret)
 		}
 		if (!is_report(de->d_name, &st))
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct sort_entry *nv =
-				reallocarray(v, ncap, sizeof(*v));
-
-			if (!nv) {
-				r = -ENOMEM;
-				goto out;
-			}
-			v = nv;
-			cap = ncap;
+		if (ARRAY_RESERVE(v, cap, n + 1) < 0) {
+			r = -ENOMEM;
+			goto out;
 		}
 		se = &v[n++];
 		memset(se, 0, sizeof(*se));
 		memcpy(se->e.name, de->d_name, nl + 1);
 		/* the run id from the name; spool_read checks the header */
 		nl -= strlen(SPOOL_EXT);
-		memcpy(se->e.run_id, de->d_name, nl < UUID_LEN ? nl : UUID_LEN);
+		memcpy(se->e.run_id, de->d_name,
+		       nl < UUID_TEXT_LEN ? nl : UUID_TEXT_LEN);
 		se->e.size = (uint64_t)st.st_size;
 		se->e.mtime = st.st_mtim.tv_sec;
 		se->nsec = st.st_mtim.tv_nsec;
@@ -610,7 +585,7 @@ static bool header_ok(const uint8_t *hdr, const char *name, uint64_t size,
 		      uint32_t *ret_len, uint32_t *ret_crc, char *why,
 		      size_t whylen)
 {
-	size_t stem = name ? strlen(name) - strlen(SPOOL_EXT) : UUID_LEN;
+	size_t stem = name ? strlen(name) - strlen(SPOOL_EXT) : UUID_TEXT_LEN;
 	const char *rid = (const char *)hdr + HDR_RUN_ID;
 	uint32_t version, len, crc;
 
@@ -630,7 +605,8 @@ static bool header_ok(const uint8_t *hdr, const char *name, uint64_t size,
 			 SPOOL_VERSION);
 		return false;
 	}
-	if (!uuid_ok(rid, strnlen(rid, UUID_LEN + 1)) || hdr[HDR_PAD - 1]) {
+	if (!uuid_text_valid_n(rid, strnlen(rid, UUID_TEXT_LEN + 1)) ||
+	    hdr[HDR_PAD - 1]) {
 		snprintf(why, whylen, "run id in the header is not a UUID");
 		return false;
 	}
@@ -641,7 +617,8 @@ static bool header_ok(const uint8_t *hdr, const char *name, uint64_t size,
 			return false;
 		}
 	}
-	if (name && (stem != UUID_LEN || memcmp(rid, name, UUID_LEN))) {
+	if (name &&
+	    (stem != UUID_TEXT_LEN || memcmp(rid, name, UUID_TEXT_LEN))) {
 		snprintf(why, whylen,
 			 "run id %.36s does not match the file name", rid);
 		return false;
