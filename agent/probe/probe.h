@@ -125,6 +125,12 @@ DIR *probe_opendir(struct probe_ctx *ctx, const char *path);
 ssize_t probe_readlink(struct probe_ctx *ctx, const char *path, char *buf,
 		       size_t size);
 
+/* Whether root/path exists (faccessat F_OK, following symlinks). */
+bool probe_exists(struct probe_ctx *ctx, const char *path);
+
+/* Whether s[0..len) is all printable ASCII (0x20 to 0x7e). */
+bool probe_printable(const char *s, size_t len);
+
 /* Strict integer parsing of a whole string (after trimming white space). */
 int probe_parse_i64(const char *s, int64_t *ret);
 

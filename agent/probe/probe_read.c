@@ -130,6 +130,19 @@ ssize_t probe_readlink(struct probe_ctx *ctx, const char *path, char *buf,
 	return n;
 }
 
+bool probe_exists(struct probe_ctx *ctx, const char *path)
+{
+	return faccessat(ctx->root_fd, probe_rel(path), F_OK, 0) == 0;
+}
+
+bool probe_printable(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return false;
+	return true;
+}
+
 int probe_parse_i64(const char *s, int64_t *ret)
 {
 	char *end;
