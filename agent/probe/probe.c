@@ -214,50 +214,39 @@ int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
 	return 0;
 }
 
-int probe_parse_bracket(const char *text, struct json_object **ret)
+struct json_object *probe_bracket_json(const struct probe_bracket *b)
 {
-	_cleanup_free_ char *copy = strdup(text);
-	struct json_object *obj, *opts;
-	const char *selected = NULL;
-	char *save = NULL;
-	int nsel = 0;
+	struct json_object *obj = json_object_new_object();
+	struct json_object *opts = json_object_new_array();
 
-	if (!copy)
-		return -ENOMEM;
-	obj = json_object_new_object();
-	opts = json_object_new_array();
 	if (!obj || !opts) {
 		json_object_put(obj);
 		json_object_put(opts);
-		return -ENOMEM;
+		return NULL;
 	}
-	for (char *tok = strtok_r(copy, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save)) {
-		size_t len = strlen(tok);
-
-		if (tok[0] == '[') {
-			if (len < 3 || tok[len - 1] != ']')
-				goto bad;
-			tok[len - 1] = '\0';
-			tok++;
-			selected = tok;
-			nsel++;
-		} else if (strpbrk(tok, "[]")) {
-			goto bad;
-		}
-		json_object_array_add(opts, json_object_new_string(tok));
-	}
-	if (nsel != 1)
-		goto bad;
+	for (size_t i = 0; i < b->n_options; i++)
+		json_object_array_add(opts,
+				      json_object_new_string(b->options[i]));
 	json_object_object_add(obj, "selected",
-			       json_object_new_string(selected));
+			       json_object_new_string(b->options[b->selected]));
 	json_object_object_add(obj, "options", opts);
-	*ret = obj;
+	return obj;
+}
+
+int probe_parse_bracket(const char *text, struct json_object **ret)
+{
+	struct probe_bracket b;
+	struct json_object *v;
+	int r = probe_bracket_parse(text, &b);
+
+	if (r < 0)
+		return r;
+	v = probe_bracket_json(&b);
+	probe_bracket_release(&b);
+	if (!v)
+		return -ENOMEM;
+	*ret = v;
 	return 0;
-bad:
-	json_object_put(obj);
-	json_object_put(opts);
-	return -EBADMSG;
 }
 
 int item_file_bracket(struct probe_ctx *ctx, struct json_object *o,

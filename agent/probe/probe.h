@@ -191,7 +191,31 @@ int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
 int item_file_bracket(struct probe_ctx *ctx, struct json_object *o,
 		      const char *key, const char *path);
 
-/* Parses "a [b] c" into { selected, options }. 0 or -EBADMSG. */
+/*
+ * A bracketed sysfs list, "always [madvise] never": the options in order
+ * and which of them is selected. The strings point into text, which the
+ * value owns; probe_bracket_release() frees both.
+ */
+struct probe_bracket {
+	char *text;
+	const char **options;
+	size_t n_options, cap;
+	size_t selected; /* index into options */
+};
+
+/*
+ * Parses "a [b] c" (white space separated, exactly one option in brackets,
+ * no other brackets) into *ret. 0, -EBADMSG or -ENOMEM; *ret is written
+ * only on success.
+ */
+int probe_bracket_parse(const char *text, struct probe_bracket *ret);
+void probe_bracket_release(struct probe_bracket *b);
+
+/* The item { selected, options } of b; NULL when memory runs out. */
+struct json_object *probe_bracket_json(const struct probe_bracket *b);
+
+/* probe_bracket_parse() into { selected, options }. 0, -EBADMSG or
+ * -ENOMEM. */
 int probe_parse_bracket(const char *text, struct json_object **ret);
 
 #endif

@@ -64,31 +64,27 @@ const char *block_transport(const char *name, const char *link)
 	return "other";
 }
 
-int block_parse_scheduler(const char *text, struct json_object **ret)
+int block_parse_scheduler(const char *text, struct probe_bracket *ret)
 {
-	_cleanup_free_ char *copy = NULL;
-	struct json_object *obj, *opts;
+	struct probe_bracket b = { 0 };
 	char *tok, *save = NULL;
 
 	if (strchr(text, '['))
-		return probe_parse_bracket(text, ret);
-	copy = strdup(text);
-	if (!copy)
+		return probe_bracket_parse(text, ret);
+	b.text = strdup(text);
+	if (!b.text)
 		return -ENOMEM;
-	tok = strtok_r(copy, " \t\n", &save);
-	if (!tok || strchr(tok, ']') || strtok_r(NULL, " \t\n", &save))
+	tok = strtok_r(b.text, " \t\n", &save);
+	if (!tok || strchr(tok, ']') || strtok_r(NULL, " \t\n", &save)) {
+		probe_bracket_release(&b);
 		return -EBADMSG;
-	obj = json_object_new_object();
-	opts = json_object_new_array();
-	if (!obj || !opts) {
-		json_object_put(obj);
-		json_object_put(opts);
+	}
+	if (ARRAY_RESERVE(b.options, b.cap, 1) < 0) {
+		probe_bracket_release(&b);
 		return -ENOMEM;
 	}
-	json_object_array_add(opts, json_object_new_string(tok));
-	json_object_object_add(obj, "selected", json_object_new_string(tok));
-	json_object_object_add(obj, "options", opts);
-	*ret = obj;
+	b.options[b.n_options++] = tok;
+	*ret = b;
 	return 0;
 }
 
@@ -548,12 +544,13 @@ static void item_file_scheduler(struct probe_ctx *ctx, struct json_object *o,
 {
 	char buf[1024];
 	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
+	struct probe_bracket b;
 	struct json_object *v;
 	int r;
 
 	if (n < 0)
 		return;
-	r = block_parse_scheduler(buf, &v);
+	r = block_parse_scheduler(buf, &b);
 	if (r == -ENOMEM)
 		return;
 	if (r < 0) {
@@ -562,7 +559,10 @@ static void item_file_scheduler(struct probe_ctx *ctx, struct json_object *o,
 			     path);
 		return;
 	}
-	json_object_object_add(o, key, v);
+	v = probe_bracket_json(&b);
+	probe_bracket_release(&b);
+	if (v)
+		json_object_object_add(o, key, v);
 }
 
 /* The size file counts 512-byte sectors whatever the logical block size. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "file.h"
 
@@ -192,4 +193,48 @@ int probe_kv(const char *text, const char *key, char *buf, size_t size)
 		line = eol ? eol + 1 : NULL;
 	}
 	return -ENOENT;
+}
+
+int probe_bracket_parse(const char *text, struct probe_bracket *ret)
+{
+	struct probe_bracket b = { .text = strdup(text) };
+	char *save = NULL;
+	int nsel = 0, r = -EBADMSG;
+
+	if (!b.text)
+		return -ENOMEM;
+	for (char *tok = strtok_r(b.text, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		size_t len = strlen(tok);
+
+		if (tok[0] == '[') {
+			if (len < 3 || tok[len - 1] != ']')
+				goto bad;
+			tok[len - 1] = '\0';
+			tok++;
+			b.selected = b.n_options;
+			nsel++;
+		} else if (strpbrk(tok, "[]")) {
+			goto bad;
+		}
+		if (ARRAY_RESERVE(b.options, b.cap, b.n_options + 1) < 0) {
+			r = -ENOMEM;
+			goto bad;
+		}
+		b.options[b.n_options++] = tok;
+	}
+	if (nsel != 1)
+		goto bad;
+	*ret = b;
+	return 0;
+bad:
+	probe_bracket_release(&b);
+	return r;
+}
+
+void probe_bracket_release(struct probe_bracket *b)
+{
+	free(b->options);
+	free(b->text);
+	*b = (struct probe_bracket){ 0 };
 }
