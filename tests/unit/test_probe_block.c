@@ -309,7 +309,6 @@ static const char *sched(const char *text)
 	struct probe_bracket b;
 	struct json_object *v;
 	int r = block_parse_scheduler(text, &b);
-	const char *s;
 
 	if (r < 0) {
 		snprintf(buf, sizeof(buf), "error %d", r);
@@ -317,8 +316,7 @@ static const char *sched(const char *text)
 	}
 	v = probe_bracket_json(&b);
 	probe_bracket_release(&b);
-	s = jsched(v, "");
-	snprintf(buf, sizeof(buf), "%s", s);
+	snprintf(buf, sizeof(buf), "%s", jsched(v, ""));
 	json_object_put(v);
 	return buf;
 }
