@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The probe driver: the module table, file access below the root, items. */
+/* The probe driver: the module table, the run, and the item setters. */
 #include "probe.h"
 
 #include <errno.h>
@@ -14,8 +14,6 @@
 #include "cleanup.h"
 #include "probe_modules.h"
 #include "sys/sys.h"
-
-#define PROBE_FILE_MAX (16u << 20)
 
 /* Report order. "labels" follows "virt" because it infers from DMI. */
 static const struct probe_ops *const probe_table[] = {
@@ -52,166 +50,6 @@ const struct probe_sys probe_sys_real = {
 	.uring_register = sys_io_uring_register,
 	.uring_close = real_uring_close,
 };
-
-/* Paths are absolute; below the root they are opened relative to root_fd. */
-static const char *probe_rel(const char *path)
-{
-	while (*path == '/')
-		path++;
-	return *path ? path : ".";
-}
-
-ssize_t probe_read_file(struct probe_ctx *ctx, const char *path, char **ret)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t cap = 4096, len = 0;
-
-	fd = openat(ctx->root_fd, probe_rel(path), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap) {
-			char *nbuf;
-
-			if (cap >= PROBE_FILE_MAX)
-				return -EFBIG;
-			nbuf = realloc(buf, cap * 2);
-			if (!nbuf)
-				return -ENOMEM;
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	return (ssize_t)len;
-}
-
-static char *trim(char *s)
-{
-	char *end;
-
-	while (*s == ' ' || *s == '\t' || *s == '\n')
-		s++;
-	end = s + strlen(s);
-	while (end > s && (end[-1] == ' ' || end[-1] == '\t' ||
-			   end[-1] == '\n'))
-		*--end = '\0';
-	return s;
-}
-
-ssize_t probe_read_line(struct probe_ctx *ctx, const char *path, char *buf,
-			size_t size)
-{
-	_cleanup_free_ char *data = NULL;
-	ssize_t n = probe_read_file(ctx, path, &data);
-	char *v;
-	size_t len;
-
-	if (n < 0)
-		return n;
-	if (memchr(data, '\0', (size_t)n))
-		return -EBADMSG;
-	v = trim(data);
-	len = strlen(v);
-	if (len == 0)
-		return -ENODATA;
-	if (len >= size)
-		return -EBADMSG;
-	memcpy(buf, v, len + 1);
-	return (ssize_t)len;
-}
-
-DIR *probe_opendir(struct probe_ctx *ctx, const char *path)
-{
-	int fd = openat(ctx->root_fd, probe_rel(path),
-			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
-
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d)
-		closep(&fd);
-	return d;
-}
-
-ssize_t probe_readlink(struct probe_ctx *ctx, const char *path, char *buf,
-		       size_t size)
-{
-	ssize_t n = readlinkat(ctx->root_fd, probe_rel(path), buf, size - 1);
-
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return n;
-}
-
-int probe_parse_i64(const char *s, int64_t *ret)
-{
-	char *end;
-	long long v;
-
-	while (*s == ' ' || *s == '\t' || *s == '\n')
-		s++;
-	if (!*s)
-		return -EBADMSG;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s)
-		return -EBADMSG;
-	while (*end == ' ' || *end == '\t' || *end == '\n')
-		end++;
-	if (*end)
-		return -EBADMSG;
-	*ret = v;
-	return 0;
-}
-
-int probe_kv(const char *text, const char *key, char *buf, size_t size)
-{
-	size_t klen = strlen(key);
-	const char *line = text;
-
-	while (line && *line) {
-		const char *eol = strchr(line, '\n');
-		size_t llen = eol ? (size_t)(eol - line) : strlen(line);
-
-		if (llen > klen && !strncmp(line, key, klen) &&
-		    (line[klen] == ':' || line[klen] == ' ' ||
-		     line[klen] == '\t')) {
-			const char *v = line + klen + (line[klen] == ':');
-			const char *vend = line + llen;
-
-			while (v < vend && (*v == ' ' || *v == '\t'))
-				v++;
-			while (vend > v && (vend[-1] == ' ' || vend[-1] == '\t'))
-				vend--;
-			if (vend == v || (size_t)(vend - v) >= size)
-				return -EBADMSG;
-			memcpy(buf, v, (size_t)(vend - v));
-			buf[vend - v] = '\0';
-			return 0;
-		}
-		line = eol ? eol + 1 : NULL;
-	}
-	return -ENOENT;
-}
 
 const char *probe_reason(int err)
 {
@@ -332,6 +170,21 @@ ssize_t item_read_line(struct probe_ctx *ctx, struct json_object *o,
 	return n;
 }
 
+void item_file_line(struct probe_ctx *ctx, struct json_object *o,
+		    const char *key, const char *path)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *reason;
+	int r = probe_read_text(ctx, path, true, &buf, &reason);
+
+	if (r == -EBADMSG)
+		item_unknown(o, key, "malformed: %s %s", path, reason);
+	else if (r < 0)
+		item_unknown_err(o, key, r);
+	else
+		item_str(o, key, probe_trim(buf));
+}
+
 int item_file_str(struct probe_ctx *ctx, struct json_object *o,
 		  const char *key, const char *path)
 {
@@ -361,50 +214,39 @@ int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
 	return 0;
 }
 
-int probe_parse_bracket(const char *text, struct json_object **ret)
+struct json_object *probe_bracket_json(const struct probe_bracket *b)
 {
-	_cleanup_free_ char *copy = strdup(text);
-	struct json_object *obj, *opts;
-	const char *selected = NULL;
-	char *save = NULL;
-	int nsel = 0;
+	struct json_object *obj = json_object_new_object();
+	struct json_object *opts = json_object_new_array();
 
-	if (!copy)
-		return -ENOMEM;
-	obj = json_object_new_object();
-	opts = json_object_new_array();
 	if (!obj || !opts) {
 		json_object_put(obj);
 		json_object_put(opts);
-		return -ENOMEM;
+		return NULL;
 	}
-	for (char *tok = strtok_r(copy, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save)) {
-		size_t len = strlen(tok);
-
-		if (tok[0] == '[') {
-			if (len < 3 || tok[len - 1] != ']')
-				goto bad;
-			tok[len - 1] = '\0';
-			tok++;
-			selected = tok;
-			nsel++;
-		} else if (strpbrk(tok, "[]")) {
-			goto bad;
-		}
-		json_object_array_add(opts, json_object_new_string(tok));
-	}
-	if (nsel != 1)
-		goto bad;
+	for (size_t i = 0; i < b->n_options; i++)
+		json_object_array_add(opts,
+				      json_object_new_string(b->options[i]));
 	json_object_object_add(obj, "selected",
-			       json_object_new_string(selected));
+			       json_object_new_string(b->options[b->selected]));
 	json_object_object_add(obj, "options", opts);
-	*ret = obj;
+	return obj;
+}
+
+int probe_parse_bracket(const char *text, struct json_object **ret)
+{
+	struct probe_bracket b;
+	struct json_object *v;
+	int r = probe_bracket_parse(text, &b);
+
+	if (r < 0)
+		return r;
+	v = probe_bracket_json(&b);
+	probe_bracket_release(&b);
+	if (!v)
+		return -ENOMEM;
+	*ret = v;
 	return 0;
-bad:
-	json_object_put(obj);
-	json_object_put(opts);
-	return -EBADMSG;
 }
 
 int item_file_bracket(struct probe_ctx *ctx, struct json_object *o,

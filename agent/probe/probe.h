@@ -105,12 +105,31 @@ ssize_t probe_read_file(struct probe_ctx *ctx, const char *path, char **ret);
 ssize_t probe_read_line(struct probe_ctx *ctx, const char *path, char *buf,
 			size_t size);
 
+/*
+ * Reads a whole procfs/sysfs text file below the probe root into *ret
+ * (caller frees). The kernel ends every such file with a newline, so one
+ * missing means it was cut short. Returns 0 or -errno; -EBADMSG when the
+ * file is empty, holds a NUL byte, is truncated or (one_line) has more than
+ * one line, with *reason saying which ("is empty", "is truncated", ...).
+ */
+int probe_read_text(struct probe_ctx *ctx, const char *path, bool one_line,
+		    char **ret, const char **reason);
+
+/* s without the white space (" \t\n") around it, cut in place. */
+char *probe_trim(char *s);
+
 /* Opens root/path as a directory stream. NULL with errno set. */
 DIR *probe_opendir(struct probe_ctx *ctx, const char *path);
 
 /* readlink(2) of root/path into buf, NUL-terminated. Length or -errno. */
 ssize_t probe_readlink(struct probe_ctx *ctx, const char *path, char *buf,
 		       size_t size);
+
+/* Whether root/path exists (faccessat F_OK, following symlinks). */
+bool probe_exists(struct probe_ctx *ctx, const char *path);
+
+/* Whether s[0..len) is all printable ASCII (0x20 to 0x7e). */
+bool probe_printable(const char *s, size_t len);
 
 /* Strict integer parsing of a whole string (after trimming white space). */
 int probe_parse_i64(const char *s, int64_t *ret);
@@ -151,6 +170,14 @@ ssize_t item_read_line(struct probe_ctx *ctx, struct json_object *o,
 		       size_t size);
 
 /*
+ * Sets key to the trimmed content of a one-line file read with
+ * probe_read_text(), or to unknown with the reason ("absent",
+ * "malformed: <path> is empty", "malformed: <path> is truncated", ...).
+ */
+void item_file_line(struct probe_ctx *ctx, struct json_object *o,
+		    const char *key, const char *path);
+
+/*
  * File-backed items: read root/path and set key to the trimmed string, the
  * integer, or the selected value of a bracketed list ("always [madvise]
  * never" gives { "selected": "madvise", "options": [ ... ] }); on failure the
@@ -164,7 +191,31 @@ int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
 int item_file_bracket(struct probe_ctx *ctx, struct json_object *o,
 		      const char *key, const char *path);
 
-/* Parses "a [b] c" into { selected, options }. 0 or -EBADMSG. */
+/*
+ * A bracketed sysfs list, "always [madvise] never": the options in order
+ * and which of them is selected. The strings point into text, which the
+ * value owns; probe_bracket_release() frees both.
+ */
+struct probe_bracket {
+	char *text;
+	const char **options;
+	size_t n_options, cap;
+	size_t selected; /* index into options */
+};
+
+/*
+ * Parses "a [b] c" (white space separated, exactly one option in brackets,
+ * no other brackets) into *ret. 0, -EBADMSG or -ENOMEM; *ret is written
+ * only on success.
+ */
+int probe_bracket_parse(const char *text, struct probe_bracket *ret);
+void probe_bracket_release(struct probe_bracket *b);
+
+/* The item { selected, options } of b; NULL when memory runs out. */
+struct json_object *probe_bracket_json(const struct probe_bracket *b);
+
+/* probe_bracket_parse() into { selected, options }. 0, -EBADMSG or
+ * -ENOMEM. */
 int probe_parse_bracket(const char *text, struct json_object **ret);
 
 #endif

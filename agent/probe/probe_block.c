@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
+#include "list.h"
 #include "probe_modules.h"
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -62,31 +64,27 @@ const char *block_transport(const char *name, const char *link)
 	return "other";
 }
 
-int block_parse_scheduler(const char *text, struct json_object **ret)
+int block_parse_scheduler(const char *text, struct probe_bracket *ret)
 {
-	_cleanup_free_ char *copy = NULL;
-	struct json_object *obj, *opts;
+	struct probe_bracket b = { 0 };
 	char *tok, *save = NULL;
 
 	if (strchr(text, '['))
-		return probe_parse_bracket(text, ret);
-	copy = strdup(text);
-	if (!copy)
+		return probe_bracket_parse(text, ret);
+	b.text = strdup(text);
+	if (!b.text)
 		return -ENOMEM;
-	tok = strtok_r(copy, " \t\n", &save);
-	if (!tok || strchr(tok, ']') || strtok_r(NULL, " \t\n", &save))
+	tok = strtok_r(b.text, " \t\n", &save);
+	if (!tok || strchr(tok, ']') || strtok_r(NULL, " \t\n", &save)) {
+		probe_bracket_release(&b);
 		return -EBADMSG;
-	obj = json_object_new_object();
-	opts = json_object_new_array();
-	if (!obj || !opts) {
-		json_object_put(obj);
-		json_object_put(opts);
+	}
+	if (ARRAY_RESERVE(b.options, b.cap, 1) < 0) {
+		probe_bracket_release(&b);
 		return -ENOMEM;
 	}
-	json_object_array_add(opts, json_object_new_string(tok));
-	json_object_object_add(obj, "selected", json_object_new_string(tok));
-	json_object_object_add(obj, "options", opts);
-	*ret = obj;
+	b.options[b.n_options++] = tok;
+	*ret = b;
 	return 0;
 }
 
@@ -313,15 +311,12 @@ static void resolve_work_dir(const char *dir, char *out, size_t size)
 
 static bool has_option(const char *options, const char *opt)
 {
-	size_t olen = strlen(opt);
+	size_t olen = strlen(opt), len;
+	const char *cur = options, *item;
 
-	for (const char *c = options; c;) {
-		if (!strncmp(c, opt, olen) && (c[olen] == ',' || !c[olen]))
+	while ((item = list_next(&cur, ',', &len)))
+		if (len == olen && !strncmp(item, opt, olen))
 			return true;
-		c = strchr(c, ',');
-		if (c)
-			c++;
-	}
 	return false;
 }
 
@@ -506,15 +501,8 @@ static int list_block(struct probe_ctx *ctx, char ***ret)
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **nn = realloc(names, ncap * sizeof(*names));
-
-			if (!nn)
-				goto nomem;
-			names = nn;
-			cap = ncap;
-		}
+		if (ARRAY_RESERVE(names, cap, n + 1) < 0)
+			goto nomem;
 		name = strdup(de->d_name);
 		if (!name)
 			goto nomem;
@@ -556,12 +544,13 @@ static void item_file_scheduler(struct probe_ctx *ctx, struct json_object *o,
 {
 	char buf[1024];
 	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
+	struct probe_bracket b;
 	struct json_object *v;
 	int r;
 
 	if (n < 0)
 		return;
-	r = block_parse_scheduler(buf, &v);
+	r = block_parse_scheduler(buf, &b);
 	if (r == -ENOMEM)
 		return;
 	if (r < 0) {
@@ -570,7 +559,10 @@ static void item_file_scheduler(struct probe_ctx *ctx, struct json_object *o,
 			     path);
 		return;
 	}
-	json_object_object_add(o, key, v);
+	v = probe_bracket_json(&b);
+	probe_bracket_release(&b);
+	if (v)
+		json_object_object_add(o, key, v);
 }
 
 /* The size file counts 512-byte sectors whatever the logical block size. */

@@ -3,7 +3,7 @@
 #ifndef FLEETBENCH_PROBE_BLOCK_H
 #define FLEETBENCH_PROBE_BLOCK_H
 
-#include <json-c/json.h>
+#include "probe.h"
 
 /* One /proc/self/mountinfo line; the strings point into the parsed text. */
 struct block_mount {
@@ -37,8 +37,9 @@ const char *block_transport(const char *name, const char *link);
 /*
  * Parses queue/scheduler: "none [mq-deadline] kyber" as a bracketed list,
  * and a lone name without brackets ("none", for queues that cannot have an
- * elevator) as that name selected. 0, -EBADMSG or -ENOMEM.
+ * elevator) as that name selected. 0, -EBADMSG or -ENOMEM; *ret is written
+ * only on success (probe_bracket_release() it).
  */
-int block_parse_scheduler(const char *text, struct json_object **ret);
+int block_parse_scheduler(const char *text, struct probe_bracket *ret);
 
 #endif

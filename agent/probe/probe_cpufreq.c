@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "probe_modules.h"
 
@@ -52,15 +53,8 @@ static int list_policies(struct probe_ctx *ctx, long **ret)
 
 		if (num < 0)
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			long *nn = realloc(nums, ncap * sizeof(*nums));
-
-			if (!nn)
-				return -ENOMEM;
-			nums = nn;
-			cap = ncap;
-		}
+		if (ARRAY_RESERVE(nums, cap, n + 1) < 0)
+			return -ENOMEM;
 		nums[n++] = num;
 	}
 	if (errno)

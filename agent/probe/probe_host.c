@@ -106,67 +106,6 @@ int host_cpuinfo_field(const char *text, const char *key, char *buf,
 	return -ENOENT;
 }
 
-/* Whether anything but white space follows the first line of s. */
-static bool more_lines(const char *s)
-{
-	const char *nl = strchr(s, '\n');
-
-	return nl && nl[strspn(nl, " \t\n")];
-}
-
-int host_read_text(struct probe_ctx *ctx, const char *path, bool one_line,
-		     char **ret, const char **reason)
-{
-	_cleanup_free_ char *buf = NULL;
-	ssize_t n = probe_read_file(ctx, path, &buf);
-	const char *s;
-
-	if (n < 0)
-		return (int)n;
-	s = buf + strspn(buf, " \t\n");
-	if (memchr(buf, '\0', (size_t)n))
-		*reason = "holds a NUL byte";
-	else if (!*s)
-		*reason = "is empty";
-	else if (buf[n - 1] != '\n')
-		*reason = "is truncated";
-	else if (one_line && more_lines(s))
-		*reason = "has more than one line";
-	else
-		*reason = NULL;
-	if (*reason)
-		return -EBADMSG;
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
-char *host_trim(char *s)
-{
-	char *end;
-
-	s += strspn(s, " \t\n");
-	end = s + strlen(s);
-	while (end > s && (end[-1] == ' ' || end[-1] == '\t' ||
-			   end[-1] == '\n'))
-		*--end = '\0';
-	return s;
-}
-
-void host_item_line(struct probe_ctx *ctx, struct json_object *out,
-		    const char *key, const char *path)
-{
-	_cleanup_free_ char *buf = NULL;
-	const char *reason;
-	int r = host_read_text(ctx, path, true, &buf, &reason);
-
-	if (r == -EBADMSG)
-		item_unknown(out, key, "malformed: %s %s", path, reason);
-	else if (r < 0)
-		item_unknown_err(out, key, r);
-	else
-		item_str(out, key, host_trim(buf));
-}
-
 static void probe_machine_id(struct probe_ctx *ctx, struct json_object *out)
 {
 	/* systemd's file first; dbus keeps its own copy where systemd is not
@@ -257,7 +196,7 @@ static void probe_cpu(struct probe_ctx *ctx, struct json_object *out)
 	char impl[64], part[64], model[160];
 	int r;
 
-	r = host_read_text(ctx, CPUINFO, false, &text, &reason);
+	r = probe_read_text(ctx, CPUINFO, false, &text, &reason);
 	if (r < 0) {
 		if (r == -EBADMSG) {
 			item_unknown(out, "cpu_vendor",
@@ -302,9 +241,9 @@ static void item_cpulist(struct probe_ctx *ctx, struct json_object *out,
 	int64_t count;
 	int r;
 
-	r = host_read_text(ctx, path, true, &buf, &reason);
+	r = probe_read_text(ctx, path, true, &buf, &reason);
 	if (r == 0)
-		text = host_trim(buf);
+		text = probe_trim(buf);
 	if (r == 0 && host_parse_cpulist(text, &count) < 0) {
 		r = -EBADMSG;
 		reason = "is not a list of ids and ranges";
@@ -391,7 +330,7 @@ static void probe_memory(struct probe_ctx *ctx, struct json_object *out)
 
 static int probe_host(struct probe_ctx *ctx, struct json_object *out)
 {
-	host_item_line(ctx, out, "hostname", "/proc/sys/kernel/hostname");
+	item_file_line(ctx, out, "hostname", "/proc/sys/kernel/hostname");
 	probe_machine_id(ctx, out);
 	probe_architecture(ctx, out);
 	probe_cpu(ctx, out);

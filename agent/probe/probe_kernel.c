@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cleanup.h"
-#include "probe_host.h"
 #include "probe_modules.h"
 
 #define CMDLINE "/proc/cmdline"
@@ -221,10 +220,10 @@ static int probe_kernel(struct probe_ctx *ctx, struct json_object *out)
 	char reason[128] = "";
 	int r;
 
-	host_item_line(ctx, out, "release", "/proc/sys/kernel/osrelease");
-	host_item_line(ctx, out, "version", "/proc/sys/kernel/version");
+	item_file_line(ctx, out, "release", "/proc/sys/kernel/osrelease");
+	item_file_line(ctx, out, "version", "/proc/sys/kernel/version");
 
-	r = host_read_text(ctx, CMDLINE, true, &buf, &why);
+	r = probe_read_text(ctx, CMDLINE, true, &buf, &why);
 	if (r == -EBADMSG)
 		snprintf(reason, sizeof(reason), "malformed: " CMDLINE " %s",
 			 why);
@@ -241,7 +240,7 @@ static int probe_kernel(struct probe_ctx *ctx, struct json_object *out)
 		for (size_t i = 0; i < ARRAY_SIZE(param_keys); i++)
 			item_unknown(params, param_keys[i], "%s", reason);
 	} else {
-		char *s = host_trim(buf);
+		char *s = probe_trim(buf);
 
 		item_str(out, "cmdline", s);
 		if (kernel_parse_cmdline(s, params) < 0) {

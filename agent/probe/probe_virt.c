@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Virtualization layers (CPUID, DMI, container markers) and host labels. */
+/*
+ * Virtualization layers: CPUID, the cpuinfo flag, DMI and the VM verdict;
+ * the container layer is probe_container.c.
+ */
+#include "probe_virt.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cleanup.h"
+#include "probe_container.h"
 #include "probe_modules.h"
 
 #define DMI_DIR "/sys/class/dmi/id"
@@ -110,107 +113,6 @@ static const struct {
 	{ "Apple Virtualization", "apple" },
 };
 
-enum dmi_match {
-	MATCH_EXACT,
-	MATCH_PREFIX,
-	MATCH_CONTAINS_NOCASE,
-};
-
-struct dmi_cond {
-	const char *field; /* NULL ends the rule */
-	enum dmi_match match;
-	const char *pattern;
-};
-
-/*
- * Provider inference: the first rule whose conditions all hold wins, so
- * specific rules (Oracle Cloud on QEMU DMI, EC2 on Xen DMI) come before the
- * generic hypervisor vendors at the end.
- */
-static const struct {
-	const char *provider;
-	struct dmi_cond cond[3];
-} provider_rules[] = {
-	{ "aws", { { "sys_vendor", MATCH_EXACT, "Amazon EC2" } } },
-	{ "aws", { { "bios_vendor", MATCH_EXACT, "Amazon EC2" } } },
-	/* Xen-era EC2: sys_vendor "Xen", bios_version "4.11.amazon" */
-	{ "aws", { { "bios_version", MATCH_CONTAINS_NOCASE, "amazon" } } },
-	{ "gcp", { { "sys_vendor", MATCH_EXACT, "Google" } } },
-	{ "gcp", { { "product_name", MATCH_EXACT, "Google Compute Engine" } } },
-	{ "azure",
-	  { { "sys_vendor", MATCH_EXACT, "Microsoft Corporation" },
-	    { "product_name", MATCH_EXACT, "Virtual Machine" },
-	    { "chassis_asset_tag", MATCH_EXACT,
-	      "7783-7084-3265-9085-8269-3286-77" } } },
-	{ "digitalocean", { { "sys_vendor", MATCH_PREFIX, "DigitalOcean" } } },
-	{ "digitalocean", { { "bios_vendor", MATCH_PREFIX, "DigitalOcean" } } },
-	{ "hetzner", { { "sys_vendor", MATCH_PREFIX, "Hetzner" } } },
-	{ "openstack", { { "product_name", MATCH_EXACT, "OpenStack Nova" } } },
-	{ "openstack",
-	  { { "product_name", MATCH_EXACT, "OpenStack Compute" } } },
-	{ "openstack",
-	  { { "sys_vendor", MATCH_EXACT, "OpenStack Foundation" } } },
-	{ "alibaba", { { "sys_vendor", MATCH_PREFIX, "Alibaba Cloud" } } },
-	{ "oci", { { "chassis_asset_tag", MATCH_EXACT, "OracleCloud.com" } } },
-	{ "scaleway", { { "sys_vendor", MATCH_PREFIX, "Scaleway" } } },
-	{ "vultr", { { "sys_vendor", MATCH_PREFIX, "Vultr" } } },
-	{ "linode", { { "sys_vendor", MATCH_PREFIX, "Linode" } } },
-	{ "linode", { { "sys_vendor", MATCH_PREFIX, "Akamai" } } },
-	{ "ovh", { { "sys_vendor", MATCH_PREFIX, "OVH" } } },
-	{ "tencent", { { "sys_vendor", MATCH_PREFIX, "Tencent Cloud" } } },
-	{ "exoscale", { { "sys_vendor", MATCH_PREFIX, "Exoscale" } } },
-	{ "qemu-kvm", { { "sys_vendor", MATCH_EXACT, "QEMU" } } },
-	{ "vmware", { { "sys_vendor", MATCH_EXACT, "VMware, Inc." } } },
-	{ "xen", { { "sys_vendor", MATCH_EXACT, "Xen" } } },
-};
-
-/* Container kinds, most specific first: a lower rank wins the verdict. */
-enum container_rank {
-	RANK_SYSTEMD, /* /run/systemd/container, written by the manager */
-	RANK_KUBEPODS,
-	RANK_CONTAINERENV,
-	RANK_LIBPOD,
-	RANK_DOCKERENV,
-	RANK_DOCKER_CGROUP,
-	RANK_LXC_CGROUP,
-	RANK_WSL,
-	RANK_NONE,
-};
-
-/* /proc/1/cgroup path substrings that give a container away. */
-static const struct {
-	const char *needle;
-	const char *marker;
-	const char *name;
-	enum container_rank rank;
-} cgroup_markers[] = {
-	{ "kubepods", "/proc/1/cgroup: kubepods", "kubernetes", RANK_KUBEPODS },
-	{ "libpod", "/proc/1/cgroup: libpod", "podman", RANK_LIBPOD },
-	{ "docker", "/proc/1/cgroup: docker", "docker", RANK_DOCKER_CGROUP },
-	{ "/lxc", "/proc/1/cgroup: lxc", "lxc", RANK_LXC_CGROUP },
-};
-
-/* Values systemd and container managers write to /run/systemd/container. */
-static const struct {
-	const char *value;
-	const char *name;
-} systemd_containers[] = {
-	{ "docker", "docker" },
-	{ "podman", "podman" },
-	{ "lxc", "lxc" },
-	{ "lxc-libvirt", "lxc" },
-	{ "systemd-nspawn", "systemd-nspawn" },
-	{ "wsl", "wsl" },
-};
-
-static bool is_printable(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
-			return false;
-	return true;
-}
-
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n';
@@ -263,7 +165,7 @@ static int probe_cpuid(struct probe_ctx *ctx, struct json_object *out,
 	while (len > 0 && sig[len - 1] == '\0')
 		len--;
 	sig[len] = '\0';
-	if (!is_printable(sig, len)) {
+	if (!probe_printable(sig, len)) {
 		item_unknown(c, "signature", "%s", bad_sig);
 		item_unknown(c, "hypervisor", "%s", bad_sig);
 		return 1;
@@ -360,7 +262,7 @@ static int item_dmi(struct probe_ctx *ctx, struct json_object *o,
 			     path, DMI_STR_MAX - 1);
 		return -EBADMSG;
 	}
-	if (!is_printable(data + b, e - b)) {
+	if (!probe_printable(data + b, e - b)) {
 		item_unknown(o, field, "malformed: %s has non-printable bytes",
 			     path);
 		return -EBADMSG;
@@ -370,8 +272,7 @@ static int item_dmi(struct probe_ctx *ctx, struct json_object *o,
 	return 0;
 }
 
-/* A DMI field's string from a dmi object; NULL when unknown or missing. */
-static const char *dmi_get(struct json_object *dmi, const char *field)
+const char *virt_dmi_get(struct json_object *dmi, const char *field)
 {
 	struct json_object *v;
 
@@ -388,7 +289,7 @@ static void item_chassis_name(struct json_object *dmi)
 	const char *type;
 	int64_t t;
 
-	type = dmi_get(dmi, "chassis_type");
+	type = virt_dmi_get(dmi, "chassis_type");
 	if (!type) {
 		struct json_object *reason;
 
@@ -448,8 +349,8 @@ static struct json_object *probe_dmi(struct probe_ctx *ctx,
 /* The hypervisor DMI names, or NULL when DMI names none (bare metal). */
 static const char *dmi_vm(struct json_object *dmi)
 {
-	const char *vendor = dmi_get(dmi, "sys_vendor");
-	const char *product = dmi_get(dmi, "product_name");
+	const char *vendor = virt_dmi_get(dmi, "sys_vendor");
+	const char *product = virt_dmi_get(dmi, "product_name");
 
 	/* EC2 bare-metal instances carry the same vendor strings. */
 	if (vendor && !strcmp(vendor, "Amazon EC2") && product &&
@@ -459,7 +360,7 @@ static const char *dmi_vm(struct json_object *dmi)
 	    !strcmp(product, "Virtual Machine"))
 		return "hyperv";
 	for (size_t i = 0; i < ARRAY_SIZE(dmi_vm_fields); i++) {
-		const char *v = dmi_get(dmi, dmi_vm_fields[i]);
+		const char *v = virt_dmi_get(dmi, dmi_vm_fields[i]);
 
 		if (!v)
 			continue;
@@ -520,149 +421,6 @@ static void probe_vm(struct json_object *out, int bit, const char *hv,
 	item_str(vm, "source", "none");
 }
 
-static bool path_exists(struct probe_ctx *ctx, const char *path)
-{
-	while (*path == '/')
-		path++;
-	return faccessat(ctx->root_fd, path, F_OK, 0) == 0;
-}
-
-/*
- * Scans /proc/1/cgroup ("hierarchy:controllers:path" lines) and returns a
- * bit per cgroup_markers[] entry found in a path, or -EBADMSG when the text
- * is not in that format.
- */
-static int cgroup_scan(const char *text, size_t len)
-{
-	const char *line = text, *end = text + len;
-	int found = 0, lines = 0;
-
-	if (memchr(text, '\0', len))
-		return -EBADMSG;
-	while (line < end) {
-		const char *eol = memchr(line, '\n', (size_t)(end - line));
-		const char *lend = eol ? eol : end;
-		const char *p = line, *path;
-
-		if (lend == line) {
-			line = lend + 1;
-			continue;
-		}
-		while (p < lend && *p >= '0' && *p <= '9')
-			p++;
-		if (p == line || p == lend || *p != ':')
-			return -EBADMSG;
-		p = memchr(p + 1, ':', (size_t)(lend - p - 1));
-		if (!p || p + 1 >= lend || p[1] != '/')
-			return -EBADMSG;
-		path = p + 1;
-		for (size_t i = 0; i < ARRAY_SIZE(cgroup_markers); i++)
-			if (memmem(path, (size_t)(lend - path),
-				   cgroup_markers[i].needle,
-				   strlen(cgroup_markers[i].needle)))
-				found |= 1 << i;
-		lines++;
-		line = lend + 1;
-	}
-	return lines ? found : -EBADMSG;
-}
-
-struct container_verdict {
-	const char *name;
-	enum container_rank rank;
-};
-
-static int add_marker(struct json_object *markers, struct container_verdict *v,
-		      const char *marker, const char *name,
-		      enum container_rank rank)
-{
-	struct json_object *s = json_object_new_string(marker);
-
-	if (!s)
-		return -ENOMEM;
-	json_object_array_add(markers, s);
-	if (rank < v->rank) {
-		v->rank = rank;
-		v->name = name;
-	}
-	return 0;
-}
-
-/* The container layer: files and cgroup paths container managers leave. */
-static int probe_container(struct probe_ctx *ctx, struct json_object *out)
-{
-	struct container_verdict v = { .name = "none", .rank = RANK_NONE };
-	struct json_object *c = item_object(out, "container");
-	struct json_object *markers = json_object_new_array();
-	_cleanup_free_ char *cgroup = NULL;
-	char buf[256], marker[300];
-	ssize_t n;
-	int r = 0, cgroup_err = 0;
-
-	if (!c || !markers) {
-		json_object_put(markers);
-		return -ENOMEM;
-	}
-
-	n = probe_read_line(ctx, "/run/systemd/container", buf, sizeof(buf));
-	if (n >= 0 || n == -EBADMSG || n == -ENODATA) {
-		const char *name = "other";
-
-		if (n >= 0 && is_printable(buf, (size_t)n)) {
-			for (size_t i = 0; i < ARRAY_SIZE(systemd_containers);
-			     i++)
-				if (!strcmp(buf, systemd_containers[i].value))
-					name = systemd_containers[i].name;
-			snprintf(marker, sizeof(marker),
-				 "/run/systemd/container: %s", buf);
-		} else {
-			snprintf(marker, sizeof(marker),
-				 "/run/systemd/container: (malformed)");
-		}
-		r = add_marker(markers, &v, marker, name, RANK_SYSTEMD);
-	}
-	if (r >= 0 && path_exists(ctx, "/run/.containerenv"))
-		r = add_marker(markers, &v, "/run/.containerenv", "podman",
-			       RANK_CONTAINERENV);
-	if (r >= 0 && path_exists(ctx, "/.dockerenv"))
-		r = add_marker(markers, &v, "/.dockerenv", "docker",
-			       RANK_DOCKERENV);
-
-	n = probe_read_file(ctx, "/proc/1/cgroup", &cgroup);
-	if (n >= 0)
-		cgroup_err = cgroup_scan(cgroup, (size_t)n);
-	else
-		cgroup_err = (int)n;
-	for (size_t i = 0; r >= 0 && cgroup_err > 0 &&
-			   i < ARRAY_SIZE(cgroup_markers);
-	     i++)
-		if (cgroup_err & (1 << i))
-			r = add_marker(markers, &v, cgroup_markers[i].marker,
-				       cgroup_markers[i].name,
-				       cgroup_markers[i].rank);
-
-	n = probe_read_line(ctx, "/proc/sys/kernel/osrelease", buf,
-			    sizeof(buf));
-	if (r >= 0 && n > 0 && strcasestr(buf, "microsoft"))
-		r = add_marker(markers, &v,
-			       "/proc/sys/kernel/osrelease: microsoft", "wsl",
-			       RANK_WSL);
-	if (r < 0) {
-		json_object_put(markers);
-		return r;
-	}
-
-	if (v.rank != RANK_NONE || cgroup_err >= 0 || cgroup_err == -ENOENT)
-		item_str(c, "name", v.name);
-	else if (cgroup_err == -EBADMSG)
-		item_unknown(c, "name",
-			     "malformed: /proc/1/cgroup is not hierarchy:controllers:path lines");
-	else
-		item_unknown_err(c, "name", cgroup_err);
-	json_object_object_add(c, "markers", markers);
-	return 0;
-}
-
 static int probe_virt(struct probe_ctx *ctx, struct json_object *out)
 {
 	struct json_object *dmi;
@@ -674,151 +432,10 @@ static int probe_virt(struct probe_ctx *ctx, struct json_object *out)
 	item_file_str(ctx, out, "sys_hypervisor_type", "/sys/hypervisor/type");
 	dmi = probe_dmi(ctx, out);
 	probe_vm(out, bit, hv, dmi);
-	return probe_container(ctx, out);
+	return container_probe(ctx, out);
 }
 
 const struct probe_ops probe_virt_ops = {
 	.name = "virt",
 	.run = probe_virt,
-};
-
-/* -------- labels -------- */
-
-static bool cond_holds(struct json_object *dmi, const struct dmi_cond *c)
-{
-	const char *v = dmi_get(dmi, c->field);
-
-	if (!v)
-		return false;
-	switch (c->match) {
-	case MATCH_EXACT:
-		return !strcmp(v, c->pattern);
-	case MATCH_PREFIX:
-		return !strncmp(v, c->pattern, strlen(c->pattern));
-	case MATCH_CONTAINS_NOCASE:
-		return strcasestr(v, c->pattern) != NULL;
-	}
-	return false;
-}
-
-/* False, with the reason in why ("not given; DMI absent"), when DMI
- * cannot be used at all. */
-static bool dmi_usable(struct json_object *dmi, char *why, size_t size)
-{
-	struct json_object *present, *reason;
-
-	if (!dmi || !json_object_object_get_ex(dmi, "present", &present)) {
-		snprintf(why, size, "not given; DMI not probed");
-		return false;
-	}
-	if (json_object_object_get_ex(present, "unknown", &reason)) {
-		snprintf(why, size, "not given; DMI unreadable (%s)",
-			 json_object_get_string(reason));
-		return false;
-	}
-	if (!json_object_get_boolean(present)) {
-		snprintf(why, size, "not given; DMI absent");
-		return false;
-	}
-	return true;
-}
-
-/* The provider DMI names, or NULL with the reason in why. */
-static const char *dmi_provider(struct json_object *dmi, char *why,
-				size_t size)
-{
-	const char *vendor;
-
-	if (!dmi_usable(dmi, why, size))
-		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(provider_rules); i++) {
-		bool all = true;
-
-		for (size_t j = 0; all && j < ARRAY_SIZE(provider_rules[i].cond) &&
-				   provider_rules[i].cond[j].field;
-		     j++)
-			all = cond_holds(dmi, &provider_rules[i].cond[j]);
-		if (all)
-			return provider_rules[i].provider;
-	}
-	vendor = dmi_get(dmi, "sys_vendor");
-	if (vendor)
-		snprintf(why, size,
-			 "not given; DMI sys_vendor '%s' names no known provider",
-			 vendor);
-	else
-		snprintf(why, size, "not given; DMI sys_vendor unknown and "
-				    "no DMI field names a known provider");
-	return NULL;
-}
-
-/* The instance type where DMI carries it (EC2 Nitro's product_name). */
-static const char *dmi_instance_type(struct json_object *dmi,
-				     const char *provider, char *why,
-				     size_t size)
-{
-	const char *vendor, *product;
-
-	if (!dmi_usable(dmi, why, size))
-		return NULL;
-	vendor = dmi_get(dmi, "sys_vendor");
-	product = dmi_get(dmi, "product_name");
-	if (vendor && !strcmp(vendor, "Amazon EC2")) {
-		if (product && *product)
-			return product;
-		snprintf(why, size,
-			 "not given; DMI product_name %s on aws",
-			 product ? "empty" : "unreadable");
-		return NULL;
-	}
-	if (provider)
-		snprintf(why, size,
-			 "not given; DMI does not carry the instance type on %s",
-			 provider);
-	else
-		snprintf(why, size, "not given; DMI names no known provider");
-	return NULL;
-}
-
-static void item_label(struct json_object *out, const char *key,
-		       const struct probe_label *given, const char *inferred,
-		       const char *why)
-{
-	struct json_object *o = item_object(out, key);
-
-	if (given->value) {
-		item_str(o, "value", given->value);
-		item_str(o, "source", given->source == LABEL_FLAG ? "flag" :
-				      given->source == LABEL_DMI  ? "dmi" :
-								    "config");
-	} else if (inferred) {
-		item_str(o, "value", inferred);
-		item_str(o, "source", "dmi");
-	} else {
-		item_unknown(o, "value", "%s", why);
-		item_str(o, "source", "none");
-	}
-}
-
-static int probe_labels(struct probe_ctx *ctx, struct json_object *out)
-{
-	struct json_object *virt, *dmi = NULL;
-	const char *provider, *itype;
-	char why[256], iwhy[256];
-
-	if (json_object_object_get_ex(ctx->report, "virt", &virt))
-		json_object_object_get_ex(virt, "dmi", &dmi);
-	provider = dmi_provider(dmi, why, sizeof(why));
-	item_label(out, "provider", &ctx->opts->provider, provider, why);
-	itype = dmi_instance_type(dmi, provider, iwhy, sizeof(iwhy));
-	item_label(out, "instance_type", &ctx->opts->instance_type, itype,
-		   iwhy);
-	/* No DMI field carries the region. */
-	item_label(out, "region", &ctx->opts->region, NULL, "not given");
-	return 0;
-}
-
-const struct probe_ops probe_labels_ops = {
-	.name = "labels",
-	.run = probe_labels,
 };

@@ -306,16 +306,17 @@ static void test_transport(void)
 static const char *sched(const char *text)
 {
 	static char buf[256];
-	struct json_object *v = NULL;
-	int r = block_parse_scheduler(text, &v);
-	const char *s;
+	struct probe_bracket b;
+	struct json_object *v;
+	int r = block_parse_scheduler(text, &b);
 
 	if (r < 0) {
 		snprintf(buf, sizeof(buf), "error %d", r);
 		return buf;
 	}
-	s = jsched(v, "");
-	snprintf(buf, sizeof(buf), "%s", s);
+	v = probe_bracket_json(&b);
+	probe_bracket_release(&b);
+	snprintf(buf, sizeof(buf), "%s", jsched(v, ""));
 	json_object_put(v);
 	return buf;
 }
