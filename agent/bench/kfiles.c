@@ -3,6 +3,7 @@
 #include "kfiles.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bench_internal.h"
 #include "cleanup.h"
 #include "file.h"
 #include "probe.h"
@@ -21,6 +23,32 @@
 #define SMAPS_MAX (256u << 20)
 
 #define POOL_2M KFILE_HUGETLB_DIR "/hugepages-2048kB"
+
+/* ---- below the root (bench.h) ---- */
+
+ssize_t bench_read_file(struct bench_run *run, const char *path, char **ret)
+{
+	return probe_read_file(&run->pctx, path, ret);
+}
+
+int bench_write_file(struct bench_run *run, const char *path,
+		     const char *value)
+{
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(value);
+	ssize_t n;
+
+	/* relative to the root's fd, as probe_read_file() reads */
+	while (*path == '/')
+		path++;
+	fd = openat(run->pctx.root_fd, path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
 
 const char *kfile_errname(int err)
 {
