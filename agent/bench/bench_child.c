@@ -5,6 +5,8 @@
  * takes back its results, or says where it died and restores what it
  * changed.
  */
+#include "bench.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -287,7 +289,6 @@ static void where_text(const struct bench_where *w, const char *benchmark,
 		 WHERE_NAME, in_variant ? w->variants[w->variant] : "", pos);
 }
 
-
 /*
  * The results of a benchmark whose child failed: every variant it
  * announced, failed; the one it died in says what happened, the others
@@ -446,4 +447,3 @@ failed:
 	bench_run_free(got);
 	return r;
 }
-

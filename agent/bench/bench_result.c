@@ -4,6 +4,8 @@
  * samples, comparisons with their intervals, and the bounds pass that fails
  * a variant whose figures cannot be.
  */
+#include "bench.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -32,13 +34,11 @@ static void drop_messages(void *arrp, size_t *n)
 	*n = 0;
 }
 
-
 void bench_set_double(protobuf_c_boolean *has, double *dst, double v)
 {
 	*has = isfinite(v);
 	*dst = *has ? v : 0;
 }
-
 
 Fleetbench__Benchmark *bench_out_append(struct bench_out *out,
 					const char *benchmark,

@@ -4,6 +4,8 @@
  * checked with a margin before a buffer or a file is made, and work files
  * that nothing leaves behind.
  */
+#include "bench.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,7 +13,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "bench.h"
 #include "cleanup.h"
 #include "probe.h"
 

@@ -4,6 +4,8 @@
  * steal and load average over exactly that window, so a noisy repeat is
  * marked (steal above --steal-threshold).
  */
+#include "bench.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -383,4 +383,3 @@ const struct bench_ops bench_thp_chase_ops = {
 	.teardown = chase_teardown,
 	.compare = chase_compare,
 };
-

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* thp_fault: first-touch fault latency with and without MADV_HUGEPAGE */
+#include "bench_modules.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "bench_modules.h"
 #include "clock.h"
 #include "kfiles.h"
 #include "stats.h"

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libaio: io_setup / io_submit / io_getevents, one io_submit per I/O. */
+#include "engine.h"
+
 #include <errno.h>
 #include <libaio.h>
 #include <sched.h>
@@ -7,7 +9,6 @@
 #include <stdlib.h>
 
 #include "bench.h"
-#include "engine.h"
 
 struct aio_state {
 	io_context_t aio;

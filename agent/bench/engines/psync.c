@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* psync: pread / pwrite, one I/O at a time. */
+#include "engine.h"
+
 #include <errno.h>
 #include <unistd.h>
-
-#include "engine.h"
 
 static int psync_run(struct io_ctx *c, struct io_run *run,
 		     struct io_stats *st)

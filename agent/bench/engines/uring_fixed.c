@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* uring_fixed: io_uring with a registered file and registered buffers
  * (IORING_OP_READ_FIXED / WRITE_FIXED). */
+#include "uring.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/uio.h>
 
 #include "cleanup.h"
-#include "uring.h"
 
 static int fixed_setup(struct io_ctx *c, char *why, size_t whylen)
 {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* uring_sqpoll: io_uring with IORING_SETUP_SQPOLL, a kernel thread polling
  * the SQ, so a submission is a store to the ring. */
-#include <stdio.h>
-
 #include "uring.h"
+
+#include <stdio.h>
 
 static int sqpoll_setup(struct io_ctx *c, char *why, size_t whylen)
 {
