@@ -5,8 +5,8 @@
 
 #include "bench.h"
 
-extern const struct bench_ops bench_thp_chase_ops;     /* bench_thp.c */
-extern const struct bench_ops bench_thp_fault_ops;     /* bench_thp.c */
+extern const struct bench_ops bench_thp_chase_ops;     /* thp_chase.c */
+extern const struct bench_ops bench_thp_fault_ops;     /* thp_fault.c */
 extern const struct bench_ops bench_randread_ops;      /* bench_io.c */
 extern const struct bench_ops bench_seqwrite_ops;      /* bench_io.c */
 extern const struct bench_ops bench_false_sharing_ops; /* bench_false_sharing.c */

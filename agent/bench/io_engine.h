@@ -3,7 +3,9 @@
  * The I/O engines behind randread and seqwrite (pread/pwrite, io_uring
  * plain, with SQPOLL, with a registered file and fixed buffers, libaio),
  * the per-I/O latency histogram, and the data pattern the agent writes so
- * that a read can be checked against it.
+ * that a read can be checked against it. Each engine is a file of
+ * engines/ behind struct io_engine_ops (engines/engine.h); io_engine.c
+ * lists them in one table by enum io_engine.
  *
  * Every queued engine keeps its queue at full depth the way fio does by
  * default: reap whatever completed, and replace each completion at once,

@@ -12,11 +12,12 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "bench_thp.h"
 #include "bench_test.h"
 #include "check.h"
+#include "kfiles.h"
 #include "probe_test.h"
 #include "rand.h"
+#include "thp_chase.h"
 
 /* ---- the permutation ---- */
 

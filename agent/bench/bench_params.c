@@ -1,11 +1,93 @@
 /* SPDX-License-Identifier: MIT */
-/* The method key of a bench run: its profile and what overrides it. */
+/* The profiles of a bench run, and its method key: the profile and what
+ * overrides it. */
 #include "bench.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cleanup.h"
+
+/*
+ * quick: at most 30 s on 2 vCPUs; standard: at most 3 minutes with the
+ * sizes of docs/bench.md; full: bigger and longer.
+ *
+ * timeout_s limits one benchmark's process, setup to teardown. It only
+ * has to catch a benchmark that hangs, never a slow one: on 2 shared vCPUs
+ * the whole standard suite takes about 2 min 43 s and its longest
+ * benchmark (randread: a 1 GiB file written, then 6 engines x 5 repeats x
+ * 1.5 s) about a minute, so each limit is at least 4 times the whole
+ * profile's run there: quick 120 s, standard 600 s, full 1800 s.
+ */
+static const struct bench_params profiles[] = {
+	{
+		.profile = "quick",
+		.repeats = 3,
+		.chase_bytes = 128ULL << 20,
+		.chase_accesses = 4000000,
+		.fault_bytes = 256ULL << 20,
+		.file_bytes = 256ULL << 20,
+		.io_ms = 500,
+		.iodepth = 32,
+		.seq_bytes = 64ULL << 20,
+		.seq_block = 128 << 10,
+		.fs_increments = 20000000,
+		.timeout_s = 120,
+	},
+	{
+		.profile = "standard",
+		.repeats = 5,
+		.chase_bytes = 1ULL << 30,
+		.chase_accesses = 50000000,
+		.fault_bytes = 1ULL << 30,
+		.file_bytes = 1ULL << 30,
+		.io_ms = 1500,
+		.iodepth = 32,
+		.seq_bytes = 256ULL << 20,
+		.seq_block = 128 << 10,
+		.fs_increments = 100000000,
+		.timeout_s = 600,
+	},
+	{
+		.profile = "full",
+		.repeats = 9,
+		.chase_bytes = 4ULL << 30,
+		.chase_accesses = 100000000,
+		.fault_bytes = 4ULL << 30,
+		.file_bytes = 4ULL << 30,
+		.io_ms = 5000,
+		.iodepth = 32,
+		.seq_bytes = 1ULL << 30,
+		.seq_block = 128 << 10,
+		.fs_increments = 200000000,
+		.timeout_s = 1800,
+	},
+};
+
+int bench_params_profile(struct bench_params *p, const char *profile)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(profiles); i++) {
+		const struct bench_params *q = &profiles[i];
+
+		if (strcmp(q->profile, profile))
+			continue;
+		p->repeats = q->repeats;
+		p->chase_bytes = q->chase_bytes;
+		p->chase_accesses = q->chase_accesses;
+		p->fault_bytes = q->fault_bytes;
+		p->file_bytes = q->file_bytes;
+		p->io_ms = q->io_ms;
+		p->iodepth = q->iodepth;
+		p->seq_bytes = q->seq_bytes;
+		p->seq_block = q->seq_block;
+		p->fs_increments = q->fs_increments;
+		p->timeout_s = q->timeout_s;
+		return 0;
+	}
+	return -EINVAL;
+}
 
 /* The parameters that change a measured quantity, in the order of
  * proto/fleetbench.proto's Method fields (the key lists them so). */

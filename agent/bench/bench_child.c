@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Each benchmark's own process: the child that runs it, the parent that
+ * waits for it (forwarding SIGINT/SIGTERM, killing it past its time) and
+ * takes back its results, or says where it died and restores what it
+ * changed.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "bench_internal.h"
+#include "cleanup.h"
+#include "fault.h"
+#include "fdio.h"
+#include "sys/sys.h"
+
+/* A child's exit statuses besides 0 (results written). */
+enum {
+	CHILD_EXIT_ERROR = 90, /* a step returned -errno: where->error */
+	CHILD_EXIT_STOPPED = 91, /* SIGINT or SIGTERM: where->signal */
+};
+
+/* ---- signals ---- */
+
+/* The signal that asked to stop (SIGINT, SIGTERM), 0 while none did. */
+static volatile sig_atomic_t bench_stop;
+
+static void bench_on_signal(int sig)
+{
+	bench_stop = sig;
+}
+
+void bench_install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = bench_on_signal };
+
+	/* No SA_RESTART: a sleeping or blocked benchmark wakes with EINTR. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+bool bench_interrupted(void)
+{
+	return bench_stop != 0;
+}
+
+/* ---- restoring what a benchmark changed ---- */
+
+int bench_restore_arm(struct bench_run *run, const char *path,
+		      const char *previous)
+{
+	struct bench_where *w = run->where;
+
+	if (!w)
+		return 0; /* not in a child: teardown is the only restore */
+	if (strlen(path) >= sizeof(w->restore[0].path) ||
+	    strlen(previous) >= sizeof(w->restore[0].value))
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < WHERE_RESTORE; i++) {
+		if (w->restore[i].armed)
+			continue;
+		snprintf(w->restore[i].path, sizeof(w->restore[i].path), "%s",
+			 path);
+		snprintf(w->restore[i].value, sizeof(w->restore[i].value),
+			 "%s", previous);
+		__atomic_store_n(&w->restore[i].armed, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+void bench_restore_done(struct bench_run *run, const char *path)
+{
+	struct bench_where *w = run->where;
+
+	for (size_t i = 0; w && i < WHERE_RESTORE; i++)
+		if (w->restore[i].armed && !strcmp(w->restore[i].path, path))
+			__atomic_store_n(&w->restore[i].armed, 0,
+					 __ATOMIC_RELEASE);
+}
+
+/* ---- the child ---- */
+
+/* Writes the child's benchmarks and comparisons into fd, packed. */
+static int child_write(struct bench_run *run, int fd)
+{
+	size_t len = fleetbench__bench_run__get_packed_size(run->out.msg);
+	_cleanup_free_ uint8_t *buf = malloc(len + 1);
+
+	if (!buf)
+		return -ENOMEM;
+	/* NaN and infinities travel as such: the bounds pass fails them */
+	fleetbench__bench_run__pack(run->out.msg, buf);
+	return fd_write_all(fd, buf, len);
+}
+
+static void where_phase(struct bench_where *w, int phase)
+{
+	w->variant = -1;
+	w->phase = phase;
+}
+
+/*
+ * The child: runs one benchmark as the suite did in-process, then writes
+ * its results into out and exits; never returns. It leaves through
+ * _exit(): the parent's stdio buffers and atexit handlers are not its own.
+ */
+static void __attribute__((noreturn))
+child_main(struct bench_run *run, const struct bench_ops *ops, pid_t parent,
+	   int out)
+{
+	const struct bench_params *p = run->params;
+	struct bench_where *w = run->where;
+	char name[32];
+	void *state = NULL;
+	int r;
+
+	/* "fb-<benchmark>": the kernel keeps 15 characters */
+	snprintf(name, sizeof(name), "fb-%s", ops->name);
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+	/* an agent killed outright: stop as on SIGTERM, tearing down */
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	if (getppid() != parent)
+		bench_stop = SIGTERM;
+	where_phase(w, PHASE_SETUP);
+	snprintf(name, sizeof(name), "bench-setup-%s", ops->name);
+	r = fault_point(name);
+	if (r == 0)
+		r = ops->setup(run, p, &state);
+	for (long long k = 0; r == 0 && k < p->repeats; k++) {
+		where_phase(w, PHASE_RUN);
+		w->repeat = k;
+		r = bench_interrupted() ? -EINTR :
+					  ops->run(run, state, (unsigned int)k);
+	}
+	if (r == 0 && ops->compare) {
+		where_phase(w, PHASE_COMPARE);
+		ops->compare(run, state);
+	}
+	/* after a failure the page keeps saying where it happened */
+	if (r == 0)
+		where_phase(w, PHASE_TEARDOWN);
+	ops->teardown(run, state);
+	if (r == 0 && bench_interrupted())
+		r = -EINTR;
+	if (r == 0) {
+		where_phase(w, PHASE_REPORT);
+		r = child_write(run, out);
+	}
+	if (r == -EINTR) {
+		w->signal = bench_stop;
+		_exit(CHILD_EXIT_STOPPED);
+	}
+	if (r < 0) {
+		w->error = -r;
+		_exit(CHILD_EXIT_ERROR);
+	}
+	_exit(0);
+}
+
+/* ---- the parent ---- */
+
+/* "SIGSEGV" for SIGSEGV; "signal N" for one without a name. */
+static void signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "signal %d", sig);
+}
+
+/*
+ * Waits for the child: forwards SIGINT/SIGTERM as SIGTERM (SIGKILL after
+ * BENCH_STOP_WAIT_S), SIGKILLs it past limit_s (0: none) and says so in
+ * *ret_timed_out. Its wait status in *ret_status. 0 or -errno.
+ */
+static int child_wait(pid_t pid, long long limit_s, int *ret_status,
+		      bool *ret_timed_out)
+{
+	_cleanup_close_ int pidfd = sys_pidfd_open(pid);
+	double start = bench_now(), stop_at = 0;
+	bool termed = false, killed = false, timed_out = false;
+	int status;
+
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		double now = bench_now();
+
+		if (got == pid)
+			break;
+		if (got < 0 && errno != EINTR)
+			return -errno;
+		if (!killed && bench_interrupted()) {
+			if (!termed) {
+				kill(pid, SIGTERM);
+				termed = true;
+				stop_at = now + BENCH_STOP_WAIT_S;
+			} else if (now >= stop_at) {
+				kill(pid, SIGKILL);
+				killed = true;
+			}
+		}
+		if (!killed && !termed && limit_s > 0 &&
+		    now - start >= (double)limit_s) {
+			kill(pid, SIGKILL);
+			killed = timed_out = true;
+		}
+		/*
+		 * The pidfd wakes us when the child ends; at most 200 ms
+		 * asleep, so a signal that lands just before the poll (or a
+		 * kernel without pidfd) costs no more than that.
+		 */
+		poll(&pfd, pidfd >= 0 ? 1 : 0, 200);
+	}
+	*ret_status = status;
+	*ret_timed_out = timed_out;
+	return 0;
+}
+
+/*
+ * Writes back what the child left armed (bench_restore_arm); a failure is
+ * appended to note ("; restoring PATH failed: ...").
+ */
+static void where_restore(struct bench_run *run, struct bench_where *w,
+			  char *note, size_t notelen)
+{
+	for (size_t i = 0; i < WHERE_RESTORE; i++) {
+		size_t len = strlen(note);
+		int r;
+
+		if (!__atomic_load_n(&w->restore[i].armed, __ATOMIC_ACQUIRE))
+			continue;
+		r = bench_write_file(run, w->restore[i].path,
+				     w->restore[i].value);
+		if (r < 0)
+			snprintf(note + len, notelen - len,
+				 "; restoring %s to %s failed: %s",
+				 w->restore[i].path, w->restore[i].value,
+				 strerror(-r));
+		w->restore[i].armed = 0;
+	}
+}
+
+/* " in thp_chase/thp (repeat 1 of 5)", from the page. */
+static void where_text(const struct bench_where *w, const char *benchmark,
+		       long long repeats, char *buf, size_t len)
+{
+	unsigned int n = __atomic_load_n(&w->nvariants, __ATOMIC_ACQUIRE);
+	bool in_variant = w->variant >= 0 && (unsigned int)w->variant < n;
+	char pos[64];
+
+	switch (w->phase) {
+	case PHASE_RUN:
+		snprintf(pos, sizeof(pos), "repeat %lld of %lld",
+			 w->repeat + 1, repeats);
+		break;
+	case PHASE_SETUP:
+		snprintf(pos, sizeof(pos), "setup");
+		break;
+	case PHASE_COMPARE:
+		snprintf(pos, sizeof(pos), "compare");
+		break;
+	case PHASE_TEARDOWN:
+		snprintf(pos, sizeof(pos), "teardown");
+		break;
+	case PHASE_REPORT:
+		snprintf(pos, sizeof(pos), "writing its results");
+		break;
+	default:
+		snprintf(pos, sizeof(pos), "starting");
+		break;
+	}
+	snprintf(buf, len, " in %s%s%.*s (%s)", benchmark, in_variant ? "/" : "",
+		 WHERE_NAME, in_variant ? w->variants[w->variant] : "", pos);
+}
+
+/*
+ * The results of a benchmark whose child failed: every variant it
+ * announced, failed; the one it died in says what happened, the others
+ * "benchmark process died: " and the same. None announced: one variant
+ * "*". Its comparisons are absent: compare never ran or its results were
+ * lost. 0 or -ENOMEM.
+ */
+static int fail_benchmark(struct bench_out *out,
+			  const struct bench_where *w, const char *benchmark,
+			  const char *failure)
+{
+	unsigned int n = __atomic_load_n(&w->nvariants, __ATOMIC_ACQUIRE);
+	Fleetbench__Benchmark *b;
+	char other[1024];
+
+	snprintf(other, sizeof(other), "benchmark process died: %s", failure);
+	if (!n) {
+		b = bench_out_append(out, benchmark, "*");
+		if (!b || bench_benchmark_fail(b, failure) < 0)
+			return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		char variant[WHERE_NAME];
+
+		snprintf(variant, sizeof(variant), "%.*s", WHERE_NAME - 1,
+			 w->variants[i]);
+		b = bench_out_append(out, benchmark, variant);
+		if (!b ||
+		    bench_benchmark_fail(b, w->variant < 0 ||
+						    (unsigned int)w->variant == i ?
+					    failure :
+					    other) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Moves the *src_n messages of the array *srcp to the end of *dstp, of
+ * capacity *dst_cap. 0, or -ENOMEM with all of them still in src.
+ */
+static int move_messages(void *dstp, size_t *dst_n, size_t *dst_cap,
+			 void *srcp, size_t *src_n)
+{
+	void ***dst = dstp, ***src = srcp;
+
+	if (ARRAY_RESERVE(*dst, *dst_cap, *dst_n + *src_n) < 0)
+		return -ENOMEM;
+	memcpy(*dst + *dst_n, *src, *src_n * sizeof(void *));
+	*dst_n += *src_n;
+	*src_n = 0;
+	return 0;
+}
+
+/*
+ * The child's packed BenchRun from fd (free with bench_run_free()). 0 or
+ * -errno: -EBADMSG when it is not one.
+ */
+static int child_read(int fd, Fleetbench__BenchRun **ret)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	off_t size = lseek(fd, 0, SEEK_END);
+	Fleetbench__BenchRun *b;
+	ssize_t n;
+
+	if (size < 0)
+		return -errno;
+	buf = malloc((size_t)size + 1);
+	if (!buf)
+		return -ENOMEM;
+	n = pread(fd, buf, (size_t)size, 0);
+	if (n != size)
+		return n < 0 ? -errno : -EIO;
+	b = fleetbench__bench_run__unpack(NULL, (size_t)size, buf);
+	if (!b)
+		return -EBADMSG;
+	*ret = b;
+	return 0;
+}
+
+int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
+		       struct bench_out *out)
+{
+	struct bench_where *w = run->where;
+	Fleetbench__BenchRun *got = NULL;
+	_cleanup_close_ int out_fd = -1;
+	char failure[1024] = "", where[160], note[512] = "";
+	bool timed_out = false;
+	pid_t pid, self = getpid();
+	int status = 0, r;
+
+	memset(w, 0, sizeof(*w));
+	w->variant = -1;
+	out_fd = memfd_create("fleetbench-results", MFD_CLOEXEC);
+	pid = out_fd < 0 ? -1 : fork();
+	if (pid == 0)
+		child_main(run, ops, self, out_fd);
+	if (pid < 0) {
+		snprintf(failure, sizeof(failure),
+			 "cannot start the benchmark process: %s",
+			 strerror(errno));
+		goto failed;
+	}
+	r = child_wait(pid, run->params->timeout_s, &status, &timed_out);
+	where_restore(run, w, note, sizeof(note));
+	if (r < 0)
+		return r;
+	if (bench_interrupted())
+		return -EINTR;
+	where_text(w, ops->name, run->params->repeats, where, sizeof(where));
+	if (timed_out) {
+		snprintf(failure, sizeof(failure), "timed out after %lld s%s",
+			 run->params->timeout_s, where);
+	} else if (WIFSIGNALED(status)) {
+		char sig[32];
+
+		signal_name(WTERMSIG(status), sig, sizeof(sig));
+		snprintf(failure, sizeof(failure), "%s%s", sig, where);
+	} else if (WEXITSTATUS(status) == CHILD_EXIT_ERROR) {
+		snprintf(failure, sizeof(failure), "%s%s", strerror(w->error),
+			 where);
+	} else if (WEXITSTATUS(status) == CHILD_EXIT_STOPPED) {
+		char sig[32];
+
+		signal_name(w->signal, sig, sizeof(sig));
+		snprintf(failure, sizeof(failure), "stopped by %s%s", sig,
+			 where);
+	} else if (WEXITSTATUS(status) != 0) {
+		snprintf(failure, sizeof(failure), "exit status %d%s",
+			 WEXITSTATUS(status), where);
+	} else {
+		r = child_read(out_fd, &got);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			snprintf(failure, sizeof(failure),
+				 "its results are unreadable (%s)%s",
+				 strerror(-r), where);
+	}
+failed:
+	if (failure[0]) {
+		size_t len = strlen(failure);
+
+		snprintf(failure + len, sizeof(failure) - len, "%s", note);
+		return fail_benchmark(out, w, ops->name, failure);
+	}
+	bench_check_bounds(got);
+	r = move_messages(&out->msg->benchmarks, &out->msg->n_benchmarks,
+			  &out->cap_benchmarks, &got->benchmarks,
+			  &got->n_benchmarks);
+	if (r == 0)
+		r = move_messages(&out->msg->comparisons,
+				  &out->msg->n_comparisons,
+				  &out->cap_comparisons, &got->comparisons,
+				  &got->n_comparisons);
+	bench_run_free(got);
+	return r;
+}

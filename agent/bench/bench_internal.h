@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the driver's files share and the benchmarks do not see: the state
+ * of a run (struct bench_run), a variant's handle (struct bench_result),
+ * the page where a benchmark's child says where it is (struct
+ * bench_where), and the few helpers more than one of them calls. The
+ * driver is bench.c (the table and the suite), bench_child.c (each
+ * benchmark's process), bench_result.c (results, samples, comparisons,
+ * bounds), bench_window.c (the measured windows), bench_safety.c,
+ * bench_params.c (profiles and the method) and kfiles.c (kernel files).
+ */
+#ifndef FLEETBENCH_BENCH_INTERNAL_H
+#define FLEETBENCH_BENCH_INTERNAL_H
+
+#include <stddef.h>
+
+#include "bench.h"
+#include "probe.h"
+#include "probe_stat.h"
+
+#define MAX_METRICS 24 /* of one variant */
+
+/*
+ * Where a benchmark's child is, in a MAP_SHARED page the parent reads once
+ * the child has ended (so it can say where the child died), and the system
+ * settings to restore should it die. The child writes it with plain stores
+ * (no allocation, no lock): safe at any point, from a signal handler too.
+ */
+#define WHERE_VARIANTS 32
+#define WHERE_NAME 64
+#define WHERE_RESTORE 4
+
+enum bench_phase {
+	PHASE_START,
+	PHASE_SETUP,
+	PHASE_RUN,
+	PHASE_COMPARE,
+	PHASE_TEARDOWN,
+	PHASE_REPORT,
+};
+
+struct bench_where {
+	int phase; /* enum bench_phase */
+	int variant; /* the window last begun (index into variants), -1 */
+	long long repeat; /* 0-based, in PHASE_RUN */
+	int error; /* errno of a child that exits CHILD_EXIT_ERROR */
+	int signal; /* what stopped a child that exits CHILD_EXIT_STOPPED */
+	unsigned int nvariants; /* announced by bench_result_new */
+	char variants[WHERE_VARIANTS][WHERE_NAME];
+	struct {
+		int armed;
+		char path[256];
+		char value[32];
+	} restore[WHERE_RESTORE];
+};
+
+/* A BenchRun being built, with the capacities of its arrays
+ * (ARRAY_RESERVE: the message keeps only their lengths). */
+struct bench_out {
+	Fleetbench__BenchRun *msg;
+	size_t cap_benchmarks, cap_comparisons;
+};
+
+struct bench_result {
+	struct bench_run *run;
+	int slot; /* index in where->variants, -1: not announced */
+	Fleetbench__Benchmark *msg; /* in run->out.msg->benchmarks */
+	/* the capacities of msg's arrays, and of each metric's samples */
+	size_t cap_parameters, cap_metrics, cap_windows;
+	size_t cap_samples[MAX_METRICS];
+	/* the open window */
+	struct probe_cpu_times w_times;
+	int w_times_ok;
+	double w_start;
+};
+
+struct bench_run {
+	const struct bench_params *params;
+	struct probe_ctx pctx; /* root_fd, for kernel files */
+	struct probe_opts popts;
+	struct bench_result **results; /* the handles of out's benchmarks */
+	size_t nresults, cap_results;
+	/* what this process measured: in a child, what it hands back */
+	struct bench_out out;
+	struct bench_where *where; /* in a benchmark's child, else NULL */
+};
+
+/* ---- bench_result.c ---- */
+
+/* A new Benchmark appended to out; NULL on ENOMEM. */
+Fleetbench__Benchmark *bench_out_append(struct bench_out *out,
+					const char *benchmark,
+					const char *variant);
+
+/* Marks b failed with failure: its metrics and windows go, its parameters
+ * stay. 0 or -ENOMEM. */
+int bench_benchmark_fail(Fleetbench__Benchmark *b, const char *failure);
+
+/* A finite v sets an optional double; NaN or infinity leaves it unset. */
+void bench_set_double(protobuf_c_boolean *has, double *dst, double v);
+
+/* ---- bench_child.c ---- */
+
+/*
+ * Runs one benchmark in a child and adds its results and comparisons, or
+ * its failure, to out. 0, -EINTR when interrupted, or -errno of the parent
+ * itself. run->where is the shared page.
+ */
+int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
+		       struct bench_out *out);
+
+#endif
