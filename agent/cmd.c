@@ -67,9 +67,9 @@ int agent_print_report(struct json_object *probe,
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		log_error("cannot write the report: %s", strerror(errno));
-		return 1;
+		return ST_FAILURE;
 	}
-	return 0;
+	return ST_OK;
 }
 
 /* ---- the collector: endpoints and keys ---- */
