@@ -17,7 +17,8 @@ static const struct config_key *config_find(const struct config_key *keys,
 					    const char *name)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(keys[i].section, section) &&
+		if (config_is_key(&keys[i]) &&
+		    !strcmp(keys[i].section, section) &&
 		    !strcmp(keys[i].name, name))
 			return &keys[i];
 	return NULL;
@@ -27,7 +28,7 @@ static bool config_has_section(const struct config_key *keys, size_t n,
 			       const char *section)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(keys[i].section, section))
+		if (config_is_key(&keys[i]) && !strcmp(keys[i].section, section))
 			return true;
 	return false;
 }
@@ -152,7 +153,7 @@ int config_defaults(const struct config_key *keys, size_t n, void *dst,
 	for (size_t i = 0; i < n; i++) {
 		int r;
 
-		if (!keys[i].def)
+		if (!config_is_key(&keys[i]) || !keys[i].def)
 			continue;
 		r = config_assign(&keys[i], dst, keys[i].def, err);
 		if (r < 0)
@@ -252,7 +253,7 @@ int config_load(const char *path, const struct config_key *keys, size_t n,
 void config_release(const struct config_key *keys, size_t n, void *dst)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (keys[i].type != CONFIG_STR)
+		if (!config_is_key(&keys[i]) || keys[i].type != CONFIG_STR)
 			continue;
 		char **field = (char **)((char *)dst + keys[i].offset);
 

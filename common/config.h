@@ -4,10 +4,18 @@
  * key names its section, type, destination field, default and range. Every
  * value is parsed strictly and range-checked; an unknown section or key is an
  * error naming the file and line.
+ *
+ * The same table is a program's settings table: an entry also names the
+ * flag that sets its key and its help, so that the config parser, the flag
+ * parser and --help (common/cli.h) are all made from one declaration per
+ * setting. An entry without a key is a flag of the command line only (its
+ * opt is what cli_getopt() returns for it) or, without a flag either, a
+ * heading line of --help.
  */
 #ifndef FLEETBENCH_CONFIG_H
 #define FLEETBENCH_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +33,34 @@ struct config_key {
 	size_t offset; /* of the destination field in the caller's struct */
 	const char *def; /* default, written as in the file; NULL leaves the field zero */
 	long long min, max; /* CONFIG_INT and CONFIG_SIZE range (max 0: no upper bound) */
-	const char *help;
+	const char *help; /* for --help: '\n' starts a line of its own */
+	/* the command line (cli.h) */
+	const char *flag; /* the long option, without "--"; NULL: none */
+	const char *arg; /* the flag's value in --help ("MS"); NULL: a switch */
+	bool list; /* the flag may repeat: its values are joined by commas */
+	char short_flag; /* a flag without a key: its one-letter form, or 0 */
+	int opt; /* a flag without a key: what cli_getopt() returns for it
+		  * (short_flag itself when it has one) */
 };
+
+/*
+ * An entry of a settings table: a config key section.name, of type, at
+ * offset, with its default, range, the flag that sets it (NULL: none), the
+ * flag's value in --help (NULL: a switch) and help. Designated, so the
+ * fields not named stay zero.
+ */
+#define CONFIG_KEY(sec, nm, typ, off, dflt, lo, hi, flg, argname, text)       \
+	{                                                                     \
+		.section = (sec), .name = (nm), .type = (typ), .offset = (off), \
+		.def = (dflt), .min = (lo), .max = (hi), .flag = (flg),         \
+		.arg = (argname), .help = (text)                                \
+	}
+
+/* Whether the entry is a key of the config file (not a flag or heading only). */
+static inline bool config_is_key(const struct config_key *k)
+{
+	return k->section && k->name;
+}
 
 #define CONFIG_ERR_LEN 512
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The table-driven INI loader: defaults, types, ranges, errors with lines. */
+/*
+ * The table-driven INI loader: defaults, types, ranges, errors with lines;
+ * the settings table that also makes the flags and --help (cli.h).
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -8,6 +11,7 @@
 
 #include "check.h"
 #include "cleanup.h"
+#include "cli.h"
 #include "config.h"
 
 struct cfg {
@@ -18,15 +22,82 @@ struct cfg {
 };
 
 static const struct config_key keys[] = {
-	{ "main", "name", CONFIG_STR, offsetof(struct cfg, name), "dflt", 0, 0,
-	  NULL },
-	{ "main", "count", CONFIG_INT, offsetof(struct cfg, count), "5", 1, 10,
-	  NULL },
-	{ "bench", "size", CONFIG_SIZE, offsetof(struct cfg, size), "1M", 4096,
-	  1LL << 40, NULL },
-	{ "bench", "flag", CONFIG_BOOL, offsetof(struct cfg, flag), "no", 0, 0,
-	  NULL },
+	CONFIG_KEY("main", "name", CONFIG_STR, offsetof(struct cfg, name),
+		   "dflt", 0, 0, NULL, NULL, NULL),
+	CONFIG_KEY("main", "count", CONFIG_INT, offsetof(struct cfg, count),
+		   "5", 1, 10, NULL, NULL, NULL),
+	CONFIG_KEY("bench", "size", CONFIG_SIZE, offsetof(struct cfg, size),
+		   "1M", 4096, 1LL << 40, NULL, NULL, NULL),
+	CONFIG_KEY("bench", "flag", CONFIG_BOOL, offsetof(struct cfg, flag),
+		   "no", 0, 0, NULL, NULL, NULL),
 };
+
+/* A settings table: keys with flags, a flag without a key, a heading. */
+static const struct config_key settings[] = {
+	CLI_FLAG("config", 'c', "FILE", 'c', "the config"),
+	CONFIG_KEY("main", "name", CONFIG_STR, offsetof(struct cfg, name),
+		   "dflt", 0, 0, "name", "NAME", "a name"),
+	CLI_HEADING("bench:"),
+	CONFIG_KEY("main", "count", CONFIG_INT, offsetof(struct cfg, count),
+		   "5", 1, 10, "counted-times", "N",
+		   "how many times,\nat most 10"),
+	CONFIG_KEY("bench", "flag", CONFIG_BOOL, offsetof(struct cfg, flag),
+		   "no", 0, 0, "flag", NULL, "a switch"),
+	CONFIG_KEY("bench", "size", CONFIG_SIZE, offsetof(struct cfg, size),
+		   "1M", 4096, 1LL << 40, NULL, NULL, NULL),
+};
+
+/* What a FILE holds after f(FILE *) wrote it, in buf. */
+#define PRINTED(buf, call)                                              \
+	do {                                                            \
+		FILE *m_ = fmemopen(buf, sizeof(buf), "w");             \
+		call;                                                   \
+		fclose(m_);                                             \
+	} while (0)
+
+/* The settings table drives the parser, the flags and --help alike. */
+static void test_settings(void)
+{
+	char err[CONFIG_ERR_LEN], out[1024];
+	char *argv[] = { "prog", "cmd", "--counted-times", "7", "-c", "x.conf",
+			 "--flag", NULL };
+	struct cfg c = { 0 };
+	struct cli cli;
+
+	/* entries without a key are neither defaults nor keys of the file */
+	CHECK_OK(config_defaults(settings, ARRAY_SIZE(settings), &c, err));
+	CHECK_EQ_STR(c.name, "dflt");
+	CHECK_EQ_INT(c.count, 5);
+	CHECK_EQ_INT(config_set(settings, ARRAY_SIZE(settings), &c, "main",
+				"config", "x", err),
+		     -EINVAL);
+	config_release(settings, ARRAY_SIZE(settings), &c);
+	CHECK(c.name == NULL);
+
+	/* the flags: a keyed one is recorded, an own one returned */
+	CHECK_OK(cli_init(&cli, settings, ARRAY_SIZE(settings)));
+	optind = 2;
+	CHECK_EQ_INT(cli_getopt(&cli, 7, argv), 'c');
+	CHECK_EQ_STR(optarg, "x.conf");
+	CHECK_EQ_INT(cli_getopt(&cli, 7, argv), -1);
+	CHECK_EQ_STR(cli_value(&cli, "counted-times"), "7");
+	CHECK_EQ_STR(cli_value(&cli, "flag"), "true");
+	CHECK(cli_sets_key(&cli, "count"));
+	CHECK(!cli_sets_key(&cli, "name"));
+	cli_release(&cli);
+
+	/* --help: the option lines and the config keys */
+	PRINTED(out, cli_usage_options(m_, settings, ARRAY_SIZE(settings)));
+	CHECK_EQ_STR(out, "  -c, --config FILE        the config\n"
+			  "      --name NAME          a name\n"
+			  "  bench:\n"
+			  "      --counted-times N    how many times,\n"
+			  "                           at most 10\n"
+			  "      --flag               a switch\n");
+	PRINTED(out, cli_usage_keys(m_, settings, ARRAY_SIZE(settings)));
+	CHECK_EQ_STR(out, "[main] name, count (--counted-times); [bench] flag "
+			  "(true/false), size\n");
+}
 
 static char path[] = "/tmp/fleetbench-test-config-XXXXXX";
 
@@ -132,6 +203,7 @@ int main(void)
 				 ARRAY_SIZE(keys), &c, err),
 		     -ENOENT);
 
+	test_settings();
 	unlink(path);
 	return check_summary();
 }
