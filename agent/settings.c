@@ -86,7 +86,7 @@ const struct config_key agent_settings[] = {
 		   0, 0, "randread-file", "PATH",
 		   "read this existing file instead of writing one\n"
 		   "(it is kept)"),
-	/* the per-profile defaults and why: bench.c's profiles table */
+	/* the per-profile defaults and why: bench_params.c's profiles table */
 	CONFIG_KEY("bench", "timeout_s", CONFIG_INT, B(timeout_s), NULL, 1,
 		   604800, "bench-timeout", "S",
 		   "kill a benchmark running longer, report it failed\n"
