@@ -8,7 +8,6 @@
 #define FLEETBENCH_TEST_LINK_H
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,8 +15,9 @@
 
 #include "check.h"
 #include "link.h"
+#include "probe_test.h"
 
-static char root[] = "/tmp/fleetbench-test-link-XXXXXX";
+static char *root; /* tree_new() */
 static struct link_keypair server_kp, a_kp, b_kp, c_kp;
 
 static inline char *path_of(const char *rel)
@@ -49,12 +49,6 @@ static inline mode_t mode_of(const char *path)
 	return stat(path, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
 }
 
-static inline int rm_entry(const char *path, const struct stat *st, int flag,
-			   struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
 static inline struct link_allowlist *allowlist_of(const char *path)
 {
 	char err[LINK_ERR_LEN] = "";
@@ -71,10 +65,7 @@ static inline int link_test_setup(void)
 		printf("skipped: libzmq was built without CURVE\n");
 		return 77;
 	}
-	if (!mkdtemp(root)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	root = tree_new();
 	CHECK_EQ_INT(mkdir(path_of("agents"), 0700), 0);
 	CHECK_EQ_INT(mkdir(path_of("server"), 0700), 0);
 	CHECK_EQ_INT(mkdir(path_of("others"), 0700), 0);
@@ -88,7 +79,7 @@ static inline int link_test_setup(void)
 /* Removes the scratch directory; the summary is the exit code. */
 static inline int link_test_finish(void)
 {
-	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tree_free(root);
 	return check_summary();
 }
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,47 +15,50 @@
 #include "cleanup.h"
 #include "file.h"
 #include "list.h"
+#include "probe_test.h"
 #include "uuid_str.h"
 
-static void write_file(const char *path, size_t len)
+/* root/f: len bytes of 'x' */
+static void write_file(const char *root, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	char *data = malloc(len + 1);
 
-	CHECK(fd >= 0);
-	for (size_t i = 0; i < len; i++)
-		CHECK(write(fd, "x", 1) == 1);
-	close(fd);
+	CHECK(data != NULL);
+	if (!data)
+		return;
+	memset(data, 'x', len);
+	tree_put(root, "f", data, (ssize_t)len);
+	free(data);
 }
 
 static void test_read_full_file(void)
 {
-	char dir[] = "/tmp/fb-common-XXXXXX", path[64];
+	char *dir = tree_new(), path[PATH_MAX];
 	char *buf = NULL;
 
-	CHECK(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/f", dir);
 
 	/* empty, one short of the limit, exactly at it, one beyond */
-	write_file(path, 0);
+	write_file(dir, 0);
 	CHECK_EQ_INT(read_full_file(path, 10, &buf), 0);
 	CHECK(buf && buf[0] == '\0');
 	free(buf);
 	buf = NULL;
-	write_file(path, 9);
+	write_file(dir, 9);
 	CHECK_EQ_INT(read_full_file(path, 10, &buf), 9);
 	CHECK(buf && strlen(buf) == 9);
 	free(buf);
 	buf = NULL;
-	write_file(path, 10);
+	write_file(dir, 10);
 	CHECK_EQ_INT(read_full_file(path, 10, &buf), 10);
 	free(buf);
 	buf = NULL;
-	write_file(path, 11);
+	write_file(dir, 11);
 	CHECK_EQ_INT(read_full_file(path, 10, &buf), -EFBIG);
 	CHECK(!buf); /* written only on success */
 
 	/* beyond the first 4 KiB, through the doubling */
-	write_file(path, 100000);
+	write_file(dir, 100000);
 	CHECK_EQ_INT(read_full_file(path, 1 << 20, &buf), 100000);
 	CHECK(buf && buf[99999] == 'x' && buf[100000] == '\0');
 	free(buf);
@@ -67,8 +71,7 @@ static void test_read_full_file(void)
 		CHECK_EQ_INT(read_full_fileat(dfd, "f", 1 << 20, &buf), 100000);
 		free(buf);
 	}
-	unlink(path);
-	rmdir(dir);
+	tree_free(dir);
 }
 
 static void test_array(void)
