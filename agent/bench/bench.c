@@ -71,6 +71,14 @@ int bench_only_has(const char *only, const char *name)
 	return 0;
 }
 
+bool bench_selected(const struct bench_ops *ops, const char *profile,
+		    const char *only)
+{
+	if (only)
+		return bench_only_has(only, ops->name);
+	return !ops->full_only || (profile && !strcmp(profile, "full"));
+}
+
 /* Every name in only is a benchmark: else -EINVAL naming it. */
 static int only_check(const char *only, char *err, size_t errlen)
 {
@@ -140,7 +148,7 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 	for (size_t i = 0; i < ARRAY_SIZE(bench_table) && r == 0; i++) {
 		const struct bench_ops *ops = bench_table[i];
 
-		if (only && !bench_only_has(only, ops->name))
+		if (!bench_selected(ops, p->profile, only))
 			continue;
 		if (bench_interrupted()) {
 			r = -EINTR;

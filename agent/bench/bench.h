@@ -68,6 +68,9 @@ struct bench_run;
 struct bench_ops {
 	const char *name;
 	const char *summary;
+	/* Runs in the "full" profile only (a long sweep), unless --only names
+	 * it: quick and standard leave it out. */
+	bool full_only;
 	/* Allocates buffers and files, decides which variants run (creating
 	 * their results, skipped or not). *state is passed to run/teardown.
 	 * Returns 0 or -errno; a benchmark that cannot run at all on this host
@@ -135,6 +138,11 @@ size_t bench_check_bounds(Fleetbench__BenchRun *b);
 
 /* Whether the comma-separated list only names benchmark name. */
 int bench_only_has(const char *only, const char *name);
+
+/* Whether ops runs in a run of profile with only (NULL: the profile's
+ * own benchmarks): named by only, or, without only, in the profile. */
+bool bench_selected(const struct bench_ops *ops, const char *profile,
+		    const char *only);
 
 /*
  * The method of a run with p and only (proto/fleetbench.proto, Method):

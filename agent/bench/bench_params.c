@@ -141,7 +141,7 @@ int bench_method_new(const struct bench_params *p, const char *only,
 		     Fleetbench__Method **ret)
 {
 	struct bench_params prof = { 0 };
-	size_t keylen = 0, nran = 0;
+	size_t keylen = 0, nran = 0, nprofile = 0;
 	Fleetbench__Method *m;
 	FILE *f;
 
@@ -162,7 +162,9 @@ int bench_method_new(const struct bench_params *p, const char *only,
 	for (size_t i = 0; i < bench_count(); i++) {
 		const char *name = bench_get(i)->name;
 
-		if (only && !bench_only_has(only, name))
+		if (bench_selected(bench_get(i), p->profile, NULL))
+			nprofile++;
+		if (!bench_selected(bench_get(i), p->profile, only))
 			continue;
 		m->only[nran] = strdup(name);
 		if (!m->only[nran])
@@ -170,8 +172,15 @@ int bench_method_new(const struct bench_params *p, const char *only,
 		nran++;
 		m->n_only = nran;
 	}
-	/* A subset is its own method; all of them is no subset. */
-	if (nran < bench_count()) {
+	/* A subset is its own method; the profile's own benchmarks are no
+	 * subset. A full_only benchmark named in a quick or standard run
+	 * makes the list differ too. */
+	bool same = nran == nprofile;
+
+	for (size_t i = 0; same && i < bench_count(); i++)
+		same = bench_selected(bench_get(i), p->profile, NULL) ==
+		       bench_selected(bench_get(i), p->profile, only);
+	if (!same) {
 		for (size_t i = 0; i < nran; i++)
 			fprintf(f, "%s%s", i ? "," : "+only=", m->only[i]);
 	} else {

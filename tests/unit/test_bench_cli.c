@@ -46,6 +46,10 @@ static void check_results(struct json_object *bench, long long repeats,
 		const char *name = bench_get(b)->name;
 		int seen = 0;
 
+		/* a full_only benchmark is not in a quick run */
+		if (!bench_selected(bench_get(b), who, NULL))
+			continue;
+
 		for (size_t i = 0; i < json_object_array_length(results); i++) {
 			struct json_object *r =
 				json_object_array_get_idx(results, i);
