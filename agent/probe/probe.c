@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "probe_modules.h"
+#include "probe_virt.h"
 #include "sys/sys.h"
 
 /* Report order. "labels" follows "virt" because it infers from DMI. */
@@ -147,6 +148,28 @@ struct json_object *item_array(struct json_object *o, const char *key)
 	return o ? v : NULL;
 }
 
+int item_append_str(struct json_object *arr, const char *v)
+{
+	struct json_object *s = json_object_new_string(v);
+
+	if (!s || json_object_array_add(arr, s) < 0) {
+		json_object_put(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+struct json_object *item_append_object(struct json_object *arr)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o || json_object_array_add(arr, o) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 bool item_is_unknown(struct json_object *v)
 {
 	return json_object_is_type(v, json_type_object) &&
@@ -197,8 +220,8 @@ int item_file_str(struct probe_ctx *ctx, struct json_object *o,
 	return 0;
 }
 
-int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
-		  const char *key, const char *path)
+int item_file_i64_value(struct probe_ctx *ctx, struct json_object *o,
+			const char *key, const char *path, int64_t *ret)
 {
 	char buf[256];
 	ssize_t n = item_read_line(ctx, o, key, path, buf, sizeof(buf));
@@ -211,7 +234,15 @@ int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
 		return -EBADMSG;
 	}
 	item_i64(o, key, v);
+	if (ret)
+		*ret = v;
 	return 0;
+}
+
+int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
+		  const char *key, const char *path)
+{
+	return item_file_i64_value(ctx, o, key, path, NULL);
 }
 
 struct json_object *probe_bracket_json(const struct probe_bracket *b)
@@ -287,6 +318,7 @@ int probe_run(const struct probe_opts *opts, struct json_object **ret)
 		.root_fd = -1,
 	};
 	struct json_object *report, *meta;
+	struct virt_dmi dmi = { .probed = false };
 	struct timespec wall;
 	char stamp[64];
 	ssize_t n;
@@ -308,7 +340,7 @@ int probe_run(const struct probe_opts *opts, struct json_object **ret)
 		r = -ENOMEM;
 		goto out;
 	}
-	ctx.report = report;
+	ctx.dmi = &dmi;
 	meta = item_object(report, "meta");
 	item_str(meta, "agent_version", FLEETBENCH_VERSION);
 	item_str(meta, "root", opts->root ? opts->root : "/");

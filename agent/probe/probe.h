@@ -74,6 +74,8 @@ const char *probe_section_name(size_t i);
 
 /* -------- for probe_*.c modules -------- */
 
+struct virt_dmi;
+
 struct probe_ctx {
 	const struct probe_opts *opts;
 	const struct probe_sys *sys;
@@ -81,7 +83,7 @@ struct probe_ctx {
 	struct timespec t_start; /* CLOCK_MONOTONIC when the probe began */
 	char *stat_start; /* /proc/stat read when the probe began, or NULL */
 	int stat_start_err; /* -errno when stat_start is NULL */
-	struct json_object *report; /* the whole report, for cross-references */
+	struct virt_dmi *dmi; /* the virt probe's DMI, for labels; or NULL */
 };
 
 struct probe_ops {
@@ -157,6 +159,10 @@ void item_unknown_err(struct json_object *o, const char *key, int err);
 /* A new object / array at key, returned for filling (NULL on ENOMEM). */
 struct json_object *item_object(struct json_object *o, const char *key);
 struct json_object *item_array(struct json_object *o, const char *key);
+/* Appends v / a new object (returned for filling) to an item_array();
+ * -ENOMEM / NULL when json-c cannot allocate. */
+int item_append_str(struct json_object *arr, const char *v);
+struct json_object *item_append_object(struct json_object *arr);
 /* True when v is an { "unknown": reason } item. */
 bool item_is_unknown(struct json_object *v);
 
@@ -190,6 +196,10 @@ int item_file_i64(struct probe_ctx *ctx, struct json_object *o,
 		  const char *key, const char *path);
 int item_file_bracket(struct probe_ctx *ctx, struct json_object *o,
 		      const char *key, const char *path);
+/* item_file_i64() that also sets *ret (when not NULL) to the value it
+ * reported, when it returns 0. */
+int item_file_i64_value(struct probe_ctx *ctx, struct json_object *o,
+			const char *key, const char *path, int64_t *ret);
 
 /*
  * A bracketed sysfs list, "always [madvise] never": the options in order

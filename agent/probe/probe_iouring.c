@@ -178,16 +178,13 @@ const char *iouring_setup_explanation(int err, int64_t disabled, int64_t group,
 	return "unexplained";
 }
 
-/* item_file_i64() that also hands back the value; -1 when unknown. */
+/* item_file_i64_value(); the value, or -1 when unknown. */
 static int64_t file_i64(struct probe_ctx *ctx, struct json_object *out,
 			const char *key, const char *path)
 {
-	struct json_object *v;
+	int64_t v;
 
-	if (item_file_i64(ctx, out, key, path) < 0 ||
-	    !json_object_object_get_ex(out, key, &v))
-		return -1;
-	return json_object_get_int64(v);
+	return item_file_i64_value(ctx, out, key, path, &v) < 0 ? -1 : v;
 }
 
 static void probe_seccomp(struct json_object *out, const char *status,

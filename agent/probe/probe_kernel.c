@@ -6,8 +6,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "probe_modules.h"
 
@@ -126,50 +128,15 @@ static int parse_pool_count(const char *s, int64_t *ret)
 	return 0;
 }
 
-/* Appends v to arr, taking it; json-c would store a NULL v as null. */
-static int array_take(struct json_object *arr, struct json_object *v)
+int kernel_cmdline_parse(const char *cmdline, struct kernel_cmdline *ret)
 {
-	if (!v)
-		return -ENOMEM;
-	if (json_object_array_add(arr, v) < 0) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static struct json_object *new_pool(const char *size, const char *count)
-{
-	struct json_object *pool = json_object_new_object();
-	int64_t n;
-
-	if (!pool)
-		return NULL;
-	item_str(pool, "size", size);
-	if (parse_pool_count(count, &n) < 0)
-		item_unknown(pool, "count",
-			     "malformed: hugepages=%s is not a page count",
-			     count);
-	else
-		item_i64(pool, "count", n);
-	return pool;
-}
-
-int kernel_parse_cmdline(const char *cmdline, struct json_object *out)
-{
-	_cleanup_free_ char *copy = strdup(cmdline);
-	struct json_object *sizes, *pages, *pools;
-	const char *thp = NULL, *default_size = NULL, *size = "default";
+	struct kernel_cmdline c = { .buf = strdup(cmdline) };
+	const char *size = "default";
 	char *p, *name, *val;
 
-	if (!copy)
+	if (!c.buf)
 		return -ENOMEM;
-	sizes = json_object_new_array();
-	pages = json_object_new_array();
-	pools = json_object_new_array();
-	if (!sizes || !pages || !pools)
-		goto nomem;
-	p = copy;
+	p = c.buf;
 	while (next_param(&p, &name, &val)) {
 		if (!val) {
 			/* What follows "--" is init's, not the kernel's. */
@@ -180,36 +147,85 @@ int kernel_parse_cmdline(const char *cmdline, struct json_object *out)
 		/* Later values override earlier ones, as the kernel's
 		 * handlers run once per occurrence. */
 		if (param_eq(name, "transparent_hugepage")) {
-			thp = val;
+			c.thp = val;
 		} else if (param_eq(name, "default_hugepagesz")) {
-			default_size = val;
+			c.default_size = val;
 		} else if (param_eq(name, "hugepagesz")) {
-			if (array_take(sizes, json_object_new_string(val)) < 0)
+			if (ARRAY_RESERVE(c.sizes, c.sizes_cap, c.n_sizes + 1) < 0)
 				goto nomem;
+			c.sizes[c.n_sizes++] = val;
 			size = val;
 		} else if (param_eq(name, "hugepages")) {
-			if (array_take(pages, json_object_new_string(val)) < 0 ||
-			    array_take(pools, new_pool(size, val)) < 0)
+			struct kernel_cmdline_pool *pool;
+
+			if (ARRAY_RESERVE(c.pools, c.pools_cap, c.n_pools + 1) < 0)
 				goto nomem;
+			pool = &c.pools[c.n_pools++];
+			pool->size = size;
+			pool->count = val;
+			pool->valid = parse_pool_count(val, &pool->pages) == 0;
 		}
 	}
-	if (thp)
-		item_str(out, "transparent_hugepage", thp);
-	else
-		item_null(out, "transparent_hugepage");
-	if (default_size)
-		item_str(out, "default_hugepagesz", default_size);
-	else
-		item_null(out, "default_hugepagesz");
-	json_object_object_add(out, "hugepagesz", sizes);
-	json_object_object_add(out, "hugepages", pages);
-	json_object_object_add(out, "hugepage_pools", pools);
+	*ret = c;
 	return 0;
 nomem:
-	json_object_put(sizes);
-	json_object_put(pages);
-	json_object_put(pools);
+	kernel_cmdline_free(&c);
 	return -ENOMEM;
+}
+
+void kernel_cmdline_free(struct kernel_cmdline *c)
+{
+	free(c->buf);
+	free(c->sizes);
+	free(c->pools);
+	*c = (struct kernel_cmdline){ 0 };
+}
+
+/* Sets c's items on out, as kernel_parse_cmdline() documents. */
+static int cmdline_items(const struct kernel_cmdline *c,
+			 struct json_object *out)
+{
+	struct json_object *sizes, *pages, *pools;
+
+	if (c->thp)
+		item_str(out, "transparent_hugepage", c->thp);
+	else
+		item_null(out, "transparent_hugepage");
+	if (c->default_size)
+		item_str(out, "default_hugepagesz", c->default_size);
+	else
+		item_null(out, "default_hugepagesz");
+	sizes = item_array(out, "hugepagesz");
+	pages = item_array(out, "hugepages");
+	pools = item_array(out, "hugepage_pools");
+	if (!sizes || !pages || !pools)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_sizes; i++)
+		if (item_append_str(sizes, c->sizes[i]) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < c->n_pools; i++) {
+		const struct kernel_cmdline_pool *cp = &c->pools[i];
+		struct json_object *pool = item_append_object(pools);
+
+		if (item_append_str(pages, cp->count) < 0 || !pool)
+			return -ENOMEM;
+		item_str(pool, "size", cp->size);
+		if (cp->valid)
+			item_i64(pool, "count", cp->pages);
+		else
+			item_unknown(pool, "count",
+				     "malformed: hugepages=%s is not a page count",
+				     cp->count);
+	}
+	return 0;
+}
+
+int kernel_parse_cmdline(const char *cmdline, struct json_object *out)
+{
+	_cleanup_(kernel_cmdline_free) struct kernel_cmdline c = { 0 };
+	int r = kernel_cmdline_parse(cmdline, &c);
+
+	return r < 0 ? r : cmdline_items(&c, out);
 }
 
 static int probe_kernel(struct probe_ctx *ctx, struct json_object *out)

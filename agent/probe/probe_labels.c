@@ -64,7 +64,7 @@ static const struct {
 	{ "xen", { { "sys_vendor", MATCH_EXACT, "Xen" } } },
 };
 
-static bool cond_holds(struct json_object *dmi, const struct dmi_cond *c)
+static bool cond_holds(const struct virt_dmi *dmi, const struct dmi_cond *c)
 {
 	const char *v = virt_dmi_get(dmi, c->field);
 
@@ -83,20 +83,18 @@ static bool cond_holds(struct json_object *dmi, const struct dmi_cond *c)
 
 /* False, with the reason in why ("not given; DMI absent"), when DMI
  * cannot be used at all. */
-static bool dmi_usable(struct json_object *dmi, char *why, size_t size)
+static bool dmi_usable(const struct virt_dmi *dmi, char *why, size_t size)
 {
-	struct json_object *present, *reason;
-
-	if (!dmi || !json_object_object_get_ex(dmi, "present", &present)) {
+	if (!dmi || !dmi->probed) {
 		snprintf(why, size, "not given; DMI not probed");
 		return false;
 	}
-	if (json_object_object_get_ex(present, "unknown", &reason)) {
+	if (dmi->present < 0) {
 		snprintf(why, size, "not given; DMI unreadable (%s)",
-			 json_object_get_string(reason));
+			 probe_reason(dmi->present));
 		return false;
 	}
-	if (!json_object_get_boolean(present)) {
+	if (!dmi->present) {
 		snprintf(why, size, "not given; DMI absent");
 		return false;
 	}
@@ -104,7 +102,7 @@ static bool dmi_usable(struct json_object *dmi, char *why, size_t size)
 }
 
 /* The provider DMI names, or NULL with the reason in why. */
-static const char *dmi_provider(struct json_object *dmi, char *why,
+static const char *dmi_provider(const struct virt_dmi *dmi, char *why,
 				size_t size)
 {
 	const char *vendor;
@@ -133,7 +131,7 @@ static const char *dmi_provider(struct json_object *dmi, char *why,
 }
 
 /* The instance type where DMI carries it (EC2 Nitro's product_name). */
-static const char *dmi_instance_type(struct json_object *dmi,
+static const char *dmi_instance_type(const struct virt_dmi *dmi,
 				     const char *provider, char *why,
 				     size_t size)
 {
@@ -182,12 +180,10 @@ static void item_label(struct json_object *out, const char *key,
 
 static int probe_labels(struct probe_ctx *ctx, struct json_object *out)
 {
-	struct json_object *virt, *dmi = NULL;
+	const struct virt_dmi *dmi = ctx->dmi;
 	const char *provider, *itype;
 	char why[256], iwhy[256];
 
-	if (json_object_object_get_ex(ctx->report, "virt", &virt))
-		json_object_object_get_ex(virt, "dmi", &dmi);
 	provider = dmi_provider(dmi, why, sizeof(why));
 	item_label(out, "provider", &ctx->opts->provider, provider, why);
 	itype = dmi_instance_type(dmi, provider, iwhy, sizeof(iwhy));

@@ -14,7 +14,6 @@
 #include "probe_modules.h"
 
 #define DMI_DIR "/sys/class/dmi/id"
-#define DMI_STR_MAX 256
 #define CPUID_HV_BIT (1u << 31)
 #define CPUID_HV_LEAF 0x40000000u
 
@@ -71,10 +70,11 @@ static const char *const chassis_types[] = {
 };
 
 /*
- * The DMI files reported, in report order. product_serial, product_uuid and
- * board_serial are root-only and deliberately not read.
+ * The DMI files reported, in report order (enum virt_dmi_index).
+ * product_serial, product_uuid and board_serial are root-only and
+ * deliberately not read.
  */
-static const char *const dmi_fields[] = {
+static const char *const dmi_fields[DMI_NFIELDS] = {
 	"sys_vendor",	"product_name",	  "product_version", "board_vendor",
 	"board_name",	"bios_vendor",	  "bios_version",    "chassis_vendor",
 	"chassis_type", "chassis_asset_tag",
@@ -234,12 +234,12 @@ static void probe_cpuinfo_flag(struct probe_ctx *ctx, struct json_object *out)
 }
 
 /*
- * One DMI string: the file trimmed of surrounding white space ("" is a
- * legitimate value), unknown when absent or holding bytes outside printable
- * ASCII. Returns 0 or -errno.
+ * One DMI string into f: the file trimmed of surrounding white space (""
+ * is a legitimate value); an error when absent or holding bytes outside
+ * printable ASCII.
  */
-static int item_dmi(struct probe_ctx *ctx, struct json_object *o,
-		    const char *field)
+static void dmi_read_field(struct probe_ctx *ctx, const char *field,
+			   struct virt_dmi_field *f)
 {
 	_cleanup_free_ char *data = NULL;
 	char path[128];
@@ -249,105 +249,115 @@ static int item_dmi(struct probe_ctx *ctx, struct json_object *o,
 	snprintf(path, sizeof(path), DMI_DIR "/%s", field);
 	n = probe_read_file(ctx, path, &data);
 	if (n < 0) {
-		item_unknown_err(o, field, (int)n);
-		return (int)n;
+		f->err = (int)n;
+		return;
 	}
 	e = (size_t)n;
 	while (b < e && is_blank(data[b]))
 		b++;
 	while (e > b && is_blank(data[e - 1]))
 		e--;
-	if (e - b >= DMI_STR_MAX) {
-		item_unknown(o, field, "malformed: %s longer than %d bytes",
-			     path, DMI_STR_MAX - 1);
-		return -EBADMSG;
+	f->err = -EBADMSG;
+	if (e - b >= DMI_STR_MAX)
+		f->malformed = "longer than 255 bytes";
+	else if (!probe_printable(data + b, e - b))
+		f->malformed = "has non-printable bytes";
+	else
+		f->err = 0;
+	if (!f->err) {
+		memcpy(f->value, data + b, e - b);
+		f->value[e - b] = '\0';
 	}
-	if (!probe_printable(data + b, e - b)) {
-		item_unknown(o, field, "malformed: %s has non-printable bytes",
-			     path);
-		return -EBADMSG;
-	}
-	data[e] = '\0';
-	item_str(o, field, data + b);
-	return 0;
 }
 
-const char *virt_dmi_get(struct json_object *dmi, const char *field)
+void virt_dmi_read(struct probe_ctx *ctx, struct virt_dmi *dmi)
 {
-	struct json_object *v;
+	_cleanup_closedir_ DIR *d = probe_opendir(ctx, DMI_DIR);
+	int err = d ? 0 : -errno;
 
-	if (!dmi || !json_object_object_get_ex(dmi, field, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static void item_chassis_name(struct json_object *dmi)
-{
-	static const char key[] = "chassis_type_name";
-	struct json_object *v;
-	const char *type;
-	int64_t t;
-
-	type = virt_dmi_get(dmi, "chassis_type");
-	if (!type) {
-		struct json_object *reason;
-
-		/* Same reason as chassis_type itself. */
-		if (json_object_object_get_ex(dmi, "chassis_type", &v) &&
-		    json_object_object_get_ex(v, "unknown", &reason))
-			item_unknown(dmi, key, "%s",
-				     json_object_get_string(reason));
-		else
-			item_unknown(dmi, key, "absent");
+	*dmi = (struct virt_dmi){ .probed = true, .present = 1 };
+	if (err == -ENOENT || err == -ENOTDIR) {
+		dmi->present = 0;
+		for (size_t i = 0; i < DMI_NFIELDS; i++)
+			dmi->f[i].err = -ENOENT;
 		return;
 	}
-	if (probe_parse_i64(type, &t) < 0) {
-		item_unknown(dmi, key, "malformed: chassis_type '%s' is not a number",
-			     type);
+	/* Unreadable as a whole (EACCES): try each file for its own reason. */
+	if (err < 0)
+		dmi->present = err;
+	for (size_t i = 0; i < DMI_NFIELDS; i++)
+		dmi_read_field(ctx, dmi_fields[i], &dmi->f[i]);
+}
+
+const char *virt_dmi_get(const struct virt_dmi *dmi, const char *field)
+{
+	if (!dmi || !dmi->probed)
+		return NULL;
+	for (size_t i = 0; i < DMI_NFIELDS; i++)
+		if (!strcmp(dmi_fields[i], field))
+			return dmi->f[i].err ? NULL : dmi->f[i].value;
+	return NULL;
+}
+
+/* The unknown item of a field that could not be read. */
+static void dmi_item_unknown(struct json_object *o, const char *key,
+			     const char *field, const struct virt_dmi_field *f)
+{
+	if (f->err == -EBADMSG)
+		item_unknown(o, key, "malformed: " DMI_DIR "/%s %s", field,
+			     f->malformed);
+	else
+		item_unknown_err(o, key, f->err);
+}
+
+static void item_chassis_name(struct json_object *o,
+			      const struct virt_dmi_field *type)
+{
+	static const char key[] = "chassis_type_name";
+	int64_t t;
+
+	if (type->err) {
+		/* Same reason as chassis_type itself. */
+		dmi_item_unknown(o, key, "chassis_type", type);
+		return;
+	}
+	if (probe_parse_i64(type->value, &t) < 0) {
+		item_unknown(o, key, "malformed: chassis_type '%s' is not a number",
+			     type->value);
 		return;
 	}
 	if (t <= 0 || (uint64_t)t >= ARRAY_SIZE(chassis_types) ||
 	    !chassis_types[t]) {
-		item_unknown(dmi, key, "no SMBIOS name for chassis type %lld",
+		item_unknown(o, key, "no SMBIOS name for chassis type %lld",
 			     (long long)t);
 		return;
 	}
-	item_str(dmi, key, chassis_types[t]);
+	item_str(o, key, chassis_types[t]);
 }
 
-/* The DMI identity strings in sysfs; returns the dmi object or NULL. */
-static struct json_object *probe_dmi(struct probe_ctx *ctx,
-				     struct json_object *out)
+/* The "dmi" items of what virt_dmi_read() read. */
+static void dmi_items(const struct virt_dmi *dmi, struct json_object *out)
 {
-	struct json_object *dmi = item_object(out, "dmi");
-	_cleanup_closedir_ DIR *d = probe_opendir(ctx, DMI_DIR);
-	int err = d ? 0 : -errno;
+	struct json_object *o = item_object(out, "dmi");
 
-	if (err == -ENOENT || err == -ENOTDIR) {
-		item_bool(dmi, "present", false);
-		for (size_t i = 0; i < ARRAY_SIZE(dmi_fields); i++) {
-			item_unknown(dmi, dmi_fields[i], "absent");
-			if (!strcmp(dmi_fields[i], "chassis_type"))
-				item_unknown(dmi, "chassis_type_name", "absent");
-		}
-		return dmi;
-	}
-	/* Unreadable as a whole (EACCES): try each file for its own reason. */
-	if (err < 0)
-		item_unknown_err(dmi, "present", err);
+	if (dmi->present < 0)
+		item_unknown_err(o, "present", dmi->present);
 	else
-		item_bool(dmi, "present", true);
-	for (size_t i = 0; i < ARRAY_SIZE(dmi_fields); i++) {
-		item_dmi(ctx, dmi, dmi_fields[i]);
-		if (!strcmp(dmi_fields[i], "chassis_type"))
-			item_chassis_name(dmi);
+		item_bool(o, "present", dmi->present);
+	for (size_t i = 0; i < DMI_NFIELDS; i++) {
+		const struct virt_dmi_field *f = &dmi->f[i];
+
+		if (f->err)
+			dmi_item_unknown(o, dmi_fields[i], dmi_fields[i], f);
+		else
+			item_str(o, dmi_fields[i], f->value);
+		if (i == DMI_CHASSIS_TYPE)
+			item_chassis_name(o, f);
 	}
-	return dmi;
 }
 
 /* The hypervisor DMI names, or NULL when DMI names none (bare metal). */
-static const char *dmi_vm(struct json_object *dmi)
+static const char *dmi_vm(const struct virt_dmi *dmi)
 {
 	const char *vendor = virt_dmi_get(dmi, "sys_vendor");
 	const char *product = virt_dmi_get(dmi, "product_name");
@@ -374,22 +384,13 @@ static const char *dmi_vm(struct json_object *dmi)
 	return NULL;
 }
 
-static bool dmi_present(struct json_object *dmi)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(dmi, "present", &v) &&
-	       json_object_is_type(v, json_type_boolean) &&
-	       json_object_get_boolean(v);
-}
-
 /*
  * The VM layer: CPUID names the hypervisor when its bit is set; else DMI
  * may (hidden bit, or no CPUID off x86); else bare metal, provided there
  * was something to tell (a clear bit or readable DMI).
  */
 static void probe_vm(struct json_object *out, int bit, const char *hv,
-		     struct json_object *dmi)
+		     const struct virt_dmi *dmi)
 {
 	struct json_object *vm = item_object(out, "vm");
 	const char *name;
@@ -411,7 +412,7 @@ static void probe_vm(struct json_object *out, int bit, const char *hv,
 		item_str(vm, "source", "cpuid");
 		return;
 	}
-	if (bit == 0 || dmi_present(dmi)) {
+	if (bit == 0 || dmi->present == 1) {
 		item_str(vm, "name", "none");
 		item_str(vm, "source", "none");
 		return;
@@ -423,14 +424,15 @@ static void probe_vm(struct json_object *out, int bit, const char *hv,
 
 static int probe_virt(struct probe_ctx *ctx, struct json_object *out)
 {
-	struct json_object *dmi;
+	struct virt_dmi own, *dmi = ctx->dmi ? ctx->dmi : &own;
 	const char *hv;
 	int bit;
 
 	bit = probe_cpuid(ctx, out, &hv);
 	probe_cpuinfo_flag(ctx, out);
 	item_file_str(ctx, out, "sys_hypervisor_type", "/sys/hypervisor/type");
-	dmi = probe_dmi(ctx, out);
+	virt_dmi_read(ctx, dmi);
+	dmi_items(dmi, out);
 	probe_vm(out, bit, hv, dmi);
 	return container_probe(ctx, out);
 }

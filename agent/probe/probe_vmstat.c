@@ -32,32 +32,45 @@ static bool vmstat_wanted(const char *name, size_t len)
 	return true;
 }
 
-/* One "name value" line; the value must be a non-negative integer. */
-static void vmstat_line(struct json_object *counters, const char *line,
-			size_t len)
+/*
+ * One "name value" line into name and *ret: 1 for a wanted counter with a
+ * non-negative integer value, -EBADMSG for a wanted counter without one
+ * (name is set), 0 for a line the probe does not report.
+ */
+static int vmstat_parse_line(const char *line, size_t len,
+			     char name[VMSTAT_NAME_MAX], int64_t *ret)
 {
 	const char *sp = memchr(line, ' ', len);
 	size_t namelen = sp ? (size_t)(sp - line) : len;
-	char name[VMSTAT_NAME_MAX], val[32];
-	size_t vlen;
-	int64_t v;
+	size_t vlen = sp ? len - namelen - 1 : 0;
+	char val[32];
 
 	if (!vmstat_wanted(line, namelen))
-		return;
+		return 0;
 	memcpy(name, line, namelen);
 	name[namelen] = '\0';
-	vlen = sp ? len - namelen - 1 : 0;
 	if (vlen == 0 || vlen >= sizeof(val))
-		goto bad;
+		return -EBADMSG;
 	memcpy(val, sp + 1, vlen);
 	val[vlen] = '\0';
-	if (probe_parse_i64(val, &v) < 0 || v < 0)
-		goto bad;
-	item_i64(counters, name, v);
-	return;
-bad:
-	item_unknown(counters, name, "malformed: %s %s is not a count",
-		     VMSTAT_PATH, name);
+	if (probe_parse_i64(val, ret) < 0 || *ret < 0)
+		return -EBADMSG;
+	return 1;
+}
+
+/* The item of one line, when the probe reports its counter. */
+static void vmstat_line(struct json_object *counters, const char *line,
+			size_t len)
+{
+	char name[VMSTAT_NAME_MAX];
+	int64_t v;
+	int r = vmstat_parse_line(line, len, name, &v);
+
+	if (r > 0)
+		item_i64(counters, name, v);
+	else if (r < 0)
+		item_unknown(counters, name, "malformed: %s %s is not a count",
+			     VMSTAT_PATH, name);
 }
 
 static int probe_vmstat(struct probe_ctx *ctx, struct json_object *out)

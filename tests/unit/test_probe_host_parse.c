@@ -158,10 +158,41 @@ static void test_cmdline(void)
 	json_object_put(o);
 }
 
+/* The parser's C values, before any item is made of them. */
+static void test_cmdline_values(void)
+{
+	struct kernel_cmdline c;
+
+	CHECK_OK(kernel_cmdline_parse("transparent_hugepage=never "
+				      "hugepagesz=1G hugepages=0:2,1:3 "
+				      "default_hugepagesz=2M hugepages=x "
+				      "transparent_hugepage=madvise",
+				      &c));
+	CHECK_EQ_STR(c.thp, "madvise");
+	CHECK_EQ_STR(c.default_size, "2M");
+	CHECK_EQ_INT(c.n_sizes, 1);
+	CHECK_EQ_STR(c.sizes[0], "1G");
+	CHECK_EQ_INT(c.n_pools, 2);
+	CHECK_EQ_STR(c.pools[0].size, "1G");
+	CHECK_EQ_STR(c.pools[0].count, "0:2,1:3");
+	CHECK(c.pools[0].valid);
+	CHECK_EQ_INT(c.pools[0].pages, 5);
+	CHECK_EQ_STR(c.pools[1].count, "x");
+	CHECK(!c.pools[1].valid);
+	kernel_cmdline_free(&c);
+	CHECK(c.buf == NULL && c.n_pools == 0);
+
+	CHECK_OK(kernel_cmdline_parse("", &c));
+	CHECK(c.thp == NULL && c.default_size == NULL);
+	CHECK_EQ_INT(c.n_sizes + c.n_pools, 0);
+	kernel_cmdline_free(&c);
+}
+
 int main(void)
 {
 	test_cpulist();
 	test_cpuinfo_field();
 	test_cmdline();
+	test_cmdline_values();
 	return check_summary();
 }
