@@ -2,13 +2,12 @@
 /* thp_chase and thp_fault: the cycle, smaps parsing, refusals, a tiny run. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -236,70 +235,35 @@ static void test_smaps(void)
 
 /* ---- a fixture tree ---- */
 
-static int put_file(const char *root, const char *path, const char *text)
-{
-	char full[4096], *slash;
-	FILE *f;
-
-	snprintf(full, sizeof(full), "%s%s", root, path);
-	for (slash = full + strlen(root) + 1; (slash = strchr(slash, '/'));
-	     slash++) {
-		*slash = '\0';
-		if (mkdir(full, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*slash = '/';
-	}
-	f = fopen(full, "we");
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) == 0 ? 0 : -errno;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 #define VMSTAT                                                              \
 	"nr_free_pages 5000000\ncompact_stall 7\nthp_fault_alloc 11\n"      \
 	"thp_fault_fallback 2\nthp_split_page 3\n"
 
-static int make_tree(char *root, const char *meminfo)
+/* A fixture tree (tree_new()) with meminfo and the kernel files the THP
+ * benchmarks read; free it with tree_free(). */
+static char *make_tree(const char *meminfo)
 {
 	static const char *const files[][2] = {
-		{ "/proc/vmstat", VMSTAT },
-		{ "/proc/stat", "cpu  100 0 100 1000 0 0 0 0 0 0\n" },
-		{ "/proc/loadavg", "0.10 0.20 0.30 1/100 1234\n" },
-		{ "/sys/kernel/mm/transparent_hugepage/enabled",
+		{ "proc/vmstat", VMSTAT },
+		{ "proc/stat", "cpu  100 0 100 1000 0 0 0 0 0 0\n" },
+		{ "proc/loadavg", "0.10 0.20 0.30 1/100 1234\n" },
+		{ "sys/kernel/mm/transparent_hugepage/enabled",
 		  "always [madvise] never\n" },
-		{ "/sys/kernel/mm/transparent_hugepage/defrag",
+		{ "sys/kernel/mm/transparent_hugepage/defrag",
 		  "always defer defer+madvise [madvise] never\n" },
-		{ "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+		{ "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
 		  "0\n" },
-		{ "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+		{ "sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
 		  "0\n" },
-		{ "/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages",
+		{ "sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages",
 		  "0\n" },
 	};
-	int r;
+	char *root = tree_new();
 
-	if (!mkdtemp(root))
-		return -errno;
-	r = put_file(root, "/proc/meminfo", meminfo);
-	for (size_t i = 0; r == 0 && i < sizeof(files) / sizeof(files[0]);
-	     i++)
-		r = put_file(root, files[i][0], files[i][1]);
-	return r;
-}
-
-static void remove_tree(const char *root)
-{
-	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tree_put(root, "proc/meminfo", meminfo, -1);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		tree_put(root, files[i][0], files[i][1], -1);
+	return root;
 }
 
 static long long vm_hwm_kb(void)
@@ -353,20 +317,15 @@ static void test_refusal(void)
 	static const char *const chase[] = { "4k", "thp", "hugetlb_2m",
 					     "hugetlb_1g" };
 	static const char *const fault[] = { "nohuge", "thp" };
-	char root[] = "/tmp/fleetbench-thp-XXXXXX";
+	char *root = make_tree("MemTotal: 1048576 kB\nMemFree: 65536 kB\n"
+			       "MemAvailable: 65536 kB\n");
 	struct json_object *report = NULL;
 	struct bench_params p;
 	char err[512] = "";
 	long long hwm0, hwm1;
 
-	if (make_tree(root, "MemTotal: 1048576 kB\nMemFree: 65536 kB\n"
-			    "MemAvailable: 65536 kB\n") < 0) {
-		CHECK_(0, "fixture tree %s", root);
-		remove_tree(root);
-		return;
-	}
 	/* a kernel without THP counters: their absence is a parameter */
-	CHECK_OK(put_file(root, "/proc/vmstat", "compact_stall 1\n"));
+	tree_put(root, "proc/vmstat", "compact_stall 1\n", -1);
 	base_params(&p);
 	p.root = root;
 	p.chase_bytes = 1ULL << 30;
@@ -398,7 +357,7 @@ static void test_refusal(void)
 	CHECK(jcomparison(report, "thp_speedup") &&
 	      !jget(jcomparison(report, "thp_speedup"), "ratio"));
 	json_object_put(report);
-	remove_tree(root);
+	tree_free(root);
 }
 
 /*
@@ -409,19 +368,14 @@ static void test_refusal(void)
 static struct json_object *reserve_run(const char *fault, char *pool,
 				       size_t len)
 {
-	char root[] = "/tmp/fleetbench-thp-XXXXXX", path[256];
+	char *root = make_tree("MemTotal: 67108864 kB\n"
+			       "MemAvailable: 67108864 kB\n");
 	struct json_object *report = NULL;
 	struct bench_params p;
-	char err[512] = "";
+	char err[512] = "", path[PATH_MAX];
 	FILE *f;
 
 	pool[0] = '\0';
-	if (make_tree(root, "MemTotal: 67108864 kB\n"
-			    "MemAvailable: 67108864 kB\n") < 0) {
-		CHECK_(0, "fixture tree %s", root);
-		remove_tree(root);
-		return NULL;
-	}
 	base_params(&p);
 	p.root = root;
 	p.chase_bytes = 2ULL << 20;
@@ -439,7 +393,7 @@ static struct json_object *reserve_run(const char *fault, char *pool,
 	CHECK(f && fgets(pool, (int)len, f));
 	if (f)
 		fclose(f);
-	remove_tree(root);
+	tree_free(root);
 	return report;
 }
 
