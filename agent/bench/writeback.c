@@ -149,7 +149,8 @@ static int wb_open(struct wb_state *st, const char *dir, uint64_t bytes,
 		   struct bench_result *res, char *why, size_t len)
 {
 	struct statfs sf;
-	char name[32];
+	const char *fs;
+	char buf[32];
 	int fd, r;
 
 	if (statfs(dir, &sf) < 0) {
@@ -158,12 +159,12 @@ static int wb_open(struct wb_state *st, const char *dir, uint64_t bytes,
 			 strerror(-r));
 		return r;
 	}
-	bench_param_str(res, "filesystem",
-			io_fs_name((long)sf.f_type, name, sizeof(name)));
+	fs = io_fs_name((long)sf.f_type, buf, sizeof(buf));
+	bench_param_str(res, "filesystem", fs);
 	if (io_fs_is_memory((long)sf.f_type)) {
 		snprintf(why, len,
 			 "%s on %s is memory-backed: nothing is written back",
-			 name, dir);
+			 fs, dir);
 		return -EOPNOTSUPP;
 	}
 	r = bench_check_space(dir, bytes, why, len);
