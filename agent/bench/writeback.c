@@ -20,7 +20,8 @@
 
 #define WB_BLOCK (128u << 10) /* one write(), as cp and rsync issue */
 #define WB_STALL_NS 100000000LL /* a write() over 100 ms is a stall */
-#define WB_CHECK_EVERY 64 /* writes between bench_interrupted() */
+/* writes between bench_interrupted() and samples of the dirty pages */
+#define WB_CHECK_EVERY 64
 #define VM_DIR "/proc/sys/vm/"
 
 /* ---- the host's vm.dirty_* settings ---- */
@@ -324,6 +325,23 @@ static void tuned_restore(struct bench_run *run, struct wb_state *st)
 		}
 }
 
+/* The pages the kernel counts against the dirty limits now (nr_dirty +
+ * nr_writeback, as balance_dirty_pages() does); -1 when unknown. */
+static int64_t dirty_pages_now(struct bench_run *run)
+{
+	_cleanup_free_ char *text = NULL;
+	int64_t dirty, wb;
+	char val[32];
+
+	if (bench_read_file(run, "/proc/vmstat", &text) < 0 ||
+	    probe_kv(text, "nr_dirty", val, sizeof(val)) < 0 ||
+	    probe_parse_i64(val, &dirty) < 0 ||
+	    probe_kv(text, "nr_writeback", val, sizeof(val)) < 0 ||
+	    probe_parse_i64(val, &wb) < 0)
+		return -1;
+	return dirty + wb;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -331,11 +349,13 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The timed writes and fsyncs of one repeat; 0 or -errno. */
-static int wb_write(struct wb_state *st, int64_t *ret_ns)
+/* The timed writes and fsyncs of one repeat, and the most pages dirty or
+ * under writeback seen between them (-1: unknown); 0 or -errno. */
+static int wb_write(struct bench_run *run, struct wb_state *st,
+		    int64_t *ret_ns, int64_t *ret_peak)
 {
 	size_t nf = 0;
-	int64_t t_start = mono_ns();
+	int64_t t_start = mono_ns(), peak = -1;
 
 	for (uint64_t i = 0; i < st->writes; i++) {
 		int64_t t0 = mono_ns();
@@ -352,16 +372,23 @@ static int wb_write(struct wb_state *st, int64_t *ret_ns)
 				return -errno;
 			st->fsync_ns[nf++] = (double)(mono_ns() - t0);
 		}
-		if (i % WB_CHECK_EVERY == WB_CHECK_EVERY - 1 &&
-		    bench_interrupted())
+		if (i % WB_CHECK_EVERY != WB_CHECK_EVERY - 1)
+			continue;
+		if (bench_interrupted())
 			return -EINTR;
+		/* outside the timed calls; about 1 read per 8 MiB */
+		int64_t now = dirty_pages_now(run);
+
+		if (now > peak)
+			peak = now;
 	}
 	*ret_ns = mono_ns() - t_start;
+	*ret_peak = peak;
 	return 0;
 }
 
 static void wb_samples(struct wb_state *st, struct wb_variant *v,
-		       int64_t total_ns)
+		       int64_t total_ns, int64_t peak)
 {
 	double *lat = st->lat, fmax = 0;
 	size_t n = st->writes, stalls = 0;
@@ -381,12 +408,16 @@ static void wb_samples(struct wb_state *st, struct wb_variant *v,
 	bench_sample(v->res, "fsync_max_ms", "ms", fmax / 1e6);
 	bench_sample(v->res, "mb_per_s", "MB/s",
 		     (double)(n * WB_BLOCK) / ((double)total_ns / 1e9) / 1e6);
+	/* against the parameter dirty_threshold_bytes: was it reached? */
+	if (peak >= 0)
+		bench_sample(v->res, "dirty_peak_mb", "MB",
+			     (double)peak * (double)sysconf(_SC_PAGESIZE) / 1e6);
 }
 
 static int wb_measure(struct bench_run *run, struct wb_state *st,
 		      struct wb_variant *v)
 {
-	int64_t total_ns = 0;
+	int64_t total_ns = 0, peak = -1;
 	int r = 0;
 
 	/* an empty file at offset 0: each repeat writes the same blocks */
@@ -404,7 +435,7 @@ static int wb_measure(struct bench_run *run, struct wb_state *st,
 	}
 	if (r == 0) {
 		bench_window_begin(v->res);
-		r = wb_write(st, &total_ns);
+		r = wb_write(run, st, &total_ns, &peak);
 		bench_window_end(v->res);
 	}
 	if (v->tuned)
@@ -416,7 +447,7 @@ static int wb_measure(struct bench_run *run, struct wb_state *st,
 		return r;
 	if (bench_interrupted())
 		return -EINTR;
-	wb_samples(st, v, total_ns);
+	wb_samples(st, v, total_ns, peak);
 	return 0;
 }
 

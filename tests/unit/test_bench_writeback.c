@@ -107,7 +107,7 @@ static int samples(struct json_object *res, const char *metric, double *out,
  * no more than writes, a positive rate, 4 fsyncs of 2 MiB. */
 static void check_measured(struct json_object *res, size_t repeats)
 {
-	double p50[8], p99[8], max[8], stalls[8], mbps[8], fsync[8];
+	double p50[8], p99[8], max[8], stalls[8], mbps[8], fsync[8], peak[8];
 	int64_t writes = jpint(res, "writes");
 
 	CHECK_EQ_STR(jstatus(res), "ok");
@@ -116,14 +116,15 @@ static void check_measured(struct json_object *res, size_t repeats)
 	CHECK_EQ_INT(jpint(res, "block_bytes"), 128 << 10);
 	CHECK_EQ_INT(jpint(res, "wb_bytes"), 8 * MiB);
 	CHECK_EQ_INT(jpint(res, "wb_fsync_bytes"), 2 * MiB);
-	CHECK_EQ_INT(jlen(res, "metrics"), 6);
+	CHECK_EQ_INT(jlen(res, "metrics"), 7);
 	CHECK_EQ_INT(jlen(res, "windows"), repeats);
 	if (samples(res, "write_p50_us", p50, repeats) < 0 ||
 	    samples(res, "write_p99_us", p99, repeats) < 0 ||
 	    samples(res, "write_max_us", max, repeats) < 0 ||
 	    samples(res, "stalls_100ms", stalls, repeats) < 0 ||
 	    samples(res, "mb_per_s", mbps, repeats) < 0 ||
-	    samples(res, "fsync_max_ms", fsync, repeats) < 0)
+	    samples(res, "fsync_max_ms", fsync, repeats) < 0 ||
+	    samples(res, "dirty_peak_mb", peak, repeats) < 0)
 		return;
 	for (size_t i = 0; i < repeats; i++) {
 		CHECK_(p50[i] > 0 && p50[i] <= p99[i] && p99[i] <= max[i],
@@ -135,9 +136,10 @@ static void check_measured(struct json_object *res, size_t repeats)
 		CHECK(stalls[i] == 0 || max[i] > 100000);
 		CHECK(mbps[i] > 0);
 		CHECK(fsync[i] >= 0);
-		printf("%s repeat %zu: p50 %.1f p99 %.1f max %.1f us, %g stalls, %.0f MB/s, fsync max %.1f ms\n",
+		CHECK(peak[i] >= 0);
+		printf("%s repeat %zu: p50 %.1f p99 %.1f max %.1f us, %g stalls, %.0f MB/s, fsync max %.1f ms, dirty peak %.0f MB\n",
 		       jstr(res, "variant"), i, p50[i], p99[i], max[i],
-		       stalls[i], mbps[i], fsync[i]);
+		       stalls[i], mbps[i], fsync[i], peak[i]);
 	}
 }
 
@@ -319,11 +321,11 @@ static void test_method(void)
 	CHECK_EQ_INT(p.wb_bytes, 256 * MiB);
 	CHECK_EQ_INT(p.wb_fsync_bytes, 32 * MiB);
 	CHECK_OK(bench_params_profile(&p, "full"));
-	CHECK_EQ_INT(p.wb_bytes, 8192 * MiB);
+	CHECK_EQ_INT(p.wb_bytes, 6144 * MiB);
 	p.profile = "full";
 	CHECK_OK(bench_method_new(&p, NULL, &m));
 	CHECK_EQ_STR(m->key, "full");
-	CHECK(m->has_wb_bytes && m->wb_bytes == 8192 * MiB);
+	CHECK(m->has_wb_bytes && m->wb_bytes == 6144 * MiB);
 	CHECK(m->has_writeback_dirty_bytes && m->writeback_dirty_bytes == 0);
 	fleetbench__method__free_unpacked(m, NULL);
 	p.wb_bytes = 8 * MiB;
