@@ -68,9 +68,9 @@ static const struct bench_params profiles[] = {
 		.fs_increments = 200000000,
 		/* past the dirty limit of a host with up to ~30 GiB free
 		 * or cached at dirty_ratio 20 (4.1-4.6 GiB here), one fsync
-		 * at the end: a
-		 * disk slower than the writes reaches the throttle; 9 x
-		 * 6 GiB is 1.5 to 8 minutes (docs/bench.md, writeback) */
+		 * at the end: a disk slower than the writes reaches the
+		 * throttle; 9 x 6 GiB took 1.5 to 4.5 minutes here
+		 * (docs/bench.md, writeback) */
 		.wb_bytes = 6ULL << 30,
 		.wb_fsync_bytes = 6ULL << 30,
 		.timeout_s = 1800,
