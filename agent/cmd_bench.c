@@ -32,6 +32,8 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(seq_bytes);
 	FILL(seq_block);
 	FILL(fs_increments);
+	FILL(wb_bytes);
+	FILL(wb_fsync_bytes);
 	FILL(timeout_s);
 #undef FILL
 	if (!b->seed) {
@@ -51,6 +53,15 @@ static int bench_resolve(struct agent_config *cfg)
 	if (b->reserve_hugetlb && geteuid() != 0) {
 		log_error("--reserve-hugetlb changes the hugetlb pool and needs root");
 		return -EPERM;
+	}
+	if (b->writeback_dirty_bytes && geteuid() != 0) {
+		log_error("--writeback-dirty-bytes changes vm.dirty_bytes and needs root");
+		return -EPERM;
+	}
+	if (b->writeback_dirty_bytes && b->writeback_dirty_bytes < (1 << 20)) {
+		log_error("writeback_dirty_bytes %llu is below 1M",
+			  (unsigned long long)b->writeback_dirty_bytes);
+		return -EINVAL;
 	}
 	b->dir = cfg->work_dir;
 	return 0;

@@ -45,7 +45,7 @@ const struct config_key agent_settings[] = {
 		   "quick (<= 30 s), standard (<= 3 min, default), full"),
 	CLI_FLAG("only", 0, "NAME[,NAME]", OPT_ONLY,
 		 "run only these benchmarks: thp_chase, thp_fault,\n"
-		 "randread, seqwrite, false_sharing"),
+		 "randread, seqwrite, false_sharing, writeback"),
 	CONFIG_KEY("bench", "repeats", CONFIG_INT, B(repeats), NULL, 1, 1000,
 		   "repeats", "N", "repeats of every variant"),
 	CONFIG_KEY("bench", "chase_bytes", CONFIG_SIZE, B(chase_bytes), NULL,
@@ -73,6 +73,12 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("bench", "fs_increments", CONFIG_INT, B(fs_increments),
 		   NULL, 1000, 100000000000LL, "fs-increments", "N",
 		   "false_sharing increments per thread"),
+	CONFIG_KEY("bench", "wb_bytes", CONFIG_SIZE, B(wb_bytes), NULL,
+		   1 << 20, 16384 * GiB, "wb-bytes", "SIZE",
+		   "writeback bytes written per repeat"),
+	CONFIG_KEY("bench", "wb_fsync_bytes", CONFIG_SIZE, B(wb_fsync_bytes),
+		   NULL, 128 << 10, 16384 * GiB, "wb-fsync-bytes", "SIZE",
+		   "writeback: an fsync every SIZE written"),
 	CONFIG_KEY("bench", "steal_threshold_pct", CONFIG_INT,
 		   B(steal_threshold_pct), "5", 0, 100, "steal-threshold", "PCT",
 		   "flag repeats with more steal as noisy (default 5)"),
@@ -82,6 +88,11 @@ const struct config_key agent_settings[] = {
 		   "0", 0, 1 << 24, "reserve-hugetlb", "N",
 		   "reserve N 2 MiB pages for the hugetlb variants\n"
 		   "(root only; the pool is restored afterwards)"),
+	CONFIG_KEY("bench", "writeback_dirty_bytes", CONFIG_SIZE,
+		   B(writeback_dirty_bytes), "0", 0, 16384 * GiB,
+		   "writeback-dirty-bytes", "BYTES",
+		   "writeback: also run variant tuned under vm.dirty_bytes\n"
+		   "BYTES, background half (root only; restored)"),
 	CONFIG_KEY("bench", "randread_file", CONFIG_STR, B(randread_file), NULL,
 		   0, 0, "randread-file", "PATH",
 		   "read this existing file instead of writing one\n"

@@ -22,6 +22,8 @@ static const struct {
 	/* CPU seconds per 1,000 I/Os: several threads, not one event */
 	{ "s", 0, HUGE_VAL, 0 },
 	{ "MB/s", 0, BOUNDS_MAX_MBPS, 0 },
+	/* an amount of memory or data, 10^6 bytes (writeback's dirty peak) */
+	{ "MB", 0, HUGE_VAL, 0 },
 	{ "IO/s", 0, BOUNDS_MAX_IOPS, 0 },
 };
 

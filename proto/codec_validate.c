@@ -396,6 +396,13 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 		if (sizes[i].value == 0)
 			return codec_invalid(err, "method.%s: 0 is not positive",
 					     sizes[i].name);
+	/* optional (older agents lack them), positive when present */
+	if ((m->has_wb_bytes && !m->wb_bytes) ||
+	    (m->has_wb_fsync_bytes && !m->wb_fsync_bytes))
+		return codec_invalid(err, "method.%s: 0 is not positive",
+				     m->has_wb_bytes && !m->wb_bytes ?
+					     "wb_bytes" :
+					     "wb_fsync_bytes");
 	for (size_t i = 0; i < m->n_only; i++) {
 		size_t len = strlen(m->only[i]);
 

@@ -2,6 +2,7 @@
 /* Helpers for benchmark tests: look up the parts of a bench report. */
 #include "bench_test.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -162,5 +163,20 @@ size_t jfailed(struct json_object *report)
 
 	for (size_t i = 0; b && i < json_object_array_length(b); i++)
 		n += jget(json_object_array_get_idx(b, i), "failure") != NULL;
+	return n;
+}
+
+int bench_dir_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
 	return n;
 }

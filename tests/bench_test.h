@@ -23,6 +23,10 @@ int jbench_run(const struct bench_params *p, const char *only,
 /* The number of variants of a bench report that have a "failure". */
 size_t jfailed(struct json_object *report);
 
+/* The entries of directory path but "." and "..": what a benchmark left
+ * in its work directory (0). -1 when it cannot be opened. */
+int bench_dir_entries(const char *path);
+
 /* The JSON the agent prints for b (pbjson_from_message()); NULL for NULL. */
 struct json_object *jbench(const Fleetbench__BenchRun *b);
 

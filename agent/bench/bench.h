@@ -51,8 +51,12 @@ struct bench_params {
 	uint64_t seq_bytes; /* seqwrite bytes per engine per repeat */
 	uint64_t seq_block; /* seqwrite block size */
 	long long fs_increments; /* false_sharing increments per thread */
+	uint64_t wb_bytes; /* writeback: buffered bytes written per repeat */
+	uint64_t wb_fsync_bytes; /* writeback: an fsync every so many bytes */
 	long long steal_threshold_pct; /* a repeat above it is noisy */
 	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
+	/* writeback's tuned variant: vm.dirty_bytes (root), 0: not run */
+	uint64_t writeback_dirty_bytes;
 	long long seed; /* PRNG seed: permutations, offsets, bootstrap */
 	char *randread_file; /* read this existing file instead (vs_fio) */
 	const char *root; /* kernel files below this root; NULL: "/" (tests) */

@@ -5,7 +5,6 @@
  * repeat windows and comparisons the report promises, leaves no file in its
  * work directory, and refuses bad requests with a clear message.
  */
-#include <dirent.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,21 +18,6 @@
 #include "run.h"
 
 static const char *agent;
-
-static int dir_entries(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
 
 /* Every result: status ok with one sample per repeat in every metric and
  * one window per repeat, or skipped with a reason. */
@@ -186,7 +170,17 @@ int main(void)
 		CHECK(r.status != 0);
 		CHECK(strstr(r.err, "needs root") != NULL);
 		run_result_release(&r);
+		RUN_AGENT(&r, 65534, "bench", "--writeback-dirty-bytes", "64M",
+			  "--dir", dir, "--only", "writeback");
+		CHECK(r.status != 0);
+		CHECK(strstr(r.err, "--writeback-dirty-bytes changes vm.dirty_bytes and needs root") != NULL);
+		run_result_release(&r);
 	}
+	RUN_AGENT(&r, -1, "bench", "--writeback-dirty-bytes", "4K", "--dir", dir,
+		  "--only", "writeback");
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "below 1M") != NULL);
+	run_result_release(&r);
 
 	/* the quick profile, end to end */
 	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--json",
@@ -205,7 +199,7 @@ int main(void)
 	}
 	json_object_put(j);
 	run_result_release(&r);
-	CHECK_EQ_INT(dir_entries(dir), 0);
+	CHECK_EQ_INT(bench_dir_entries(dir), 0);
 
 	/* run = probe + bench in one report; the table names the sections */
 	RUN_AGENT(&r, -1, "run", "--profile", "quick", "--only", "false_sharing",
@@ -225,7 +219,7 @@ int main(void)
 	CHECK(strstr(r.out, "\nio_uring\n") && strstr(r.out, "false_sharing"));
 	CHECK(strstr(r.out, "comparisons") != NULL);
 	run_result_release(&r);
-	CHECK_EQ_INT(dir_entries(dir), 0);
+	CHECK_EQ_INT(bench_dir_entries(dir), 0);
 
 	rmdir(dir);
 	return check_summary();

@@ -5,7 +5,6 @@
  * engines' skips agreeing with the io_uring probe, the tmpfs and space
  * refusals, --randread-file left untouched, and no file left behind.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -165,20 +164,6 @@ static void test_file_written(const char *dir)
 	/* the body is non-zero too, not just the header */
 	CHECK_EQ_INT(nonzero, 64 * (IO_PATTERN_BLOCK - 16));
 	close(fd);
-}
-
-static int dir_entries(const char *path)
-{
-	_cleanup_closedir_ DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	return n;
 }
 
 static const char *skip_reason(struct json_object *r)
@@ -354,7 +339,7 @@ static void test_real_run(const char *dir)
 	struct bench_params p = tiny_params(dir);
 	struct json_object *report;
 
-	CHECK_EQ_INT(dir_entries(dir), 0);
+	CHECK_EQ_INT(bench_dir_entries(dir), 0);
 	report = suite(&p);
 	if (!report)
 		return;
@@ -371,7 +356,7 @@ static void test_real_run(const char *dir)
 	check_params(report);
 	check_comparisons(report);
 	json_object_put(report);
-	CHECK_EQ_INT(dir_entries(dir), 0);
+	CHECK_EQ_INT(bench_dir_entries(dir), 0);
 }
 
 /* Every variant of both benchmarks skipped, the reason containing want. */
@@ -442,7 +427,7 @@ static void test_space_refusal(const char *dir)
 	       skip_reason(jresult(report, "randread", "pread")));
 	CHECK(bench_now() - t0 < 5); /* refused before writing anything */
 	json_object_put(report);
-	CHECK_EQ_INT(dir_entries(dir), 0);
+	CHECK_EQ_INT(bench_dir_entries(dir), 0);
 }
 
 static void test_bad_block(const char *dir)
@@ -531,7 +516,7 @@ int main(void)
 	test_space_refusal(dir);
 	test_bad_block(dir);
 	test_given_file(dir);
-	CHECK_EQ_INT(dir_entries(dir), 0);
+	CHECK_EQ_INT(bench_dir_entries(dir), 0);
 	rmdir(dir);
 	return check_summary();
 }

@@ -114,6 +114,16 @@ static void test_method(void)
 	method_init(&m, "full", "full");
 	m.seq_block = 0;
 	expect_invalid(&f, "method.seq_block: 0 is not positive");
+	/* writeback's optional sizes: absent is fine, present is positive */
+	method_init(&m, "full", "full");
+	m.has_wb_bytes = true;
+	expect_invalid(&f, "method.wb_bytes: 0 is not positive");
+	m.wb_bytes = 1 << 20;
+	m.has_wb_fsync_bytes = true;
+	expect_invalid(&f, "method.wb_fsync_bytes: 0 is not positive");
+	m.wb_fsync_bytes = 1 << 20;
+	m.has_writeback_dirty_bytes = true; /* 0: tuned not asked */
+	expect_valid(&f);
 	/* only: benchmark names, at most 16 */
 	method_init(&m, "full+only=randread", "full");
 	m.n_only = 1;
