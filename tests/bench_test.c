@@ -164,3 +164,16 @@ size_t jfailed(struct json_object *report)
 		n += jget(json_object_array_get_idx(b, i), "failure") != NULL;
 	return n;
 }
+
+int jbench_quick(struct bench_params *p)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	r = bench_params_profile(p, "quick");
+	p->profile = "quick";
+	p->dir = "/tmp";
+	p->seed = 42;
+	p->steal_threshold_pct = 5;
+	return r;
+}
