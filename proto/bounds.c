@@ -25,6 +25,10 @@ static const struct {
 	/* an amount of memory or data, 10^6 bytes (writeback's dirty peak) */
 	{ "MB", 0, HUGE_VAL, 0 },
 	{ "IO/s", 0, BOUNDS_MAX_IOPS, 0 },
+	/* hardware counters per load: a load misses the dTLB a few times at
+	 * most; a two-dimensional walk is a few dozen memory reads */
+	{ "misses/access", 0, BOUNDS_MAX_MISSES_PER_ACCESS, 0 },
+	{ "cycles/access", 0, BOUNDS_MAX_CYCLES_PER_ACCESS, 0 },
 };
 
 int bounds_check_metric(const char *metric, const char *unit,

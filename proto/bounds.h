@@ -23,6 +23,8 @@
 
 #define BOUNDS_MAX_IOPS 1e8
 #define BOUNDS_MAX_MBPS 1e6
+#define BOUNDS_MAX_MISSES_PER_ACCESS 1e3
+#define BOUNDS_MAX_CYCLES_PER_ACCESS 1e7
 
 /*
  * Checks the samples of one metric. wall_s[k] is the wall time in seconds of

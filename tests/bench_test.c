@@ -180,3 +180,16 @@ int bench_dir_entries(const char *path)
 	closedir(d);
 	return n;
 }
+
+int jbench_quick(struct bench_params *p)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	r = bench_params_profile(p, "quick");
+	p->profile = "quick";
+	p->dir = "/tmp";
+	p->seed = 42;
+	p->steal_threshold_pct = 5;
+	return r;
+}

@@ -20,6 +20,11 @@ struct bench_params;
 int jbench_run(const struct bench_params *p, const char *only,
 	       struct json_object **ret, char *err, size_t errlen);
 
+/* The quick profile as the bench tests start from it: work directory
+ * /tmp, seed 42, steal threshold 5%. 0, or bench_params_profile()'s
+ * -errno. */
+int jbench_quick(struct bench_params *p);
+
 /* The number of variants of a bench report that have a "failure". */
 size_t jfailed(struct json_object *report);
 

@@ -242,7 +242,14 @@ static int fake_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t ret[4])
 	if (fake->cpuid_err)
 		return fake->cpuid_err;
 	memset(ret, 0, 4 * sizeof(ret[0]));
+	if (leaf == 0 && fake->cpu_vendor) {
+		memcpy(&ret[1], fake->cpu_vendor, 4); /* ebx edx ecx */
+		memcpy(&ret[3], fake->cpu_vendor + 4, 4);
+		memcpy(&ret[2], fake->cpu_vendor + 8, 4);
+		return 0;
+	}
 	if (leaf == 1) {
+		ret[0] = fake->cpu_eax1;
 		if (fake->hypervisor_bit >= 0)
 			ret[2] = 1u << 31;
 		return 0;
@@ -317,12 +324,32 @@ static void fake_uring_close(int fd)
 	(void)fd;
 }
 
+#define FAKE_PERF_FD 1001
+
+static int fake_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			  int group_fd, unsigned long flags)
+{
+	(void)attr;
+	(void)pid;
+	(void)cpu;
+	(void)group_fd;
+	(void)flags;
+	return fake->perf_err ? fake->perf_err : FAKE_PERF_FD;
+}
+
+static void fake_perf_close(int fd)
+{
+	(void)fd;
+}
+
 static const struct probe_sys fake_ops = {
 	.cpuid = fake_cpuid,
 	.uname = fake_uname,
 	.uring_setup = fake_uring_setup,
 	.uring_register = fake_uring_register,
 	.uring_close = fake_uring_close,
+	.perf_open = fake_perf_open,
+	.perf_close = fake_perf_close,
 };
 
 struct json_object *probe_fixture(const char *name, const struct fake_sys *fs)

@@ -39,7 +39,9 @@ void tree_free(char *root);
 /*
  * Fake syscall results for a fixture. Every field left zero gives a plausible
  * KVM guest: hypervisor bit set, signature "KVMKVMKVM", io_uring working with
- * all opcodes up to IORING_OP_LAST - 1, SQPOLL permitted.
+ * all opcodes up to IORING_OP_LAST - 1, SQPOLL permitted, every
+ * perf_event_open opening (a CPU of no known vendor, so no page-walk
+ * event).
  */
 struct fake_sys {
 	int cpuid_err; /* -ENOTSUP: no CPUID (non-x86) */
@@ -51,6 +53,9 @@ struct fake_sys {
 	int probe_err; /* -errno for IORING_REGISTER_PROBE */
 	int nr_ops; /* opcodes supported: 0..nr_ops-1; 0: IORING_OP_LAST */
 	uint32_t features; /* IORING_FEAT_* returned; 0: a 6.1 set */
+	int perf_err; /* -errno of every perf_event_open; 0: it opens */
+	const char *cpu_vendor; /* CPUID leaf 0, 12 bytes; NULL: zeros */
+	uint32_t cpu_eax1; /* CPUID leaf 1 eax (family, model, stepping) */
 };
 
 /* Runs the probe on fixture `name` with fake syscalls; NULL on failure. */

@@ -16,12 +16,15 @@
 #include "probe_virt.h"
 #include "sys/sys.h"
 
-/* Report order. "labels" follows "virt" because it infers from DMI. */
+/* Report order. "labels" follows "virt" because it infers from DMI;
+ * "pmu" follows "steal" (.proto order), which takes a few microseconds
+ * after the steal window has closed. */
 static const struct probe_ops *const probe_table[] = {
 	&probe_host_ops,    &probe_kernel_ops,  &probe_virt_ops,
 	&probe_labels_ops,  &probe_thp_ops,     &probe_hugetlb_ops,
 	&probe_iouring_ops, &probe_cpufreq_ops, &probe_block_ops,
 	&probe_sysctl_ops,  &probe_vmstat_ops,  &probe_steal_ops,
+	&probe_pmu_ops,
 };
 
 size_t probe_section_count(void)
@@ -44,12 +47,19 @@ static void real_uring_close(int fd)
 	close(fd);
 }
 
+static void real_perf_close(int fd)
+{
+	close(fd);
+}
+
 const struct probe_sys probe_sys_real = {
 	.cpuid = sys_cpuid,
 	.uname = real_uname,
 	.uring_setup = sys_io_uring_setup,
 	.uring_register = sys_io_uring_register,
 	.uring_close = real_uring_close,
+	.perf_open = sys_perf_event_open,
+	.perf_close = real_perf_close,
 };
 
 const char *probe_reason(int err)

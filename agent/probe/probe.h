@@ -7,7 +7,7 @@
  *     "defrag": { "unknown": "absent" }
  * so no item is ever silently dropped. Every file is read below opts->root,
  * so tests can point the probe at a fixture tree; what cannot come from files
- * (CPUID, uname, the io_uring syscalls) goes through struct probe_sys, which
+ * (CPUID, uname, the io_uring syscalls, perf_event_open) goes through struct probe_sys, which
  * tests substitute.
  */
 #ifndef FLEETBENCH_PROBE_H
@@ -23,6 +23,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+struct perf_event_attr;
+
 /* The probe's window on what files cannot tell. All return -errno. */
 struct probe_sys {
 	/* CPUID leaf/subleaf into {eax, ebx, ecx, edx}; -ENOTSUP off x86. */
@@ -35,6 +37,11 @@ struct probe_sys {
 			      unsigned int nr_args);
 	/* Closes what uring_setup returned. */
 	void (*uring_close)(int fd);
+	/* perf_event_open(2): a counter fd or -errno. */
+	int (*perf_open)(struct perf_event_attr *attr, pid_t pid, int cpu,
+			 int group_fd, unsigned long flags);
+	/* Closes what perf_open returned. */
+	void (*perf_close)(int fd);
 };
 
 /* The running machine's CPU and kernel. */

@@ -16,6 +16,7 @@ extern const struct probe_ops probe_cpufreq_ops;  /* probe_cpufreq.c */
 extern const struct probe_ops probe_block_ops;    /* probe_block.c */
 extern const struct probe_ops probe_sysctl_ops;   /* probe_sysctl.c */
 extern const struct probe_ops probe_vmstat_ops;   /* probe_vmstat.c */
+extern const struct probe_ops probe_pmu_ops;      /* probe_pmu.c */
 extern const struct probe_ops probe_steal_ops;    /* probe_stat.c */
 
 #endif

@@ -3,6 +3,7 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,6 +61,15 @@ int sys_pidfd_open(pid_t pid)
 	(void)pid;
 	return -ENOSYS;
 #endif
+}
+
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags)
+{
+	long r = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd,
+			 flags | PERF_FLAG_FD_CLOEXEC);
+
+	return r < 0 ? -errno : (int)r;
 }
 
 int sys_madvise_thp(void *addr, size_t len, bool huge)

@@ -46,4 +46,14 @@ int sys_mmap_anon(size_t len, size_t hugetlb_page_size, void **ret);
  */
 int sys_pidfd_open(pid_t pid);
 
+struct perf_event_attr;
+
+/*
+ * perf_event_open(2) with PERF_FLAG_FD_CLOEXEC added to flags: a counter
+ * descriptor, or -errno (-ENOENT or -EOPNOTSUPP where the CPU or the
+ * hypervisor offers no such event, -EACCES under perf_event_paranoid).
+ */
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags);
+
 #endif

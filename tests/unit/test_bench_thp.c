@@ -303,12 +303,7 @@ static void check_samples(struct json_object *res, const char *metric,
 
 static void base_params(struct bench_params *p)
 {
-	memset(p, 0, sizeof(*p));
-	CHECK_OK(bench_params_profile(p, "quick"));
-	p->profile = "quick";
-	p->dir = "/tmp";
-	p->seed = 42;
-	p->steal_threshold_pct = 5;
+	CHECK_OK(jbench_quick(p));
 }
 
 /* Too big for MemAvailable: every variant refused, nothing allocated. */
