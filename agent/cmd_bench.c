@@ -32,6 +32,8 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(seq_bytes);
 	FILL(seq_block);
 	FILL(fs_increments);
+	FILL(mmap_bytes);
+	FILL(mmap_accesses);
 	FILL(timeout_s);
 #undef FILL
 	if (!b->seed) {

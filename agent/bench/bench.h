@@ -51,6 +51,8 @@ struct bench_params {
 	uint64_t seq_bytes; /* seqwrite bytes per engine per repeat */
 	uint64_t seq_block; /* seqwrite block size */
 	long long fs_increments; /* false_sharing increments per thread */
+	uint64_t mmap_bytes; /* mmap_read file size */
+	long long mmap_accesses; /* mmap_read dependent loads per repeat */
 	long long steal_threshold_pct; /* a repeat above it is noisy */
 	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
 	long long seed; /* PRNG seed: permutations, offsets, bootstrap */

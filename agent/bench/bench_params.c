@@ -34,6 +34,8 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 64ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 20000000,
+		.mmap_bytes = 64ULL << 20,
+		.mmap_accesses = 2000000,
 		.timeout_s = 120,
 	},
 	{
@@ -48,6 +50,8 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 256ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 100000000,
+		.mmap_bytes = 512ULL << 20,
+		.mmap_accesses = 20000000,
 		.timeout_s = 600,
 	},
 	{
@@ -62,6 +66,8 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 1ULL << 30,
 		.seq_block = 128 << 10,
 		.fs_increments = 200000000,
+		.mmap_bytes = 2ULL << 30,
+		.mmap_accesses = 50000000,
 		.timeout_s = 1800,
 	},
 };
@@ -83,6 +89,8 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->seq_bytes = q->seq_bytes;
 		p->seq_block = q->seq_block;
 		p->fs_increments = q->fs_increments;
+		p->mmap_bytes = q->mmap_bytes;
+		p->mmap_accesses = q->mmap_accesses;
 		p->timeout_s = q->timeout_s;
 		return 0;
 	}
@@ -97,6 +105,11 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 	X(file_bytes, true) X(io_ms, false)         \
 	X(iodepth, false) X(seq_bytes, true)        \
 	X(seq_block, true) X(fs_increments, false)
+
+/* The same for the optional Method fields (added later, so that reports of
+ * older agents stay valid): each sets its has_ too. */
+#define METHOD_OPTIONAL_FIELDS(X) \
+	X(mmap_bytes, true) X(mmap_accesses, false)
 
 /* v with the largest binary suffix that divides it exactly ("64M"). */
 static void put_size(FILE *f, unsigned long long v)
@@ -119,6 +132,11 @@ static void method_numbers(Fleetbench__Method *m, const struct bench_params *p)
 #define X(field, size) m->field = p->field;
 	METHOD_FIELDS(X)
 #undef X
+#define X(field, size)          \
+	m->field = p->field;    \
+	m->has_##field = true;
+	METHOD_OPTIONAL_FIELDS(X)
+#undef X
 }
 
 /* Appends to f p's differences from prof, in the fields' order. */
@@ -134,6 +152,7 @@ static void key_differences(FILE *f, const struct bench_params *p,
 			fprintf(f, "%lld", (long long)p->field);              \
 	}
 	METHOD_FIELDS(X)
+	METHOD_OPTIONAL_FIELDS(X)
 #undef X
 }
 
