@@ -80,22 +80,13 @@ static void base_params(struct bench_params *p, const char *dir)
 }
 
 /* n samples of metric, each within [lo, hi]. */
-static void check_samples(struct json_object *res, const char *metric,
-			  size_t n, double lo, double hi)
-{
-	struct json_object *m = jmetric(res, metric);
-	struct json_object *s = jget(m, "samples");
-
-	CHECK_(m != NULL, "metric %s of %s", metric, jstr(res, "variant"));
-	CHECK_EQ_INT(jlen(m, "samples"), n);
-	for (size_t i = 0; s && i < json_object_array_length(s); i++) {
-		double v = json_object_get_double(
-			json_object_array_get_idx(s, i));
-
-		CHECK_(v >= lo && v <= hi, "%s %s sample %g in [%g, %g]",
-		       jstr(res, "variant"), metric, v, lo, hi);
-	}
-}
+#define check_samples(res, metric, n, lo, hi)                                 \
+	do {                                                                  \
+		char why_[256];                                               \
+		CHECK_(jsamples_within(res, metric, n, lo, hi, why_,          \
+				       sizeof(why_)),                         \
+		       "%s", why_);                                           \
+	} while (0)
 
 /* The number of entries of dir other than . and .. (-1: unreadable). */
 static int dir_entries(const char *dir)
