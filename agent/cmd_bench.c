@@ -34,6 +34,8 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(fs_increments);
 	FILL(wb_bytes);
 	FILL(wb_fsync_bytes);
+	FILL(mmap_bytes);
+	FILL(mmap_accesses);
 	FILL(timeout_s);
 #undef FILL
 	if (!b->seed) {

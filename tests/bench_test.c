@@ -128,6 +128,36 @@ double jmedian(struct json_object *metric)
 	return m;
 }
 
+bool jsamples_within(struct json_object *res, const char *metric, size_t n,
+		     double lo, double hi, char *why, size_t whylen)
+{
+	struct json_object *m = jmetric(res, metric);
+	struct json_object *s = jget(m, "samples");
+	size_t have = s ? json_object_array_length(s) : 0;
+	const char *variant = jstr(res, "variant");
+
+	if (!m) {
+		snprintf(why, whylen, "%s has no metric %s", variant, metric);
+		return false;
+	}
+	if (have != n) {
+		snprintf(why, whylen, "%s %s: %zu samples, expected %zu",
+			 variant, metric, have, n);
+		return false;
+	}
+	for (size_t i = 0; i < have; i++) {
+		double v = json_object_get_double(
+			json_object_array_get_idx(s, i));
+
+		if (!(v >= lo && v <= hi)) {
+			snprintf(why, whylen, "%s %s sample %g not in [%g, %g]",
+				 variant, metric, v, lo, hi);
+			return false;
+		}
+	}
+	return true;
+}
+
 int jnoisy(struct json_object *res)
 {
 	struct json_object *w = jget(res, "windows");

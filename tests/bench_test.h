@@ -9,6 +9,8 @@
 #define FLEETBENCH_BENCH_TEST_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fleetbench.pb-c.h"
@@ -61,6 +63,14 @@ const char *jpstr(struct json_object *res, const char *key);
 /* The median of a metric's "samples" (the mean of the middle two of an
  * even count); NaN when it has none. */
 double jmedian(struct json_object *metric);
+
+/*
+ * Whether a variant has metric with n "samples", each within [lo, hi];
+ * when not, why says what differs ("4k ns_per_access sample 2e+06 not in
+ * [0.001, 1e+06]"), for the test's CHECK_(ok, "%s", why).
+ */
+bool jsamples_within(struct json_object *res, const char *metric, size_t n,
+		     double lo, double hi, char *why, size_t whylen);
 
 /* Whether any of a variant's "windows" is "noisy". */
 int jnoisy(struct json_object *res);

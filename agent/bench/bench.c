@@ -24,6 +24,7 @@ static const struct bench_ops *const bench_table[] = {
 	&bench_thp_chase_ops, &bench_thp_fault_ops, &bench_randread_ops,
 	&bench_seqwrite_ops,  &bench_false_sharing_ops,
 	&bench_writeback_ops,
+	&bench_mmap_read_ops,
 };
 
 size_t bench_count(void)

@@ -20,6 +20,12 @@
  * benchmark (randread: a 1 GiB file written, then 6 engines x 5 repeats x
  * 1.5 s) about a minute, so each limit is at least 4 times the whole
  * profile's run there: quick 120 s, standard 600 s, full 1800 s.
+ *
+ * mmap_read's accesses are dependent loads of about 200 ns (64 MiB) to
+ * 400 ns (2 GiB) with 4 KiB pages on 2 vCPUs, a little over half that with
+ * huge pages, per variant per repeat: quick about 2.5 s for the 4k/thp
+ * pair, standard (3 M, not more) about 12 s, full (10 M at 2 GiB) about
+ * 100 s with all three variants (docs/bench.md, mmap_read).
  */
 static const struct bench_params profiles[] = {
 	{
@@ -36,6 +42,8 @@ static const struct bench_params profiles[] = {
 		.fs_increments = 20000000,
 		.wb_bytes = 64ULL << 20,
 		.wb_fsync_bytes = 16ULL << 20,
+		.mmap_bytes = 64ULL << 20,
+		.mmap_accesses = 2000000,
 		.timeout_s = 120,
 	},
 	{
@@ -52,6 +60,8 @@ static const struct bench_params profiles[] = {
 		.fs_increments = 100000000,
 		.wb_bytes = 256ULL << 20,
 		.wb_fsync_bytes = 32ULL << 20,
+		.mmap_bytes = 512ULL << 20,
+		.mmap_accesses = 3000000,
 		.timeout_s = 600,
 	},
 	{
@@ -73,6 +83,8 @@ static const struct bench_params profiles[] = {
 		 * (docs/bench.md, writeback) */
 		.wb_bytes = 6ULL << 30,
 		.wb_fsync_bytes = 6ULL << 30,
+		.mmap_bytes = 2ULL << 30,
+		.mmap_accesses = 10000000,
 		.timeout_s = 1800,
 	},
 };
@@ -96,6 +108,8 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->fs_increments = q->fs_increments;
 		p->wb_bytes = q->wb_bytes;
 		p->wb_fsync_bytes = q->wb_fsync_bytes;
+		p->mmap_bytes = q->mmap_bytes;
+		p->mmap_accesses = q->mmap_accesses;
 		p->timeout_s = q->timeout_s;
 		return 0;
 	}
@@ -111,9 +125,10 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 	X(iodepth, false) X(seq_bytes, true)        \
 	X(seq_block, true) X(fs_increments, false)
 
-/* The same for the optional Method fields (has_<field> set too): a report
- * from an older agent lacks them. */
+/* The same for the optional Method fields (added later, so that reports of
+ * older agents stay valid): each sets its has_ too. */
 #define METHOD_OPTIONAL_FIELDS(X) \
+	X(mmap_bytes, true) X(mmap_accesses, false) \
 	X(wb_bytes, true) X(wb_fsync_bytes, true) \
 	X(writeback_dirty_bytes, true)
 

@@ -125,6 +125,11 @@ void thp_mode_read(struct bench_run *run, struct thp_mode *m)
 		     sizeof(m->defrag));
 }
 
+void thp_shmem_read(struct bench_run *run, char *buf, size_t size)
+{
+	read_bracket(run, KFILE_THP_DIR "/shmem_enabled", buf, size);
+}
+
 void thp_mode_param(struct bench_result *res, const struct thp_mode *m)
 {
 	bench_param_str(res, "thp_enabled", m->enabled);
@@ -303,6 +308,10 @@ int thp_smaps_find(const char *text, uintptr_t addr,
 					field = &cur.kernel_page_kb;
 				else if (key_is(line, klen, "AnonHugePages"))
 					field = &cur.anon_huge_kb;
+				else if (key_is(line, klen, "ShmemPmdMapped"))
+					field = &cur.shmem_pmd_kb;
+				else if (key_is(line, klen, "FilePmdMapped"))
+					field = &cur.file_pmd_kb;
 				else if (key_is(line, klen, "Private_Hugetlb"))
 					field = &cur.private_hugetlb_kb;
 				else if (key_is(line, klen, "Shared_Hugetlb"))
@@ -338,8 +347,8 @@ int thp_smaps_huge_bytes(const char *text, uintptr_t start, uintptr_t end,
 			return r;
 		lo = v.start > start ? v.start : start;
 		hi = v.end < end ? v.end : end;
-		huge = (v.anon_huge_kb + v.private_hugetlb_kb +
-			v.shared_hugetlb_kb)
+		huge = (v.anon_huge_kb + v.shmem_pmd_kb + v.file_pmd_kb +
+			v.private_hugetlb_kb + v.shared_hugetlb_kb)
 		       << 10;
 		total += huge < hi - lo ? huge : hi - lo;
 		a = v.end;

@@ -52,6 +52,13 @@ struct thp_mode {
 
 void thp_mode_read(struct bench_run *run, struct thp_mode *m);
 
+/*
+ * The [selected] value of THP's shmem_enabled (whether shmem and memfd
+ * files may get huge pages: always, within_size, advise, never, deny,
+ * force) into buf, or why there is none ("absent", "malformed").
+ */
+void thp_shmem_read(struct bench_run *run, char *buf, size_t size);
+
 /* Sets the parameters thp_enabled and thp_defrag of res. */
 void thp_mode_param(struct bench_result *res, const struct thp_mode *m);
 
@@ -97,6 +104,8 @@ struct thp_smaps_vma {
 	uint64_t rss_kb;
 	uint64_t kernel_page_kb; /* KernelPageSize: 4, or 2048 for hugetlb */
 	uint64_t anon_huge_kb; /* AnonHugePages: THP-backed bytes */
+	uint64_t shmem_pmd_kb; /* ShmemPmdMapped: shmem THP mapped by PMD */
+	uint64_t file_pmd_kb; /* FilePmdMapped: file THP mapped by PMD */
 	uint64_t private_hugetlb_kb, shared_hugetlb_kb;
 	bool has_anon_huge; /* the kernel printed AnonHugePages */
 };
@@ -112,7 +121,9 @@ int thp_smaps_find(const char *text, uintptr_t addr,
 
 /*
  * Bytes of [start, end) backed by huge pages: for every VMA covering part of
- * the range, its AnonHugePages plus Private_Hugetlb and Shared_Hugetlb, each
+ * the range, its AnonHugePages, ShmemPmdMapped, FilePmdMapped,
+ * Private_Hugetlb and Shared_Hugetlb (a VMA has only the kinds its memory
+ * is, so the sum is that kind's), each
  * VMA's count capped at its overlap with the range (a VMA merged with a
  * neighbour cannot be split by smaps). Returns 0, -ENOENT when part of the
  * range is not mapped, or -EBADMSG (see thp_smaps_find()).
@@ -122,8 +133,9 @@ int thp_smaps_huge_bytes(const char *text, uintptr_t start, uintptr_t end,
 
 /*
  * Samples huge_fraction: the bytes of [buf, buf + len) that this process's
- * own smaps shows backed by huge pages (AnonHugePages for THP,
- * Private_Hugetlb + Shared_Hugetlb for hugetlb), over len. When smaps
+ * own smaps shows backed by huge pages (AnonHugePages for anonymous THP,
+ * ShmemPmdMapped / FilePmdMapped for a file's, Private_Hugetlb +
+ * Shared_Hugetlb for hugetlb), over len. When smaps
  * cannot tell, the reason is the parameter huge_fraction_unavailable.
  */
 void smaps_sample_huge_fraction(struct bench_result *res, const char *buf,

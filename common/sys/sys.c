@@ -97,3 +97,21 @@ int sys_mmap_anon(size_t len, size_t hugetlb_page_size, void **ret)
 	*ret = p;
 	return 0;
 }
+
+int sys_memfd(const char *name, size_t hugetlb_page_size)
+{
+	unsigned int flags = MFD_CLOEXEC;
+	int fd;
+
+	if (hugetlb_page_size) {
+		if (hugetlb_page_size & (hugetlb_page_size - 1))
+			return -EINVAL;
+		/* MFD_HUGE_* encodes log2 of the page size at MAP_HUGE_SHIFT
+		 * (linux/memfd.h: MFD_HUGE_SHIFT is the same 26) */
+		flags |= MFD_HUGETLB | ((unsigned int)__builtin_ctzll(
+						hugetlb_page_size)
+					<< MAP_HUGE_SHIFT);
+	}
+	fd = memfd_create(name, flags);
+	return fd < 0 ? -errno : fd;
+}

@@ -41,6 +41,14 @@ int sys_madvise_thp(void *addr, size_t len, bool huge);
 int sys_mmap_anon(size_t len, size_t hugetlb_page_size, void **ret);
 
 /*
+ * memfd_create(2) of an anonymous file named name (close-on-exec): shmem,
+ * or with hugetlb_page_size (a power of two: 2 MiB, 1 GiB) hugetlbfs in
+ * pages of that size (MFD_HUGETLB). It lives until its last descriptor and
+ * mapping are gone: nothing is left in any directory. An fd or -errno.
+ */
+int sys_memfd(const char *name, size_t hugetlb_page_size);
+
+/*
  * pidfd_open(2): a descriptor (close-on-exec) that polls readable once
  * process pid has ended, or -errno (-ENOSYS before Linux 5.3).
  */
