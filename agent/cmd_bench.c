@@ -33,6 +33,9 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(seq_block);
 	FILL(fs_increments);
 	FILL(timeout_s);
+	FILL(db_scale);
+	FILL(db_rate);
+	FILL(db_seconds);
 #undef FILL
 	if (!b->seed) {
 		struct timespec ts;
@@ -52,7 +55,12 @@ static int bench_resolve(struct agent_config *cfg)
 		log_error("--reserve-hugetlb changes the hugetlb pool and needs root");
 		return -EPERM;
 	}
+	if (b->with_database && geteuid() != 0) {
+		log_error("--with-database starts PostgreSQL as another user and changes the THP mode: it needs root");
+		return -EPERM;
+	}
 	b->dir = cfg->work_dir;
+	b->spool_dir = cfg->spool_dir;
 	return 0;
 }
 
@@ -73,6 +81,7 @@ int agent_bench(struct agent_config *cfg, Fleetbench__BenchRun **ret)
 	char err[512] = "";
 	int r;
 
+	agent_recover(cfg);
 	r = bench_resolve(cfg);
 	if (r < 0)
 		return r;

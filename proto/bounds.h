@@ -23,6 +23,7 @@
 
 #define BOUNDS_MAX_IOPS 1e8
 #define BOUNDS_MAX_MBPS 1e6
+#define BOUNDS_MAX_TPS 1e8 /* tx/s: transactions a second */
 
 /*
  * Checks the samples of one metric. wall_s[k] is the wall time in seconds of

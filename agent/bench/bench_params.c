@@ -35,6 +35,9 @@ static const struct bench_params profiles[] = {
 		.seq_block = 128 << 10,
 		.fs_increments = 20000000,
 		.timeout_s = 120,
+		.db_scale = 10,
+		.db_rate = 500,
+		.db_seconds = 3,
 	},
 	{
 		.profile = "standard",
@@ -49,6 +52,9 @@ static const struct bench_params profiles[] = {
 		.seq_block = 128 << 10,
 		.fs_increments = 100000000,
 		.timeout_s = 600,
+		.db_scale = 20,
+		.db_rate = 1000,
+		.db_seconds = 5,
 	},
 	{
 		.profile = "full",
@@ -63,6 +69,9 @@ static const struct bench_params profiles[] = {
 		.seq_block = 128 << 10,
 		.fs_increments = 200000000,
 		.timeout_s = 1800,
+		.db_scale = 100,
+		.db_rate = 1000,
+		.db_seconds = 8,
 	},
 };
 
@@ -84,6 +93,9 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->seq_block = q->seq_block;
 		p->fs_increments = q->fs_increments;
 		p->timeout_s = q->timeout_s;
+		p->db_scale = q->db_scale;
+		p->db_rate = q->db_rate;
+		p->db_seconds = q->db_seconds;
 		return 0;
 	}
 	return -EINVAL;
@@ -97,6 +109,11 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 	X(file_bytes, true) X(io_ms, false)         \
 	X(iodepth, false) X(seq_bytes, true)        \
 	X(seq_block, true) X(fs_increments, false)
+
+/* The optional ones (reports of older agents lack them), after those. */
+#define METHOD_OPTIONAL_FIELDS(X) \
+	X(with_database, false) X(db_scale, false) \
+	X(db_rate, false) X(db_seconds, false)
 
 /* v with the largest binary suffix that divides it exactly ("64M"). */
 static void put_size(FILE *f, unsigned long long v)
@@ -119,6 +136,11 @@ static void method_numbers(Fleetbench__Method *m, const struct bench_params *p)
 #define X(field, size) m->field = p->field;
 	METHOD_FIELDS(X)
 #undef X
+#define X(field, size)          \
+	m->has_##field = 1;     \
+	m->field = p->field;
+	METHOD_OPTIONAL_FIELDS(X)
+#undef X
 }
 
 /* Appends to f p's differences from prof, in the fields' order. */
@@ -134,6 +156,7 @@ static void key_differences(FILE *f, const struct bench_params *p,
 			fprintf(f, "%lld", (long long)p->field);              \
 	}
 	METHOD_FIELDS(X)
+	METHOD_OPTIONAL_FIELDS(X)
 #undef X
 }
 
