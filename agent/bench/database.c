@@ -88,9 +88,20 @@ static int keep_open(const char *spool_dir, bool create, char *path,
 	return -EBUSY;
 }
 
-/* The mode a file holds ("madvise\n") into mode; false when it holds
- * none (empty, or not a mode). */
-static bool keep_read(int fd, char *mode, size_t len)
+/*
+ * What the kept file says: the mode before the run, and the modes it may
+ * have left: the one before its last change and the one that change
+ * wrote (the file is written before each change, so either may be set
+ * when the run dies). One line, fixed width: "madvise never   always \n".
+ */
+struct kept {
+	char before[16], last[16], next[16];
+};
+
+#define KEPT_LINE 24
+
+/* Reads fd into k; false when it holds no such line. */
+static bool keep_read(int fd, struct kept *k)
 {
 	_cleanup_free_ char *text = NULL;
 	ssize_t n;
@@ -98,13 +109,34 @@ static bool keep_read(int fd, char *mode, size_t len)
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return false;
 	n = read_full_fd(fd, 64, &text);
-	if (n <= 0)
+	if (n <= 0 ||
+	    sscanf(text, "%15s %15s %15s", k->before, k->last, k->next) != 3)
 		return false;
-	text[strcspn(text, "\n")] = '\0';
-	if (!thp_mode_valid(text))
-		return false;
-	snprintf(mode, len, "%s", text);
-	return true;
+	return thp_mode_valid(k->before) && thp_mode_valid(k->last) &&
+	       thp_mode_valid(k->next);
+}
+
+/* Writes the line, before a change from last to next; with sync, durably.
+ * 0 or -errno. */
+static int keep_write(int fd, const char *before, const char *last,
+		      const char *next, bool sync)
+{
+	char line[KEPT_LINE + 1];
+
+	snprintf(line, sizeof(line), "%-7s %-7s %-7s\n", before, last, next);
+	if (pwrite(fd, line, KEPT_LINE, 0) != KEPT_LINE)
+		return errno ? -errno : -EIO;
+	if (sync && fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Whether the mode is still one the run that kept k left: else the
+ * driver or someone else has set it since (or the host rebooted), and
+ * writing k's mode back would undo that. */
+static bool keep_applies(const struct kept *k, const char *current)
+{
+	return !strcmp(current, k->last) || !strcmp(current, k->next);
 }
 
 /* Writes mode into THP's enabled file below root (NULL: "/"). 0 or
@@ -122,31 +154,61 @@ static int thp_write_root(const char *root, const char *mode)
 	return fd_write_all(fd, mode, strlen(mode));
 }
 
+/* The [selected] word of text ("never" of "always [never]") into buf;
+ * buf unchanged when there is none. */
+static void bracket_word(const char *text, char *buf, size_t len)
+{
+	const char *a = strchr(text, '['), *b = a ? strchr(a, ']') : NULL;
+
+	if (b)
+		snprintf(buf, len, "%.*s", (int)(b - a - 1), a + 1);
+}
+
+/* The [selected] mode of THP's enabled file below root into buf; "" when
+ * unreadable. */
+static void thp_read_root(const char *root, char *buf, size_t len)
+{
+	_cleanup_free_ char *text = NULL;
+	char file[4096];
+
+	buf[0] = '\0';
+	snprintf(file, sizeof(file), "%s%s",
+		 root && strcmp(root, "/") ? root : "", THP_ENABLED);
+	if (read_full_file(file, 4096, &text) >= 0)
+		bracket_word(text, buf, len);
+}
+
 int database_recover(const char *root, const char *spool_dir,
 		     const char *work_dir, char *what, size_t whatlen)
 {
 	_cleanup_close_ int fd = -1;
-	char path[4096], mode[16];
+	char path[4096], current[16];
+	struct kept k;
 	int done = 0, r;
 
 	what[0] = '\0';
 	/* none kept, or a live run's (-EBUSY): nothing to restore */
 	if (spool_dir)
 		fd = keep_open(spool_dir, false, path, sizeof(path));
-	if (fd >= 0) {
-		if (keep_read(fd, mode, sizeof(mode))) {
-			r = thp_write_root(root, mode);
-			if (r < 0) {
-				snprintf(what, whatlen,
-					 "cannot restore THP enabled to '%s' from %s: %s",
-					 mode, path, strerror(-r));
-				return r; /* kept for the next start */
-			}
+	if (fd >= 0 && keep_read(fd, &k)) {
+		thp_read_root(root, current, sizeof(current));
+		if (!keep_applies(&k, current)) {
 			snprintf(what, whatlen,
-				 "THP enabled restored to '%s' (a run that died left %s)",
-				 mode, path);
-			done++;
+				 "THP enabled left '%s': a run that died kept '%s' in %s, but has not set the mode since",
+				 current, k.before, path);
+		} else if ((r = thp_write_root(root, k.before)) < 0) {
+			snprintf(what, whatlen,
+				 "cannot restore THP enabled to '%s' from %s: %s",
+				 k.before, path, strerror(-r));
+			return r; /* kept for the next start */
+		} else {
+			snprintf(what, whatlen,
+				 "THP enabled restored to '%s' (a run that died left '%s' and %s)",
+				 k.before, current, path);
 		}
+		done++;
+	}
+	if (fd >= 0) {
 		unlink(path);
 		sync_parent(spool_dir);
 	}
@@ -175,7 +237,8 @@ struct db_state {
 	struct db_variant v[DB_MODES];
 	const struct bench_params *p;
 	struct pgrun pg;
-	char original[16]; /* the THP mode before; "" while unchanged */
+	char original[16]; /* the THP mode before; "" once restored */
+	char current[16]; /* the THP mode now */
 	int keep_fd; /* spool_dir/thp-restore, flocked; -1: none */
 	char keep_path[4096];
 	struct pgbench_lat lat;
@@ -223,47 +286,10 @@ static void sysfs_selected(struct bench_run *run, const char *path,
 			   char *buf, size_t len)
 {
 	_cleanup_free_ char *text = NULL;
-	char *a, *b;
 
 	snprintf(buf, len, "absent");
-	if (bench_read_file(run, path, &text) < 0)
-		return;
-	a = strchr(text, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (b)
-		snprintf(buf, len, "%.*s", (int)(b - a - 1), a + 1);
-}
-
-/* Bytes the files below dfd take on disk (st_blocks). */
-static uint64_t du_at(int dfd)
-{
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
-	uint64_t sum = 0;
-
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
-	while ((de = readdir(d))) {
-		struct stat sb;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		sum += (uint64_t)sb.st_blocks * 512;
-		if (S_ISDIR(sb.st_mode)) {
-			int sub = openat(dirfd(d), de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-						 O_CLOEXEC);
-
-			if (sub >= 0)
-				sum += du_at(sub);
-		}
-	}
-	closedir(d);
-	return sum;
+	if (bench_read_file(run, path, &text) >= 0)
+		bracket_word(text, buf, len);
 }
 
 static void skip_all(struct db_state *st, const char *why)
@@ -281,7 +307,8 @@ static void skip_all(struct db_state *st, const char *why)
 static int keep_mode(struct bench_run *run, struct db_state *st,
 		     const char *mode)
 {
-	char line[24], before[16];
+	char before[16];
+	struct kept k;
 	int r;
 
 	if (mkdir(st->p->spool_dir, 0700) < 0 && errno != EEXIST) {
@@ -293,21 +320,24 @@ static int keep_mode(struct bench_run *run, struct db_state *st,
 	if (r < 0)
 		goto fail;
 	st->keep_fd = r;
-	/* a dead run's file: its mode is the one from before it */
-	if (!keep_read(st->keep_fd, before, sizeof(before)))
+	/* a dead run's file, the mode still its: the mode from before it */
+	if (keep_read(st->keep_fd, &k) && keep_applies(&k, mode))
+		snprintf(before, sizeof(before), "%s", k.before);
+	else
 		snprintf(before, sizeof(before), "%s", mode);
-	snprintf(line, sizeof(line), "%s\n", before);
-	if (ftruncate(st->keep_fd, 0) < 0 ||
-	    pwrite(st->keep_fd, line, strlen(line), 0) != (ssize_t)strlen(line) ||
-	    fsync(st->keep_fd) < 0) {
-		r = errno ? -errno : -EIO;
+	if (ftruncate(st->keep_fd, 0) < 0) {
+		r = -errno;
 		goto fail;
 	}
+	r = keep_write(st->keep_fd, before, mode, mode, true);
+	if (r < 0)
+		goto fail;
 	sync_parent(st->p->spool_dir);
 	r = bench_restore_arm(run, THP_ENABLED, before);
 	if (r < 0)
 		goto fail;
 	snprintf(st->original, sizeof(st->original), "%s", before);
+	snprintf(st->current, sizeof(st->current), "%s", mode);
 	return 0;
 fail:
 	if (r == -EBUSY)
@@ -366,7 +396,7 @@ static int db_prepare(struct db_state *st)
 			       "-T", DB_WARMUP_S };
 	double t0;
 	uint64_t bytes;
-	int r, fd;
+	int r;
 
 	r = pgrun_start(&st->pg, st->err, sizeof(st->err));
 	if (r < 0)
@@ -376,9 +406,7 @@ static int db_prepare(struct db_state *st)
 	r = run_pgbench(st, "pgbench-init.log", init, 4);
 	if (r < 0)
 		return r;
-	fd = openat(pgrun_dirfd(&st->pg), "data/base",
-		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bytes = fd >= 0 ? du_at(fd) : 0;
+	bytes = pgrun_data_bytes(&st->pg);
 	for (size_t i = 0; i < DB_MODES; i++) {
 		bench_param_i64(st->v[i].res, "init_ms",
 				(int64_t)((mono_s() - t0) * 1000));
@@ -458,6 +486,14 @@ static int db_setup_steps(struct bench_run *run, const struct bench_params *p,
 		return 0;
 	}
 
+	/* the mode written as it is: a read-only sysfs says so here */
+	r = bench_write_file(run, THP_ENABLED, mode.enabled);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "cannot write THP enabled: %s",
+			 kfile_errname(r));
+		skip_all(st, why);
+		return 0;
+	}
 	pgrun_sweep(p->dir);
 	r = keep_mode(run, st, mode.enabled);
 	if (r == -EBUSY || r == -EACCES || r == -EROFS || r == -ENOENT) {
@@ -521,9 +557,12 @@ static int collect_logs(struct db_state *st, const char *prefix)
 		if (strncmp(de->d_name, prefix, plen) ||
 		    de->d_name[plen] != '.')
 			continue;
-		if (r == 0 && read_full_fileat(dfd, de->d_name, 1ULL << 30,
-					       &text) < 0)
-			r = -errno ? -errno : -EIO;
+		if (r == 0) {
+			ssize_t n = read_full_fileat(dfd, de->d_name,
+						     1ULL << 30, &text);
+
+			r = n < 0 ? (int)n : 0;
+		}
 		if (r == 0)
 			r = pgbench_log_parse(text, &st->lat);
 		unlinkat(dfd, de->d_name, 0);
@@ -549,9 +588,14 @@ static int db_measure(struct bench_run *run, struct db_state *st,
 	snprintf(logopt, sizeof(logopt), "--log-prefix=%s/%s", st->pg.dir,
 		 prefix);
 	snprintf(out, sizeof(out), "%s.out", prefix);
-	r = bench_write_file(run, THP_ENABLED, v->mode);
+	/* the spool says what it may leave first (no fsync: a crash of the
+	 * host resets the mode anyway) */
+	r = keep_write(st->keep_fd, st->original, st->current, v->mode, false);
+	if (r == 0)
+		r = bench_write_file(run, THP_ENABLED, v->mode);
 	if (r < 0)
 		return r;
+	snprintf(st->current, sizeof(st->current), "%s", v->mode);
 	bench_window_begin(v->res);
 	vmstat_read(run, &a);
 	r = run_pgbench(st, out, args, sizeof(args) / sizeof(args[0]));

@@ -439,6 +439,46 @@ void pgrun_release(struct pgrun *pg)
 	pg->lock_fd = -1;
 }
 
+/* Bytes the files below dfd take on disk (st_blocks); closes dfd. */
+static uint64_t du_at(int dfd)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	uint64_t sum = 0;
+
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		struct stat sb;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		sum += (uint64_t)sb.st_blocks * 512;
+		if (S_ISDIR(sb.st_mode)) {
+			int sub = openat(dirfd(d), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						 O_CLOEXEC);
+
+			if (sub >= 0)
+				sum += du_at(sub);
+		}
+	}
+	closedir(d);
+	return sum;
+}
+
+uint64_t pgrun_data_bytes(struct pgrun *pg)
+{
+	int fd = openat(pg->lock_fd, "data/base",
+			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd >= 0 ? du_at(fd) : 0;
+}
+
 /* ---- what dead runs left ---- */
 
 /* SIGKILLs a server still running in dir (its cwd is dir/data): after a

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define PGRUN_PREFIX "fleetbench-db-"
@@ -80,6 +81,10 @@ int pgrun_start(struct pgrun *pg, char *err, size_t errlen);
  */
 int pgrun_exec(struct pgrun *pg, const char *const argv[],
 	       const char *out_name, char *err, size_t errlen);
+
+/* The bytes the database's files take (data/base, on disk); 0 when
+ * unknown. */
+uint64_t pgrun_data_bytes(struct pgrun *pg);
 
 /* The directory's file descriptor (for openat), -1 when none. */
 int pgrun_dirfd(const struct pgrun *pg);

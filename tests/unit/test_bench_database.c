@@ -107,52 +107,60 @@ static void test_recover(void)
 	snprintf(spool, sizeof(spool), "%s/spool", root);
 	snprintf(work, sizeof(work), "%s/work", root);
 	tree_put(root, THP, "always madvise [never]\n", -1);
+	CHECK(mkdir(work, 0755) == 0);
 
 	/* nothing kept, no spool directory at all: nothing done */
 	CHECK_EQ_INT(database_recover(root, spool, work, what, sizeof(what)),
 		     0);
 	CHECK_EQ_STR(what, "");
 
-	/* a dead run's file: written back, then removed */
-	tree_put(root, "spool/" DATABASE_THP_RESTORE, "madvise\n", -1);
+	/* a dead run's file, the mode one it left: written back, removed */
+	tree_put(root, THP, "[always] madvise never\n", -1);
+	tree_put(root, "spool/" DATABASE_THP_RESTORE,
+		 "madvise never   always \n", -1);
 	CHECK_EQ_INT(database_recover(root, spool, work, what, sizeof(what)),
 		     1);
 	CHECK_EQ_STR(content(root, THP), "madvise");
 	CHECK(strstr(what, "THP enabled restored to 'madvise'") != NULL);
 	CHECK(!exists(root, "spool/" DATABASE_THP_RESTORE));
+	/* the one before its last change: the same */
+	tree_put(root, THP, "always madvise [never]\n", -1);
+	tree_put(root, "spool/" DATABASE_THP_RESTORE,
+		 "always  never   madvise\n", -1);
+	CHECK_EQ_INT(database_recover(root, spool, work, what, sizeof(what)),
+		     1);
+	CHECK_EQ_STR(content(root, THP), "always");
+
+	/* a mode the run did not leave (the driver restored it, or the
+	 * admin set it since): left alone, the file removed */
+	tree_put(root, THP, "always madvise [never]\n", -1);
+	tree_put(root, "spool/" DATABASE_THP_RESTORE,
+		 "madvise madvise always \n", -1);
+	CHECK_EQ_INT(database_recover(root, spool, work, what, sizeof(what)),
+		     1);
+	CHECK_EQ_STR(content(root, THP), "always madvise [never]\n");
+	CHECK(strstr(what, "THP enabled left 'never'") != NULL);
+	CHECK(!exists(root, "spool/" DATABASE_THP_RESTORE));
 
 	/* a live run's (it holds the lock): left alone */
-	tree_put(root, THP, "never", -1);
-	tree_put(root, "spool/" DATABASE_THP_RESTORE, "always\n", -1);
+	tree_put(root, "spool/" DATABASE_THP_RESTORE,
+		 "madvise madvise never  \n", -1);
 	snprintf(path, sizeof(path), "%s/" DATABASE_THP_RESTORE, spool);
 	held = open(path, O_RDONLY | O_CLOEXEC);
 	CHECK(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0);
 	CHECK_EQ_INT(database_recover(root, spool, work, what, sizeof(what)),
 		     0);
-	CHECK_EQ_STR(content(root, THP), "never");
+	CHECK_EQ_STR(content(root, THP), "always madvise [never]\n");
 	CHECK(exists(root, "spool/" DATABASE_THP_RESTORE));
 	close(held);
 	held = -1;
 
-	/* a file that holds no mode: removed, nothing written */
-	tree_put(root, "spool/" DATABASE_THP_RESTORE, "[always]\n", -1);
+	/* a file that holds no such line: removed, nothing written */
+	tree_put(root, "spool/" DATABASE_THP_RESTORE, "madvise\n", -1);
 	CHECK_EQ_INT(database_recover(root, spool, work, what, sizeof(what)),
 		     0);
-	CHECK_EQ_STR(content(root, THP), "never");
+	CHECK_EQ_STR(content(root, THP), "always madvise [never]\n");
 	CHECK(!exists(root, "spool/" DATABASE_THP_RESTORE));
-
-	/* a mode that cannot be written back: the error, the file kept */
-	tree_put(root, "spool/" DATABASE_THP_RESTORE, "always\n", -1);
-	snprintf(path, sizeof(path), "%s/%s", root, THP);
-	CHECK(unlink(path) == 0 && mkdir(path, 0700) == 0);
-	CHECK(database_recover(root, spool, work, what, sizeof(what)) < 0);
-	CHECK(strstr(what, "cannot restore THP enabled to 'always'") != NULL);
-	CHECK(exists(root, "spool/" DATABASE_THP_RESTORE));
-	CHECK(rmdir(path) == 0);
-	tree_put(root, THP, "never", -1);
-	CHECK_EQ_INT(database_recover(root, spool, work, what, sizeof(what)),
-		     1);
-	CHECK_EQ_STR(content(root, THP), "always");
 
 	/* directories dead runs left: removed, with what is in them; a live
 	 * run's (locked) and others' names are kept */
