@@ -285,12 +285,21 @@ static int user_can_reach(const char *dir, uid_t uid, gid_t gid)
 int pgrun_create(struct pgrun *pg, const char *workdir, const char *bindir,
 		 uid_t uid, gid_t gid, char *err, size_t errlen)
 {
+	char abs[PATH_MAX];
 	int r;
 
 	snprintf(pg->bindir, sizeof(pg->bindir), "%s",
 		 bindir ? bindir : PGRUN_BINDIR);
 	pg->uid = uid;
 	pg->gid = gid;
+	/* absolute: the programs run in the directory, given its paths */
+	if (!realpath(workdir, abs)) {
+		r = -errno;
+		snprintf(err, errlen, "work dir '%s': %s", workdir,
+			 strerror(-r));
+		return r;
+	}
+	workdir = abs;
 	if (strlen(workdir) + strlen("/" PGRUN_PREFIX "XXXXXX" SOCKET_NAME) >
 	    SUN_PATH_MAX) {
 		snprintf(err, errlen,
