@@ -47,7 +47,7 @@ static bool thp_mode_valid(const char *m)
 	       !strcmp(m, "always");
 }
 
-/* fsyncs the directory of path, so a new or removed entry is durable. */
+/* fsyncs dir, so an entry made or removed in it is durable. */
 static void sync_parent(const char *dir)
 {
 	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -406,10 +406,10 @@ static int db_prepare(struct db_state *st)
 	r = run_pgbench(st, "pgbench-init.log", init, 4);
 	if (r < 0)
 		return r;
+	t0 = mono_s() - t0;
 	bytes = pgrun_data_bytes(&st->pg);
 	for (size_t i = 0; i < DB_MODES; i++) {
-		bench_param_i64(st->v[i].res, "init_ms",
-				(int64_t)((mono_s() - t0) * 1000));
+		bench_param_i64(st->v[i].res, "init_ms", (int64_t)(t0 * 1000));
 		bench_param_i64(st->v[i].res, "db_bytes", (int64_t)bytes);
 	}
 	return run_pgbench(st, "pgbench-warmup.log", warm, 8);

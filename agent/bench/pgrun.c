@@ -288,11 +288,13 @@ int pgrun_create(struct pgrun *pg, const char *workdir, const char *bindir,
 	char abs[PATH_MAX];
 	int r;
 
-	snprintf(pg->bindir, sizeof(pg->bindir), "%s",
-		 bindir ? bindir : PGRUN_BINDIR);
+	/* absolute: the programs run in the directory */
+	if (!realpath(bindir ? bindir : PGRUN_BINDIR, pg->bindir))
+		snprintf(pg->bindir, sizeof(pg->bindir), "%s",
+			 bindir ? bindir : PGRUN_BINDIR);
 	pg->uid = uid;
 	pg->gid = gid;
-	/* absolute: the programs run in the directory, given its paths */
+	/* absolute too: they are given the directory's paths */
 	if (!realpath(workdir, abs)) {
 		r = -errno;
 		snprintf(err, errlen, "work dir '%s': %s", workdir,
