@@ -8,11 +8,24 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "database.h"
 #include "list.h"
 #include "log.h"
 #include "output.h"
 #include "pbjson.h"
 #include "report.h"
+
+void agent_recover(const struct agent_config *cfg)
+{
+	char what[1024];
+	int r = database_recover(arg_root, cfg->spool_dir, cfg->work_dir,
+				 what, sizeof(what));
+
+	if (r < 0)
+		log_error("%s", what);
+	else if (r > 0)
+		log_info("%s", what);
+}
 
 int agent_print_report(struct json_object *probe,
 		       const Fleetbench__BenchRun *bench,

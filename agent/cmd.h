@@ -92,6 +92,13 @@ int cmd_show(int argc, char **argv);
 int agent_probe(const struct agent_config *cfg, const struct cli *cli,
 		struct json_object **ret);
 
+/*
+ * At the start of probe, bench and run: puts back what a database
+ * benchmark that died left (the THP mode kept in the spool, its PostgreSQL
+ * directory in the work directory), logging what it did (cmd.c).
+ */
+void agent_recover(const struct agent_config *cfg);
+
 /* The benchmark suite, sizes from the profile (logged); -errno. */
 int agent_bench(struct agent_config *cfg, Fleetbench__BenchRun **ret);
 

@@ -37,6 +37,9 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(mmap_bytes);
 	FILL(mmap_accesses);
 	FILL(timeout_s);
+	FILL(db_scale);
+	FILL(db_rate);
+	FILL(db_seconds);
 #undef FILL
 	if (!b->seed) {
 		struct timespec ts;
@@ -65,7 +68,12 @@ static int bench_resolve(struct agent_config *cfg)
 			  (unsigned long long)b->writeback_dirty_bytes);
 		return -EINVAL;
 	}
+	if (b->with_database && geteuid() != 0) {
+		log_error("--with-database starts PostgreSQL as another user and changes the THP mode: it needs root");
+		return -EPERM;
+	}
 	b->dir = cfg->work_dir;
+	b->spool_dir = cfg->spool_dir;
 	return 0;
 }
 
@@ -86,6 +94,7 @@ int agent_bench(struct agent_config *cfg, Fleetbench__BenchRun **ret)
 	char err[512] = "";
 	int r;
 
+	agent_recover(cfg);
 	r = bench_resolve(cfg);
 	if (r < 0)
 		return r;

@@ -30,8 +30,10 @@ int agent_probe(const struct agent_config *cfg, const struct cli *cli,
 			    label_source("region", cfg->region, cli) },
 		.steal_window_ms = (unsigned int)cfg->steal_window_ms,
 	};
-	int r = probe_run(&opts, ret);
+	int r;
 
+	agent_recover(cfg);
+	r = probe_run(&opts, ret);
 	if (r < 0)
 		log_error("cannot probe below '%s': %s", arg_root,
 			  strerror(-r));

@@ -103,6 +103,24 @@ const struct config_key agent_settings[] = {
 		   0, 0, "randread-file", "PATH",
 		   "read this existing file instead of writing one\n"
 		   "(it is kept)"),
+	CONFIG_KEY("bench", "with_database", CONFIG_BOOL, B(with_database),
+		   "false", 0, 0, "with-database", NULL,
+		   "run the database benchmark (full profile, or --only\n"
+		   "database): a throwaway PostgreSQL under each THP mode\n"
+		   "(root only; the THP mode is restored afterwards)"),
+	CONFIG_KEY("bench", "db_scale", CONFIG_INT, B(db_scale), NULL, 1,
+		   100000, "db-scale", "N",
+		   "database: pgbench scale (about 15 MB each)"),
+	CONFIG_KEY("bench", "db_rate", CONFIG_INT, B(db_rate), NULL, 1,
+		   10000000, "db-rate", "TPS",
+		   "database: pgbench --rate, transactions per second"),
+	CONFIG_KEY("bench", "db_seconds", CONFIG_INT, B(db_seconds), NULL, 1,
+		   3600, "db-seconds", "S",
+		   "database: pgbench seconds per THP mode per repeat"),
+	CONFIG_KEY("bench", "pg_bindir", CONFIG_STR, B(pg_bindir), NULL, 0, 0,
+		   "pg-bindir", "DIR",
+		   "database: where initdb, postgres and pgbench are\n"
+		   "(default /usr/lib/postgresql/15/bin)"),
 	/* the per-profile defaults and why: bench_params.c's profiles table */
 	CONFIG_KEY("bench", "timeout_s", CONFIG_INT, B(timeout_s), NULL, 1,
 		   604800, "bench-timeout", "S",

@@ -29,6 +29,7 @@ static const struct {
 	 * most; a two-dimensional walk is a few dozen memory reads */
 	{ "misses/access", 0, BOUNDS_MAX_MISSES_PER_ACCESS, 0 },
 	{ "cycles/access", 0, BOUNDS_MAX_CYCLES_PER_ACCESS, 0 },
+	{ "tx/s", 0, BOUNDS_MAX_TPS, 0 },
 };
 
 int bounds_check_metric(const char *metric, const char *unit,

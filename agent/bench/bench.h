@@ -63,6 +63,12 @@ struct bench_params {
 	char *randread_file; /* read this existing file instead (vs_fio) */
 	const char *root; /* kernel files below this root; NULL: "/" (tests) */
 	long long timeout_s; /* limit of one benchmark's process, 0: none */
+	bool with_database; /* database: asked for (root only) */
+	long long db_scale; /* database: pgbench -i scale (about 15 MB each) */
+	long long db_rate; /* database: pgbench --rate, transactions/s */
+	long long db_seconds; /* database: pgbench -T per mode per repeat */
+	char *pg_bindir; /* database: initdb, postgres, pgbench; NULL: PG 15's */
+	const char *spool_dir; /* database: keeps the THP mode to restore */
 };
 
 /* One benchmark variant's results: built by the driver, filled by ops. */
@@ -265,6 +271,14 @@ int bench_restore_arm(struct bench_run *run, const char *path,
 		      const char *previous);
 /* The setting at path is restored: the driver need not. */
 void bench_restore_done(struct bench_run *run, const char *path);
+
+/*
+ * Says what went wrong before a step returns -errno (e.g. "initdb failed
+ * (exit status 1): ..."): the benchmark's failure is then "<strerror>:
+ * <text> in <where>". The last call wins; outside a child it does nothing.
+ */
+void bench_fail_text(struct bench_run *run, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Monotonic seconds. */
 double bench_now(void);

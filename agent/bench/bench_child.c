@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,18 @@ void bench_restore_done(struct bench_run *run, const char *path)
 		if (w->restore[i].armed && !strcmp(w->restore[i].path, path))
 			__atomic_store_n(&w->restore[i].armed, 0,
 					 __ATOMIC_RELEASE);
+}
+
+void bench_fail_text(struct bench_run *run, const char *fmt, ...)
+{
+	struct bench_where *w = run->where;
+	va_list ap;
+
+	if (!w)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->error_text, sizeof(w->error_text), fmt, ap);
+	va_end(ap);
 }
 
 /* ---- the child ---- */
@@ -408,8 +421,9 @@ int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 		signal_name(WTERMSIG(status), sig, sizeof(sig));
 		snprintf(failure, sizeof(failure), "%s%s", sig, where);
 	} else if (WEXITSTATUS(status) == CHILD_EXIT_ERROR) {
-		snprintf(failure, sizeof(failure), "%s%s", strerror(w->error),
-			 where);
+		snprintf(failure, sizeof(failure), "%s%s%.*s%s",
+			 strerror(w->error), w->error_text[0] ? ": " : "",
+			 (int)sizeof(w->error_text), w->error_text, where);
 	} else if (WEXITSTATUS(status) == CHILD_EXIT_STOPPED) {
 		char sig[32];
 

@@ -44,6 +44,7 @@ struct bench_where {
 	int variant; /* the window last begun (index into variants), -1 */
 	long long repeat; /* 0-based, in PHASE_RUN */
 	int error; /* errno of a child that exits CHILD_EXIT_ERROR */
+	char error_text[256]; /* what failed, from bench_fail_text(); "" */
 	int signal; /* what stopped a child that exits CHILD_EXIT_STOPPED */
 	unsigned int nvariants; /* announced by bench_result_new */
 	char variants[WHERE_VARIANTS][WHERE_NAME];

@@ -45,6 +45,9 @@ static const struct bench_params profiles[] = {
 		.mmap_bytes = 64ULL << 20,
 		.mmap_accesses = 2000000,
 		.timeout_s = 120,
+		.db_scale = 10,
+		.db_rate = 500,
+		.db_seconds = 3,
 	},
 	{
 		.profile = "standard",
@@ -63,6 +66,9 @@ static const struct bench_params profiles[] = {
 		.mmap_bytes = 512ULL << 20,
 		.mmap_accesses = 3000000,
 		.timeout_s = 600,
+		.db_scale = 20,
+		.db_rate = 1000,
+		.db_seconds = 5,
 	},
 	{
 		.profile = "full",
@@ -86,6 +92,9 @@ static const struct bench_params profiles[] = {
 		.mmap_bytes = 2ULL << 30,
 		.mmap_accesses = 10000000,
 		.timeout_s = 1800,
+		.db_scale = 100,
+		.db_rate = 1000,
+		.db_seconds = 8,
 	},
 };
 
@@ -111,6 +120,9 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->mmap_bytes = q->mmap_bytes;
 		p->mmap_accesses = q->mmap_accesses;
 		p->timeout_s = q->timeout_s;
+		p->db_scale = q->db_scale;
+		p->db_rate = q->db_rate;
+		p->db_seconds = q->db_seconds;
 		return 0;
 	}
 	return -EINVAL;
@@ -130,6 +142,8 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 #define METHOD_OPTIONAL_FIELDS(X) \
 	X(mmap_bytes, true) X(mmap_accesses, false) \
 	X(wb_bytes, true) X(wb_fsync_bytes, true) \
+	X(with_database, false) X(db_scale, false) \
+	X(db_rate, false) X(db_seconds, false) \
 	X(writeback_dirty_bytes, true)
 
 /* v with the largest binary suffix that divides it exactly ("64M"). */
