@@ -86,6 +86,33 @@ runs_cols=$(q <<-'EOF'
 EOF
 )
 
+# the old layout's columns of run_figures (016 adds some)
+figures_cols=$(q <<-'EOF'
+	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
+	FROM pg_attribute
+	WHERE attrelid = 'run_figures'::regclass AND attnum > 0
+	      AND NOT attisdropped
+EOF
+)
+
+# ... and of what compare and kernels return (016 adds some)
+out_cols() {
+	q <<-EOF
+	SELECT string_agg(quote_ident(a.n), ', ' ORDER BY a.i)
+	FROM pg_proc AS p,
+	     unnest(p.proargnames, p.proargmodes) WITH ORDINALITY AS a(n, m, i)
+	WHERE p.proname = '$1' AND a.m = 't'
+EOF
+}
+compare_cols=$(out_cols fleet_compare_by)
+kernels_cols=$(out_cols fleet_kernels_by)
+view_cols=$(q <<-'EOF'
+	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
+	FROM pg_attribute
+	WHERE attrelid = 'fleet_compare'::regclass AND attnum > 0
+EOF
+)
+
 # snapshot CONNINFO: every row of the old tables and of what is made of
 # them, as text, in a stable order
 snapshot() {
@@ -97,12 +124,14 @@ snapshot() {
 		ORDER BY run_id, benchmark, variant, metric;
 		SELECT 'comparisons', * FROM comparisons ORDER BY run_id, name;
 		SELECT 'methods', * FROM methods ORDER BY key;
-		SELECT 'run_figures', * FROM run_figures ORDER BY run_id;
-		SELECT 'fleet_compare', * FROM fleet_compare_by(
+		SELECT 'run_figures', $figures_cols FROM run_figures
+		ORDER BY run_id;
+		SELECT 'fleet_compare', $compare_cols FROM fleet_compare_by(
 			'{provider,instance_type,kernel}', NULL, '-infinity', '*');
-		SELECT 'fleet_compare_summary', * FROM fleet_compare;
-		SELECT 'fleet_kernels', * FROM fleet_kernels;
-		SELECT 'fleet_kernels_all', * FROM fleet_kernels_by(NULL, NULL, '*');
+		SELECT 'fleet_compare_summary', $view_cols FROM fleet_compare;
+		SELECT 'fleet_kernels', $kernels_cols FROM fleet_kernels;
+		SELECT 'fleet_kernels_all', $kernels_cols
+		FROM fleet_kernels_by(NULL, NULL, '*');
 		SELECT 'alerts', machine_id, hostname, provider, instance_type,
 		       old_kernel, new_kernel, kind, diff, old_run_id, new_run_id
 		FROM alerts ORDER BY machine_id, old_kernel, new_kernel, kind;
