@@ -138,6 +138,9 @@ snapshot() {
 	EOF
 }
 snapshot "$conninfo" >"$tmp/before.txt"
+# 016 drops compare's and kernels' functions and views for their new
+# columns: the grants on the views stay
+q <<<"CREATE ROLE fleetbench_lean_reader; GRANT SELECT ON fleet_compare, fleet_kernels TO fleetbench_lean_reader" >/dev/null
 check_eq "the 008 database holds variants of every status" "$(q <<-'EOF'
 	SELECT string_agg(status || ':' || n, ' ' ORDER BY status)
 	FROM (SELECT status, count(*) AS n FROM bench_results GROUP BY 1) AS x
@@ -150,6 +153,17 @@ check_eq "and an alert" "$(q <<<"SELECT string_agg(kind, ' ' ORDER BY kind) FROM
 	>"$tmp/migrate2.out" 2>&1
 check_eq "010 applies to a database with reports" "$?" 0
 check_grep "it says so" "$tmp/migrate2.out" "applied 010_lean"
+check_grep "and 016" "$tmp/migrate2.out" "applied 016_more_figures"
+check_eq "the grants on fleet_compare and fleet_kernels outlive 016" "$(q <<-'EOF'
+	SELECT string_agg(c.relname, ' ' ORDER BY c.relname)
+	FROM pg_class AS c, aclexplode(c.relacl) AS a
+	WHERE c.relname IN ('fleet_compare', 'fleet_kernels')
+	      AND a.grantee = 'fleetbench_lean_reader'::regrole
+	      AND a.privilege_type = 'SELECT'
+EOF
+)" "fleet_compare fleet_kernels"
+check_eq "and they have 016's columns" \
+	"$(q <<<"SELECT count(*) FROM pg_attribute WHERE attrelid = 'fleet_compare'::regclass AND attname = 'db_p99_always_vs_never'")" 1
 check_eq "the old tables are views now, over run_results and runs" "$(q <<-'EOF'
 	SELECT string_agg(relname || ':' || relkind::text, ' ' ORDER BY relname)
 	FROM pg_class
