@@ -295,6 +295,13 @@ check_eq "--figures leaves the other figures out" \
 fb compare --figures all >"$tmp/compare-all.txt"
 check_grep "--figures all: every figure" "$tmp/compare-all.txt" \
 	'thp_speedup .*iouring_vs_libaio .*mmap_thp_speedup .*db_p99_always_vs_never '
+fb kernels --provider hetzner --instance-type ccx23 --figures db >"$tmp/k-fig.txt"
+check_grep "kernels --figures db: the database's column, and what changed" "$tmp/k-fig.txt" \
+	'^hetzner +ccx23 +6.1.0-21-amd64 .* 1.6[0-9]* \[.*db_p99_always_vs_never 1.[01][0-9]* -> 1.6'
+check_eq "kernels --figures db leaves the THP columns out" \
+	"$(sed -n 2p "$tmp/k-fig.txt" | grep -c -w thp_speedup)" 0
+fb compare --figures db --metric randread/io_uring/iops >/dev/null 2>"$tmp/fig-metric.err"
+check_eq "--figures with --metric exits 2" "$?" 2
 fb compare --figures nosuch >/dev/null 2>"$tmp/fig.err"
 check_eq "--figures nosuch exits 2" "$?" 2
 check_grep "and names the families" "$tmp/fig.err" "unknown figure family 'nosuch'"
