@@ -185,3 +185,5 @@ ALTER TABLE alerts
 		CHECK ((kind = 'gain') = (figure IS NOT NULL));
 COMMENT ON COLUMN alerts.figure IS
 	'the gain a gain alert is about (iouring_vs_pread, mmap_thp_speedup, ...; fleetbench_alert_gains()); NULL for a fingerprint alert';
+COMMENT ON TABLE alert_settings IS
+	'thresholds of the gain alerts (every gain of fleetbench_alert_gains()): smallest relative change and largest p-value';
