@@ -3,9 +3,10 @@
  * fleetbench report: one self-contained HTML file (inline CSS and SVG, no
  * script, font or link to fetch) from the views: THP speedup and io_uring
  * gain per instance type and kernel with their 95% intervals and run
- * counts (fleet_kernels_by), the capability matrix with the runs whose
- * variants failed, what changed between kernels, and the open alerts when
- * the database has an alerts table.
+ * counts (fleet_kernels_by), a section per benchmark family of issue 15
+ * (html_sections.c), the capability matrix with the runs whose variants
+ * failed, what changed between kernels, and the open alerts when the
+ * database has an alerts table. The charts: html_chart.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,26 +21,13 @@
 
 #include "cleanup.h"
 #include "cmd.h"
+#include "html.h"
 #include "log.h"
 
 enum {
 	OPT_OUT = 0x100,
 	OPT_SINCE,
 	OPT_TITLE,
-};
-
-/* Chart geometry, in CSS pixels. */
-#define CHART_W 960
-#define LABEL_W 300 /* instance type and kernel names */
-#define COUNT_W 90 /* "9 runs" */
-#define PLOT_W (CHART_W - LABEL_W - COUNT_W)
-#define ROW_H 20
-#define AXIS_H 30
-
-/* Colours of a type's kernels, oldest first (Tableau 10). */
-static const char *const kernel_colour[] = {
-	"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
 };
 
 static const char report_usage[] =
@@ -50,7 +38,9 @@ static const char report_usage[] =
 	"Writes one self-contained HTML file (no script, font or link to fetch:\n"
 	"it opens offline) with SVG charts of the THP speedup and the io_uring\n"
 	"gain over pread per instance type, grouped by kernel, each with its 95%\n"
-	"interval and run count; the capability matrix (instance type x kernel:\n"
+	"interval and run count; a section per benchmark family (mmap'd-file\n"
+	"reads, memory bandwidth, I/O scaling with its knee, write-back stalls,\n"
+	"the database under THP modes); the capability matrix (instance type x kernel:\n"
 	"io_uring usable, SQPOLL permitted, 1 GiB pages, THP mode); what changed\n"
 	"between kernels; and the open alerts when the database has them.\n"
 	"--format does not apply.\n"
@@ -68,7 +58,17 @@ static const char kernels_sql[] =
 	"thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction, "
 	"iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi, "
 	"iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
-	"first_run, failed, failures "
+	"first_run, failed, failures, "
+	"mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi, "
+	"membw_thp_gain, membw_thp_gain_lo, membw_thp_gain_hi, "
+	"membw_triad_gbps, membw_triad_gbps_lo, membw_triad_gbps_hi, "
+	"iouring_qd32_vs_qd1, iouring_qd32_vs_qd1_lo, iouring_qd32_vs_qd1_hi, "
+	"iouring_knee_depth, iouring_knee_depth_lo, iouring_knee_depth_hi, "
+	"iouring_best_iops, iouring_best_iops_lo, iouring_best_iops_hi, "
+	"writeback_p99_us, writeback_p99_us_lo, writeback_p99_us_hi, "
+	"writeback_stalls, writeback_stalls_lo, writeback_stalls_hi, "
+	"db_p99_always_vs_never, db_p99_always_vs_never_lo, "
+	"db_p99_always_vs_never_hi "
 	"FROM fleet_kernels_by(NULL, $1::timestamptz, $2)";
 
 /*
@@ -89,210 +89,6 @@ static const char alerts_sql[] =
 	"WHERE coalesce(a->>'acknowledged_at', a->>'acknowledged', 'false') = 'false' "
 	"GROUP BY 1, 2, 3, 4 ORDER BY min(a->>'created_at') DESC, 1, 2, 3, 4 "
 	"LIMIT 200";
-
-/* Writes s with &, <, >, " and ' escaped for HTML text and attributes. */
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
-/* A column's value in row r, NULL for SQL NULL. */
-static const char *val(const PGresult *res, int r, const char *col)
-{
-	int c = PQfnumber(res, col);
-
-	return c < 0 || PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
-}
-
-static double num(const PGresult *res, int r, const char *col)
-{
-	const char *v = val(res, r, col);
-
-	return v ? strtod(v, NULL) : NAN;
-}
-
-/* Whether row r starts another instance type than row r - 1. */
-static bool new_type(const PGresult *res, int r)
-{
-	return r == 0 ||
-	       strcmp(val(res, r, "provider"), val(res, r - 1, "provider")) ||
-	       strcmp(val(res, r, "instance_type"),
-		      val(res, r - 1, "instance_type"));
-}
-
-/* ---- charts ---- */
-
-struct axis {
-	double lo, hi, step;
-};
-
-/* A scale over every value of metric and its interval, with 1 (no gain)
- * in it, and a tick step of 1, 2 or 5 times a power of ten. */
-static struct axis axis_of(const PGresult *res, const char *metric)
-{
-	char lo_col[64], hi_col[64];
-	struct axis a = { 1, 1, 0 };
-	double mag;
-
-	snprintf(lo_col, sizeof(lo_col), "%s_lo", metric);
-	snprintf(hi_col, sizeof(hi_col), "%s_hi", metric);
-	for (int r = 0; r < PQntuples(res); r++) {
-		const char *cols[] = { metric, lo_col, hi_col };
-
-		for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-			double v = num(res, r, cols[i]);
-
-			if (!isnan(v)) {
-				a.lo = fmin(a.lo, v);
-				a.hi = fmax(a.hi, v);
-			}
-		}
-	}
-	mag = pow(10, floor(log10((a.hi - a.lo) / 5 > 0 ? (a.hi - a.lo) / 5 :
-							  0.1)));
-	a.step = mag;
-	if ((a.hi - a.lo) / a.step > 10)
-		a.step = 2 * mag;
-	if ((a.hi - a.lo) / a.step > 10)
-		a.step = 5 * mag;
-	a.lo = floor(a.lo / a.step) * a.step;
-	a.hi = ceil(a.hi / a.step) * a.step;
-	if (a.hi <= a.lo)
-		a.hi = a.lo + a.step;
-	return a;
-}
-
-static double xpos(const struct axis *a, double v)
-{
-	return LABEL_W + (v - a->lo) / (a->hi - a->lo) * PLOT_W;
-}
-
-/*
- * One chart: per instance type a heading row, then one row per kernel
- * with a bar from the interval's low to high end, a dot at the median
- * (hollow when there are too few runs for an interval) and the run count.
- */
-static void chart(FILE *f, const PGresult *res, const char *id,
-		  const char *metric, const char *title, const char *unit_note)
-{
-	struct axis a = axis_of(res, metric);
-	char lo_col[64], hi_col[64];
-	int rows = PQntuples(res), lines = 0, y, k = 0;
-
-	snprintf(lo_col, sizeof(lo_col), "%s_lo", metric);
-	snprintf(hi_col, sizeof(hi_col), "%s_hi", metric);
-	for (int r = 0; r < rows; r++)
-		lines += new_type(res, r) ? 2 : 1;
-	fprintf(f, "<section id=\"%s\">\n<h2>", id);
-	esc(f, title);
-	fprintf(f, "</h2>\n<p class=\"note\">");
-	esc(f, unit_note);
-	fprintf(f,
-		"</p>\n<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-		"data-metric=\"%s\">\n",
-		CHART_W, lines * ROW_H + AXIS_H, CHART_W, lines * ROW_H + AXIS_H,
-		metric);
-	/* grid and ticks */
-	for (double t = a.lo; t <= a.hi + a.step / 2; t += a.step) {
-		double x = xpos(&a, t);
-
-		fprintf(f,
-			"<line class=\"grid\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\"/>"
-			"<text class=\"tick\" x=\"%.1f\" y=\"%d\">%g</text>\n",
-			x, x, lines * ROW_H, x, lines * ROW_H + 16, t);
-	}
-	fprintf(f,
-		"<line class=\"one\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\"/>\n",
-		xpos(&a, 1), xpos(&a, 1), lines * ROW_H);
-	y = 0;
-	for (int r = 0; r < rows; r++) {
-		const char *median = val(res, r, metric);
-		double m = num(res, r, metric), lo = num(res, r, lo_col),
-		       hi = num(res, r, hi_col);
-		double cy;
-
-		if (new_type(res, r)) {
-			k = 0;
-			fprintf(f, "<g class=\"type\" data-instance-type=\"");
-			esc(f, val(res, r, "instance_type"));
-			fprintf(f, "\"><text class=\"type\" x=\"4\" y=\"%d\">",
-				y + ROW_H - 6);
-			esc(f, val(res, r, "provider"));
-			fputc(' ', f);
-			esc(f, val(res, r, "instance_type"));
-			fprintf(f, "</text></g>\n");
-			y += ROW_H;
-		}
-		cy = y + ROW_H / 2.0;
-		fprintf(f, "<g class=\"kernel\" data-instance-type=\"");
-		esc(f, val(res, r, "instance_type"));
-		fprintf(f, "\" data-kernel=\"");
-		esc(f, val(res, r, "kernel"));
-		fprintf(f, "\" data-method=\"");
-		esc(f, val(res, r, "method"));
-		fprintf(f, "\"><title>");
-		esc(f, val(res, r, "provider"));
-		fputc(' ', f);
-		esc(f, val(res, r, "instance_type"));
-		fputc(' ', f);
-		esc(f, val(res, r, "kernel"));
-		fprintf(f, ": %s", median ? median : "not measured");
-		if (!isnan(lo))
-			fprintf(f, " [%s, %s]", val(res, r, lo_col),
-				val(res, r, hi_col));
-		fprintf(f, ", %s runs of method ", val(res, r, "runs"));
-		esc(f, val(res, r, "method"));
-		fprintf(f, "</title>");
-		fprintf(f, "<text class=\"kernel\" x=\"20\" y=\"%d\">", y + ROW_H - 6);
-		esc(f, val(res, r, "kernel"));
-		fprintf(f, "</text>");
-		if (!isnan(lo))
-			fprintf(f,
-				"<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
-				"<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
-				"<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>",
-				xpos(&a, lo), cy, xpos(&a, hi), cy,
-				kernel_colour[k % ARRAY_SIZE(kernel_colour)],
-				xpos(&a, lo), cy - 4, xpos(&a, lo), cy + 4,
-				kernel_colour[k % ARRAY_SIZE(kernel_colour)],
-				xpos(&a, hi), cy - 4, xpos(&a, hi), cy + 4,
-				kernel_colour[k % ARRAY_SIZE(kernel_colour)]);
-		if (!isnan(m))
-			fprintf(f,
-				"<circle class=\"median%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" stroke=\"%s\" fill=\"%s\"/>",
-				isnan(lo) ? " few" : "", xpos(&a, m), cy,
-				kernel_colour[k % ARRAY_SIZE(kernel_colour)],
-				isnan(lo) ? "#fff" :
-					    kernel_colour[k % ARRAY_SIZE(kernel_colour)]);
-		fprintf(f, "<text class=\"runs\" x=\"%d\" y=\"%d\">%s runs%s</text></g>\n",
-			LABEL_W + PLOT_W + 8, y + ROW_H - 6, val(res, r, "runs"),
-			isnan(m) ? ", n/a" : "");
-		y += ROW_H;
-		k++;
-	}
-	fprintf(f, "</svg>\n</section>\n");
-}
 
 /* ---- capability matrix ---- */
 
@@ -319,14 +115,14 @@ static void share_cell(FILE *f, const char *name, const char *share)
 /* Runs with a failed variant, and which failed, when any did. */
 static void failed_cell(FILE *f, const PGresult *res, int row)
 {
-	const char *failed = val(res, row, "failed");
+	const char *failed = html_val(res, row, "failed");
 
 	if (!failed || !strcmp(failed, "0"))
 		return;
 	fprintf(f, "<span class=\"cap failed\" data-cap=\"failed\" "
 		   "data-failed=\"%s\">failed in %s of %s runs: ",
-		failed, failed, val(res, row, "runs"));
-	esc(f, val(res, row, "failures"));
+		failed, failed, html_val(res, row, "runs"));
+	html_esc(f, html_val(res, row, "failures"));
 	fputs("</span>", f);
 }
 
@@ -343,8 +139,8 @@ static int kernel_columns(const PGresult *res, const char ***ret)
 		return -ENOMEM;
 	}
 	for (int r = 0; r < rows; r++) {
-		const char *name = val(res, r, "kernel");
-		const char *when = val(res, r, "first_run");
+		const char *name = html_val(res, r, "kernel");
+		const char *when = html_val(res, r, "first_run");
 		int i = 0;
 
 		while (i < n && strcmp(k[i], name))
@@ -393,40 +189,40 @@ static int matrix(FILE *f, const PGresult *res)
 		   "<table class=\"matrix\">\n<thead><tr><th>instance type</th>");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "<th class=\"kernel\">");
-		esc(f, kernels[i]);
+		html_esc(f, kernels[i]);
 		fprintf(f, "</th>");
 	}
 	fprintf(f, "</tr></thead>\n<tbody>\n");
 	for (int r = 0; r < rows;) {
 		int end = r + 1;
 
-		while (end < rows && !new_type(res, end))
+		while (end < rows && !html_new_type(res, end))
 			end++;
 		fprintf(f, "<tr data-instance-type=\"");
-		esc(f, val(res, r, "instance_type"));
+		html_esc(f, html_val(res, r, "instance_type"));
 		fprintf(f, "\"><th>");
-		esc(f, val(res, r, "provider"));
+		html_esc(f, html_val(res, r, "provider"));
 		fputc(' ', f);
-		esc(f, val(res, r, "instance_type"));
+		html_esc(f, html_val(res, r, "instance_type"));
 		fprintf(f, "</th>");
 		for (int i = 0; i < n; i++) {
 			int row = -1;
 
 			for (int j = r; j < end; j++)
-				if (!strcmp(val(res, j, "kernel"), kernels[i]))
+				if (!strcmp(html_val(res, j, "kernel"), kernels[i]))
 					row = j;
 			if (row < 0) {
 				fprintf(f, "<td class=\"none\"></td>");
 				continue;
 			}
 			fprintf(f, "<td data-kernel=\"");
-			esc(f, kernels[i]);
+			html_esc(f, kernels[i]);
 			fprintf(f, "\">");
-			share_cell(f, "io_uring", val(res, row, "iouring_share"));
-			share_cell(f, "SQPOLL", val(res, row, "sqpoll_share"));
-			share_cell(f, "1 GiB", val(res, row, "hugepage_1g_share"));
+			share_cell(f, "io_uring", html_val(res, row, "iouring_share"));
+			share_cell(f, "SQPOLL", html_val(res, row, "sqpoll_share"));
+			share_cell(f, "1 GiB", html_val(res, row, "hugepage_1g_share"));
 			fprintf(f, "<span class=\"cap thp\" data-cap=\"THP\">THP ");
-			esc(f, val(res, row, "thp_mode") ? val(res, row, "thp_mode") :
+			html_esc(f, html_val(res, row, "thp_mode") ? html_val(res, row, "thp_mode") :
 							    "?");
 			fprintf(f, "</span>");
 			failed_cell(f, res, row);
@@ -452,19 +248,19 @@ static void changes(FILE *f, const PGresult *res)
 		   "<th>instance type</th><th>kernel</th><th>what changed</th>"
 		   "</tr></thead>\n<tbody>\n");
 	for (int r = 0; r < PQntuples(res); r++) {
-		const char *c = val(res, r, "changes");
+		const char *c = html_val(res, r, "changes");
 
 		if (!c)
 			continue;
 		fprintf(f, "<tr class=\"%s\"><td>",
 			strcmp(c, "nothing beyond noise") ? "changed" : "same");
-		esc(f, val(res, r, "provider"));
+		html_esc(f, html_val(res, r, "provider"));
 		fputc(' ', f);
-		esc(f, val(res, r, "instance_type"));
+		html_esc(f, html_val(res, r, "instance_type"));
 		fprintf(f, "</td><td>");
-		esc(f, val(res, r, "kernel"));
+		html_esc(f, html_val(res, r, "kernel"));
 		fprintf(f, "</td><td>");
-		esc(f, c);
+		html_esc(f, c);
 		fprintf(f, "</td></tr>\n");
 		shown++;
 	}
@@ -495,7 +291,7 @@ static void alerts(FILE *f, const PGresult *res)
 		PQntuples(res));
 	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
 		fprintf(f, "<th>");
-		esc(f, cols[i]);
+		html_esc(f, cols[i]);
 		fprintf(f, "</th>");
 	}
 	fprintf(f, "</tr></thead>\n<tbody>\n");
@@ -503,7 +299,7 @@ static void alerts(FILE *f, const PGresult *res)
 		fprintf(f, "<tr>");
 		for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
 			fprintf(f, i + 1 == ARRAY_SIZE(cols) ? "<td><code>" : "<td>");
-			esc(f, val(res, r, cols[i]));
+			html_esc(f, html_val(res, r, cols[i]));
 			fprintf(f, i + 1 == ARRAY_SIZE(cols) ? "</code></td>" : "</td>");
 		}
 		fprintf(f, "</tr>\n");
@@ -522,6 +318,7 @@ static const char style[] =
 	"svg .grid{stroke:#e5e5e5}svg .one{stroke:#999;stroke-dasharray:4 3}"
 	"svg .tick{text-anchor:middle;fill:#555}svg text.type{font-weight:bold}"
 	"svg .ci{stroke-width:2}svg .median{stroke-width:2}svg .runs{fill:#555}"
+	"h3{font-size:1.05em;margin-bottom:.2em}"
 	".cap{display:block;white-space:nowrap}.cap.yes{color:#2a7d2a}"
 	".cap.no{color:#b3261e;font-weight:bold}.cap.some{color:#a15c00}"
 	".cap.unknown{color:#777}.cap.failed{color:#b3261e;font-weight:bold;white-space:normal}"
@@ -537,16 +334,16 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 	int types = 0;
 
 	for (int r = 0; r < PQntuples(k); r++) {
-		runs += strtol(val(k, r, "runs"), NULL, 10);
-		types += new_type(k, r);
+		runs += strtol(html_val(k, r, "runs"), NULL, 10);
+		types += html_new_type(k, r);
 	}
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 		   "<title>");
-	esc(f, title);
+	html_esc(f, title);
 	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", style);
-	esc(f, title);
+	html_esc(f, title);
 	fprintf(f, "</h1>\n<p class=\"note\">Generated %s by fleetbench %s from %ld runs "
 		   "of %d instance types. Each dot is the median over the runs of one "
 		   "instance type on one kernel, its bar the 95%% confidence interval "
@@ -555,15 +352,16 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 		   "kernels from the oldest: <span style=\"color:%s\">&#9679; first</span>, "
 		   "<span style=\"color:%s\">&#9679; second</span>, "
 		   "<span style=\"color:%s\">&#9679; third</span>.</p>\n",
-		when, FLEETBENCH_VERSION, runs, types, kernel_colour[0],
-		kernel_colour[1], kernel_colour[2]);
+		when, FLEETBENCH_VERSION, runs, types, html_kernel_colour[0],
+		html_kernel_colour[1], html_kernel_colour[2]);
 	if (!PQntuples(k))
 		fprintf(f, "<p>No runs yet.</p>\n");
-	chart(f, k, "thp-chart", "thp_speedup", "THP speedup per instance type and kernel",
+	html_chart_section(f, k, "thp-chart", "thp_speedup", "THP speedup per instance type and kernel",
 	      "ns per access with 4 KiB pages over ns per access with THP in the pointer chase (thp_speedup): above 1, THP is faster.");
-	chart(f, k, "iouring-chart", "iouring_vs_pread",
+	html_chart_section(f, k, "iouring-chart", "iouring_vs_pread",
 	      "io_uring gain per instance type and kernel",
 	      "Random 4 KiB read IOPS with io_uring at depth 32 over pread at depth 1 (iouring_vs_pread).");
+	html_families(f, k);
 	if (matrix(f, k) < 0)
 		return -ENOMEM;
 	changes(f, k);

@@ -29,6 +29,7 @@ enum {
 	OPT_MIN_RUNS,
 	OPT_PROVIDER,
 	OPT_INSTANCE_TYPE,
+	OPT_FIGURES,
 };
 
 #define WHERE_OPTION { "where", required_argument, NULL, OPT_WHERE }
@@ -166,6 +167,101 @@ static int output_by_method(struct cmd_ctx *ctx, PGresult *res,
 	return output_said_once(ctx, res, hide, room, said);
 }
 
+/* Whether name is one of the comma-separated items of list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name), len;
+	const char *cur = list, *item;
+
+	while ((item = list_next(&cur, ',', &len)))
+		if (len == n && !strncmp(item, name, n))
+			return true;
+	return false;
+}
+
+/* ---- --figures: which headline figures compare and kernels print ---- */
+
+/* A figure's columns: the median and its interval. */
+#define FIG(name) name, name "_lo", name "_hi"
+
+/*
+ * The headline figures by family (the benchmarks they come from). A
+ * table shows thp and iouring unless --figures says otherwise: the
+ * figures it always showed, which fit a terminal already wide; CSV and
+ * JSON, read by programs that pick columns by name, show every family.
+ */
+static const struct {
+	const char *name;
+	const char *columns[10];
+} figure_families[] = {
+	{ "thp", { FIG("thp_speedup"), "thp_huge_fraction",
+		   FIG("hugetlb_2m_speedup"), FIG("hugetlb_1g_speedup") } },
+	{ "thp_fault", { FIG("thp_fault_p99_us") } },
+	{ "iouring", { FIG("iouring_vs_pread"), FIG("iouring_vs_libaio") } },
+	{ "mmap", { FIG("mmap_thp_speedup") } },
+	{ "membw", { FIG("membw_thp_gain"), FIG("membw_triad_gbps") } },
+	{ "ioscale", { FIG("iouring_qd32_vs_qd1"), FIG("iouring_knee_depth"),
+		       FIG("iouring_best_iops") } },
+	{ "writeback", { FIG("writeback_p99_us"), FIG("writeback_stalls") } },
+	{ "db", { FIG("db_p99_always_vs_never") } },
+};
+
+#define FIGURES_DEFAULT_TABLE "thp,thp_fault,iouring"
+
+#define FIGURES_USAGE                                                             \
+	"      --figures FAMILIES   the headline figures shown, comma-separated:\n"   \
+	"                           thp, thp_fault, iouring, mmap, membw, ioscale,\n" \
+	"                           writeback, db, or all (default: a table\n"      \
+	"                           thp,thp_fault,iouring; CSV and JSON all)\n"
+
+/*
+ * Appends to hide (NULL-terminated, room entries) the columns of the
+ * figure families that figures (a --figures argument; NULL: the default
+ * of the format) leaves out. Returns 0, or logs and returns -EINVAL for
+ * an unknown family or -ENOSPC.
+ */
+static int figures_hide(const char *figures, enum out_format format,
+			const char **hide, size_t room)
+{
+	const char *cur, *item;
+	size_t n = 0, len;
+	bool all;
+
+	if (!figures)
+		figures = format == OUT_TABLE ? FIGURES_DEFAULT_TABLE : "all";
+	all = in_list(figures, "all");
+	cur = figures;
+	while ((item = list_next(&cur, ',', &len))) {
+		bool known = len == 3 && !strncmp(item, "all", 3);
+
+		for (size_t f = 0; !known && f < ARRAY_SIZE(figure_families); f++)
+			known = strlen(figure_families[f].name) == len &&
+				!strncmp(item, figure_families[f].name, len);
+		if (!known) {
+			log_error("--figures: unknown figure family '%.*s', one of thp, thp_fault, iouring, mmap, membw, ioscale, writeback, db, all",
+				  (int)len, item);
+			return -EINVAL;
+		}
+	}
+	while (hide[n])
+		n++;
+	for (size_t f = 0; !all && f < ARRAY_SIZE(figure_families); f++) {
+		if (in_list(figures, figure_families[f].name))
+			continue;
+		for (size_t c = 0; c < ARRAY_SIZE(figure_families[f].columns) &&
+				   figure_families[f].columns[c];
+		     c++) {
+			if (n + 2 > room) {
+				log_error("--figures: too many columns to hide");
+				return -ENOSPC;
+			}
+			hide[n++] = figure_families[f].columns[c];
+			hide[n] = NULL;
+		}
+	}
+	return 0;
+}
+
 /* The exit status for what cmd_getopt() returned other than an option. */
 static int getopt_status(int c)
 {
@@ -182,7 +278,11 @@ static const char compare_usage[] =
 	"below 6, for a 95% interval) and for each headline figure the median\n"
 	"over the group's runs with its 95% confidence interval (thp_speedup,\n"
 	"thp_huge_fraction, hugetlb_2m_speedup, hugetlb_1g_speedup,\n"
-	"thp_fault_p99_us, iouring_vs_pread, iouring_vs_libaio), the shares of\n"
+	"thp_fault_p99_us, iouring_vs_pread, iouring_vs_libaio; and, in CSV and\n"
+	"JSON or with --figures, mmap_thp_speedup, membw_thp_gain,\n"
+	"membw_triad_gbps, iouring_qd32_vs_qd1, iouring_knee_depth,\n"
+	"iouring_best_iops, writeback_p99_us, writeback_stalls,\n"
+	"db_p99_always_vs_never), the shares of\n"
 	"runs where io_uring was usable, SQPOLL permitted, 1 GiB pages present\n"
 	"and CPU steal flagged, and the most common THP mode. Every row is of\n"
 	"one method (the method column; in a table of one method, its header).\n"
@@ -203,35 +303,32 @@ static const char compare_usage[] =
 	"      --by KEYS            group by these keys, comma-separated (default\n"
 	"                           provider,instance_type,kernel)\n"
 	"      --metric NAME        one metric (above); list: the metrics stored\n"
-	FILTER_USAGE CMD_METHOD_USAGE "\n" KEYS_USAGE "\n";
-
-/* Whether name is one of the comma-separated items of list. */
-static bool in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name), len;
-	const char *cur = list, *item;
-
-	while ((item = list_next(&cur, ',', &len)))
-		if (len == n && !strncmp(item, name, n))
-			return true;
-	return false;
-}
+	FIGURES_USAGE FILTER_USAGE CMD_METHOD_USAGE "\n" KEYS_USAGE "\n";
 
 /*
  * cmd_query(), then the groups printed with output_said_once(said) and
  * without the key columns that by (NULL: the default keys) does not
  * group by: the columns before hosts, but for the method and the metric,
- * which every row has. Returns the exit status.
+ * which every row has; with figure families (figures_hide(), when
+ * with_figures), only the columns of those figures. Returns the exit
+ * status.
  */
 static int print_groups(struct cmd_ctx *ctx, const char *sql, int nparams,
 			const char *const *params, const char *by,
-			const char *const *said)
+			const char *const *said, bool with_figures,
+			const char *figures)
 {
-	const char *hide[16] = { NULL };
+	const char *hide[64] = { NULL };
 	PGresult *res = NULL;
 	size_t n = 0;
-	int r = cmd_query(ctx, sql, nparams, params, &res);
+	int r;
 
+	if (with_figures &&
+	    figures_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 16) < 0)
+		return CMD_USAGE;
+	while (hide[n])
+		n++;
+	r = cmd_query(ctx, sql, nparams, params, &res);
 	if (r != CMD_OK)
 		return r;
 	/* room for the keys and for said's columns */
@@ -273,7 +370,7 @@ static int compare_metric(struct cmd_ctx *ctx, const char *metric,
 				    "SELECT * FROM fleet_metric_by($1, "
 				    "string_to_array($2, ','), $3::jsonb, "
 				    "$4::timestamptz, $5)",
-				    5, params, by, said);
+				    5, params, by, said, false, NULL);
 	}
 }
 
@@ -282,6 +379,7 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	static const struct option options[] = {
 		{ "by", required_argument, NULL, OPT_BY },
 		{ "metric", required_argument, NULL, OPT_METRIC },
+		{ "figures", required_argument, NULL, OPT_FIGURES },
 		WHERE_OPTION,
 		SINCE_OPTION,
 		CMD_METHOD_OPTIONS,
@@ -289,12 +387,17 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	_cleanup_json_ struct json_object *filter = NULL;
 	const char *by = NULL, *since = NULL, *method = NULL, *metric = NULL;
+	const char *figures = NULL;
 	int c, r;
 
 	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
 			       compare_usage)) != -1) {
 		if (c == OPT_BY) {
 			by = optarg;
+			continue;
+		}
+		if (c == OPT_FIGURES) {
+			figures = optarg;
 			continue;
 		}
 		if (c == OPT_METRIC) {
@@ -313,6 +416,10 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_no_operands(argc, argv);
 	if (r != CMD_OK)
 		return r;
+	if (metric && figures) {
+		log_error("--figures chooses among the headline figures: --metric shows one metric instead");
+		return CMD_USAGE;
+	}
 	if (metric)
 		return compare_metric(ctx, metric, by, filter_param(filter),
 				      since, method);
@@ -325,7 +432,7 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 				    "SELECT * FROM fleet_compare_by("
 				    "string_to_array($1, ','), $2::jsonb, "
 				    "$3::timestamptz, $4)",
-				    4, params, by, said);
+				    4, params, by, said, true, figures);
 	}
 }
 
@@ -347,10 +454,15 @@ static const char rank_usage[] =
 	"options:\n"
 	"      --metric NAME        thp_speedup, thp_huge_fraction, hugetlb_2m_speedup,\n"
 	"                           hugetlb_1g_speedup, iouring_vs_pread,\n"
-	"                           iouring_vs_libaio, iouring_iops, pread_iops\n"
-	"                           (higher is better), thp_fault_p99_us (lower is)\n"
+	"                           iouring_vs_libaio, iouring_iops, pread_iops,\n"
+	"                           mmap_thp_speedup, membw_thp_gain,\n"
+	"                           membw_triad_gbps, iouring_qd32_vs_qd1,\n"
+	"                           iouring_best_iops (higher is better);\n"
+	"                           thp_fault_p99_us, iouring_knee_depth,\n"
+	"                           writeback_p99_us, writeback_stalls,\n"
+	"                           db_p99_always_vs_never (lower is)\n"
 	"      --per vcpu           divide each run's figure by its vCPUs (the\n"
-	"                           IOPS metrics only)\n"
+	"                           IOPS and GB/s metrics only)\n"
 	"      --require CAPS       only instance types that had these in every run:\n"
 	"                           sqpoll, io_uring, hugepages-1g (comma-separated)\n"
 	"      --min-runs N         only instance types with N runs that measured\n"
@@ -446,7 +558,8 @@ static const char kernels_usage[] =
 	"kernel release from oldest to newest (by first run), and in changes what\n"
 	"changed from the kernel before: figures whose 95% intervals moved apart\n"
 	"(or, with too few runs for intervals, medians that moved 20% or more),\n"
-	"capability shares and the THP mode. By default each kernel shows its\n"
+	"capability shares and the THP mode (changes names every figure, whatever\n"
+	"--figures shows). By default each kernel shows its\n"
 	"standard method, else its method most run; a kernel whose method\n"
 	"differs from the one before says \"method OLD -> NEW\" in changes and\n"
 	"compares no figures. psql: the view fleet_kernels, or\n"
@@ -455,20 +568,21 @@ static const char kernels_usage[] =
 	"options:\n"
 	"      --provider P         the provider, as the agents label it\n"
 	"      --instance-type T    the instance type\n"
-	"      --since DATE         only runs started at or after DATE\n" CMD_METHOD_USAGE
-	"\n";
+	"      --since DATE         only runs started at or after DATE\n" FIGURES_USAGE
+	CMD_METHOD_USAGE "\n";
 
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "provider", required_argument, NULL, OPT_PROVIDER },
 		{ "instance-type", required_argument, NULL, OPT_INSTANCE_TYPE },
+		{ "figures", required_argument, NULL, OPT_FIGURES },
 		SINCE_OPTION,
 		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
 	const char *provider = NULL, *type = NULL, *since = NULL;
-	const char *method = NULL, *hide[2] = { NULL };
+	const char *method = NULL, *figures = NULL, *hide[64] = { NULL };
 	PGresult *res = NULL;
 	int c, r;
 
@@ -483,6 +597,9 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		case OPT_SINCE:
 			since = optarg;
+			break;
+		case OPT_FIGURES:
+			figures = optarg;
 			break;
 		case CMD_OPT_METHOD:
 		case CMD_OPT_PROFILE:
@@ -501,6 +618,9 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		log_error("kernels needs --provider and --instance-type (see --help)");
 		return CMD_USAGE;
 	}
+	/* room for output_by_method()'s column */
+	if (figures_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 1) < 0)
+		return CMD_USAGE;
 	{
 		const char *params[] = { provider, type, since, method };
 

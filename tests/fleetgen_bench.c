@@ -322,6 +322,236 @@ static void bench_randread(struct run *run, const double *drift)
 	compare(run, "sqpoll_vs_iouring", &v[2], &v[1], "iops");
 }
 
+/* ---- issue 15's benchmarks ---- */
+
+/*
+ * What each instance type shows in the benchmarks of issue 15, by host
+ * prefix; tests/fixtures/README.md tells the stories. Old and new
+ * kernel where a kernel change moves a gain.
+ */
+struct more {
+	const char *host_prefix;
+	double mmap_thp_speedup[2]; /* 1: THP for file memory never granted */
+	double membw_1t_gbps, membw_thp_gain;
+	double qd32_vs_qd1, knee_depth;
+	double wb_p99_us, wb_stalls;
+	double db_p99_always_vs_never[2]; /* 0: no database run */
+};
+
+static const struct more more_table[] = {
+	/* shmem THP lost on the new kernel: the mmap THP speedup goes */
+	{ "aws-m6i", { 1.28, 1.0 }, 11.0, 1.06, 9.0, 16, 900, 0, { 0, 0 } },
+	{ "aws-c6i", { 1.30, 1.30 }, 12.0, 1.05, 11.0, 32, 850, 0, { 0, 0 } },
+	{ "gcp-n2", { 1.22, 1.22 }, 9.5, 1.04, 8.0, 16, 1400, 1, { 0, 0 } },
+	{ "gcp-e2", { 1.20, 1.20 }, 8.0, 1.03, 6.0, 16, 2600, 3, { 0, 0 } },
+	{ "hz-cx22", { 1.0, 1.0 }, 7.5, 1.0, 5.0, 4, 5200, 6, { 1.0, 1.0 } },
+	/* THP always: the database's p99 suffers more on the new kernel */
+	{ "hz-ccx23", { 1.33, 1.33 }, 13.0, 1.08, 12.0, 32, 700, 0,
+	  { 1.10, 1.65 } },
+	{ "ovh-b2", { 1.12, 1.12 }, 6.0, 1.02, 4.0, 4, 3100, 4, { 0, 0 } },
+};
+
+static const struct more *more_of(const struct fleet_type *t)
+{
+	for (size_t i = 0; i < sizeof(more_table) / sizeof(*more_table); i++)
+		if (!strcmp(more_table[i].host_prefix, t->host_prefix))
+			return &more_table[i];
+	return &more_table[0];
+}
+
+/* mmap_read: random 4 KiB reads of a mapped file, three page modes. */
+static void bench_mmap(struct run *run, const struct more *x,
+		       const double *drift)
+{
+	const struct fleet_type *t = run->t;
+	double speedup = x->mmap_thp_speedup[run->kernel];
+	struct variant k4, thp, huge;
+	double *k4_ns, *k4_f, *thp_ns, *thp_f, *thp_hf, *h_ns, *h_f;
+
+	variant_init(&k4, "mmap_read", "4k", NULL);
+	variant_init(&thp, "mmap_read", "thp", NULL);
+	variant_init(&huge, "mmap_read", "hugetlb",
+		     t->hugetlb_2m_speedup > 0 ? NULL :
+			     "2 MiB hugetlb pool has 0 free pages");
+	k4_ns = metric(&k4, "ns_per_access", "ns");
+	k4_f = metric(&k4, "minor_faults_per_1k", "count");
+	thp_ns = metric(&thp, "ns_per_access", "ns");
+	thp_f = metric(&thp, "minor_faults_per_1k", "count");
+	thp_hf = metric(&thp, "huge_fraction", "fraction");
+	h_ns = metric(&huge, "ns_per_access", "ns");
+	h_f = metric(&huge, "minor_faults_per_1k", "count");
+	for (int i = 0; i < REPEATS; i++) {
+		double base = around(&run->rng, 480.0, 0.03) * drift[i];
+
+		k4_ns[i] = base;
+		k4_f[i] = around(&run->rng, 1000.0, 0.01);
+		thp_ns[i] = base / speedup * around(&run->rng, 1, 0.02);
+		thp_f[i] = speedup > 1.0 ? around(&run->rng, 2.0, 0.1) :
+					   k4_f[i];
+		thp_hf[i] = speedup > 1.0 ? 1.0 : 0.0;
+		h_ns[i] = base / (speedup > 1.0 ? speedup * 1.05 : 1.3);
+		h_f[i] = around(&run->rng, 2.0, 0.1);
+	}
+	variant_add(run, &k4);
+	variant_add(run, &thp);
+	variant_add(run, &huge);
+	compare(run, "mmap_thp_speedup", &k4, &thp, "ns_per_access");
+	compare(run, "mmap_hugetlb_speedup", &k4, &huge, "ns_per_access");
+}
+
+/* membw: STREAM copy, scale, add, triad; one thread and all vCPUs. */
+static void bench_membw(struct run *run, const struct more *x,
+			const double *drift)
+{
+	static const char *const names[] = { "4k_1t", "thp_1t", "4k_all",
+					     "thp_all" };
+	static const char *const kernels[] = { "copy_gbps", "scale_gbps",
+					       "add_gbps", "triad_gbps" };
+	static const double of_triad[] = { 0.95, 0.93, 1.02, 1.0 };
+	struct variant v[4];
+	double *m[4][5];
+	/* all vCPUs: bandwidth grows sublinearly with the threads */
+	double scale_all = 1.0 + 0.55 * (run->t->vcpus - 1);
+
+	for (int k = 0; k < 4; k++) {
+		variant_init(&v[k], "membw", names[k], NULL);
+		param(&v[k], "threads", NULL, k < 2 ? 1 : run->t->vcpus);
+		for (int j = 0; j < 4; j++)
+			m[k][j] = metric(&v[k], kernels[j], "GB/s");
+		m[k][4] = metric(&v[k], "huge_fraction", "fraction");
+	}
+	for (int i = 0; i < REPEATS; i++) {
+		double base = around(&run->rng, x->membw_1t_gbps, 0.02) /
+			      drift[i];
+
+		for (int k = 0; k < 4; k++) {
+			double triad = base * (k >= 2 ? scale_all : 1.0) *
+				       (k % 2 ? x->membw_thp_gain *
+							around(&run->rng, 1, 0.01) :
+						1.0);
+
+			for (int j = 0; j < 4; j++)
+				m[k][j][i] = triad * of_triad[j];
+			m[k][4][i] = k % 2 && x->membw_thp_gain > 1.0 ? 1.0 : 0.0;
+		}
+	}
+	for (int k = 0; k < 4; k++)
+		variant_add(run, &v[k]);
+	compare(run, "membw_thp_gain", &v[3], &v[2], "triad_gbps");
+	compare(run, "membw_thread_scaling", &v[2], &v[0], "triad_gbps");
+}
+
+/* io_scaling: io_uring random reads, 1 and all jobs by five depths, and
+ * the knee: the smallest depth within 5% of the best. */
+static void bench_scaling(struct run *run, const struct more *x,
+			  const double *drift)
+{
+	static const int depths[] = { 1, 4, 16, 32, 64 };
+	const struct fleet_type *t = run->t;
+	struct variant v[2][5], knee;
+	double *iops[2][5], *kd, *best;
+	char name[2][5][24];
+
+	for (int j = 0; j < 2; j++)
+		for (int d = 0; d < 5; d++) {
+			snprintf(name[j][d], sizeof(name[j][d]), "j%d_qd%d",
+				 j ? t->vcpus : 1, depths[d]);
+			variant_init(&v[j][d], "io_scaling", name[j][d], NULL);
+			param(&v[j][d], "iodepth", NULL, depths[d]);
+			iops[j][d] = metric(&v[j][d], "iops", "IO/s");
+		}
+	variant_init(&knee, "io_scaling", "knee", NULL);
+	kd = metric(&knee, "knee_depth", "depth");
+	best = metric(&knee, "best_iops", "IO/s");
+	for (int i = 0; i < REPEATS; i++) {
+		double qd1 = around(&run->rng, t->pread_iops, 0.03) * drift[i];
+		double top = 0;
+
+		for (int j = 0; j < 2; j++)
+			for (int d = 0; d < 5; d++) {
+				/* grows until the knee, flat after it */
+				double f = depths[d] >= x->knee_depth ?
+						   x->qd32_vs_qd1 :
+						   1.0 + (x->qd32_vs_qd1 - 1.0) *
+								 depths[d] /
+								 x->knee_depth;
+
+				iops[j][d][i] = qd1 * f * (j ? 1.6 : 1.0) *
+						around(&run->rng, 1, 0.02);
+				if (iops[j][d][i] > top)
+					top = iops[j][d][i];
+			}
+		kd[i] = x->knee_depth;
+		best[i] = top;
+	}
+	for (int j = 0; j < 2; j++)
+		for (int d = 0; d < 5; d++)
+			variant_add(run, &v[j][d]);
+	variant_add(run, &knee);
+	compare(run, "iouring_qd32_vs_qd1", &v[0][3], &v[0][0], "iops");
+}
+
+/* writeback: buffered sequential writes under the host's vm.dirty_*. */
+static void bench_writeback(struct run *run, const struct more *x,
+			    const double *drift)
+{
+	struct variant host;
+	double *p50, *p99, *max, *stalls, *mbs;
+
+	variant_init(&host, "writeback", "host", NULL);
+	p50 = metric(&host, "write_p50_us", "us");
+	p99 = metric(&host, "write_p99_us", "us");
+	max = metric(&host, "write_max_us", "us");
+	stalls = metric(&host, "stalls_100ms", "count");
+	mbs = metric(&host, "mb_per_s", "MB/s");
+	for (int i = 0; i < REPEATS; i++) {
+		p50[i] = around(&run->rng, 6.0, 0.05) * drift[i];
+		p99[i] = around(&run->rng, x->wb_p99_us, 0.08) * drift[i];
+		stalls[i] = (double)(int)(x->wb_stalls *
+					  around(&run->rng, 1, 0.3) + 0.5);
+		max[i] = stalls[i] > 0 ? around(&run->rng, 240000, 0.2) :
+					 around(&run->rng, 60000, 0.2);
+		mbs[i] = around(&run->rng, 420, 0.05) / drift[i];
+	}
+	variant_add(run, &host);
+}
+
+/* database: pgbench at a fixed rate under each THP mode (the hosts that
+ * run it: --with-database). */
+static void bench_database(struct run *run, const struct more *x,
+			   const double *drift)
+{
+	static const char *const names[] = { "thp_never", "thp_madvise",
+					     "thp_always" };
+	double ratio = x->db_p99_always_vs_never[run->kernel];
+	struct variant v[3];
+	double *tps[3], *p50[3], *p99[3], *p999[3];
+
+	for (int k = 0; k < 3; k++) {
+		variant_init(&v[k], "database", names[k], NULL);
+		tps[k] = metric(&v[k], "tps", "tx/s");
+		p50[k] = metric(&v[k], "latency_p50_ms", "ms");
+		p99[k] = metric(&v[k], "latency_p99_ms", "ms");
+		p999[k] = metric(&v[k], "latency_p999_ms", "ms");
+	}
+	for (int i = 0; i < REPEATS; i++) {
+		double base = around(&run->rng, 4.0, 0.03) * drift[i];
+
+		for (int k = 0; k < 3; k++) {
+			double f = k == 2 ? ratio : k == 1 ? 1.0 + (ratio - 1) / 4 :
+							   1.0;
+
+			tps[k][i] = around(&run->rng, 500, 0.01);
+			p50[k][i] = around(&run->rng, 1.2, 0.03) * drift[i];
+			p99[k][i] = base * f * around(&run->rng, 1, 0.02);
+			p999[k][i] = p99[k][i] * around(&run->rng, 2.5, 0.1);
+		}
+	}
+	for (int k = 0; k < 3; k++)
+		variant_add(run, &v[k]);
+	compare(run, "db_p99_always_vs_never", &v[2], &v[0], "latency_p99_ms");
+}
+
 Fleetbench__BenchRun *fleetgen_bench_run(struct run *run, double thp_scale)
 {
 	double drift[REPEATS];
@@ -334,6 +564,17 @@ Fleetbench__BenchRun *fleetgen_bench_run(struct run *run, double thp_scale)
 		drift[i] = around(&run->rng, 1.0, 0.02);
 	bench_thp(run, drift, thp_scale);
 	bench_randread(run, drift);
+	/* after the others' draws: their samples stay as they were */
+	{
+		const struct more *x = more_of(run->t);
+
+		bench_mmap(run, x, drift);
+		bench_membw(run, x, drift);
+		bench_scaling(run, x, drift);
+		bench_writeback(run, x, drift);
+		if (x->db_p99_always_vs_never[run->kernel] > 0)
+			bench_database(run, x, drift);
+	}
 	run->bench->profile = xstrdup("full");
 	run->bench->has_seed = 1;
 	run->bench->seed = (int64_t)run->seed;

@@ -791,7 +791,8 @@ COMMENT ON FUNCTION fleetbench_ingest(jsonb) IS
 
 -- What one run says about the headline figures (the definition;
 -- run_figures holds its rows): as 008 made it, read from runs and the
--- run's run_results row (of its month's partition) directly.
+-- run's run_results row (of its month's partition) directly, with the
+-- figures of issue 15's benchmarks last (016: run_figures' column order).
 DROP VIEW IF EXISTS run_figures_live CASCADE;
 CREATE VIEW run_figures_live AS
 SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
@@ -813,7 +814,19 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.c_ratio[array_position(r.c_name, 'iouring_vs_libaio')]
 	       AS iouring_vs_libaio,
        b.iouring_iops, b.pread_iops,
-       coalesce(b.failed, '{}') AS failed, r.method
+       coalesce(b.failed, '{}') AS failed, r.method,
+       -- since 016: issue 15's benchmarks
+       r.c_ratio[array_position(r.c_name, 'mmap_thp_speedup')]
+	       AS mmap_thp_speedup,
+       r.c_ratio[array_position(r.c_name, 'membw_thp_gain')]
+	       AS membw_thp_gain,
+       b.membw_triad_gbps,
+       r.c_ratio[array_position(r.c_name, 'iouring_qd32_vs_qd1')]
+	       AS iouring_qd32_vs_qd1,
+       b.iouring_knee_depth, b.iouring_best_iops,
+       b.writeback_p99_us, b.writeback_stalls,
+       r.c_ratio[array_position(r.c_name, 'db_p99_always_vs_never')]
+	       AS db_p99_always_vs_never
 FROM runs r
 LEFT JOIN LATERAL (
 	SELECT true = ANY (x.w_noisy) AS noisy, m.*
@@ -836,7 +849,27 @@ LEFT JOIN LATERAL (
 				     AND k.metric = 'iops') AS iouring_iops,
 		       max(x.m_median[v.me0 + k.j]) FILTER (
 			       WHERE v.b = 'randread' AND v.v = 'pread'
-				     AND k.metric = 'iops') AS pread_iops
+				     AND k.metric = 'iops') AS pread_iops,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'membw' AND v.v = '4k_all'
+				     AND k.metric = 'triad_gbps')
+			       AS membw_triad_gbps,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'io_scaling' AND v.v = 'knee'
+				     AND k.metric = 'knee_depth')
+			       AS iouring_knee_depth,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'io_scaling' AND v.v = 'knee'
+				     AND k.metric = 'best_iops')
+			       AS iouring_best_iops,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'writeback' AND v.v = 'host'
+				     AND k.metric = 'write_p99_us')
+			       AS writeback_p99_us,
+		       max(x.m_median[v.me0 + k.j]) FILTER (
+			       WHERE v.b = 'writeback' AND v.v = 'host'
+				     AND k.metric = 'stalls_100ms')
+			       AS writeback_stalls
 		FROM (SELECT u.*, coalesce(x.v_metric_end[u.i - 1], 0) AS me0
 		      FROM unnest(x.v_benchmark, x.v_variant, x.v_status,
 				  x.v_metric_end)

@@ -114,8 +114,8 @@ $$;
  * failed counts the runs with at least one failed variant, and failures
  * lists each failed variant with the number of runs it failed in, most
  * first ("randread/io_uring_sqpoll (3)"), NULL when none failed. Every
- * group is of one method: the method column (last) is always filled,
- * whatever keys holds.
+ * group is of one method: the method column is always filled, whatever
+ * keys holds. The figures of issue 15's benchmarks follow it (016).
  */
 CREATE OR REPLACE FUNCTION fleetbench_groups(keys text[], filter jsonb,
 				  since timestamptz)
@@ -171,7 +171,29 @@ LANGUAGE sql STABLE AS $$
 				FILTER (WHERE f.failed <> '{}')) AS r(a),
 			   jsonb_array_elements_text(r.a) AS x(name)
 		      GROUP BY x.name) AS v),
-	       f.method
+	       f.method,
+	       fleetbench_median_ci(array_agg(f.mmap_thp_speedup ORDER BY f.mmap_thp_speedup)
+			FILTER (WHERE f.mmap_thp_speedup IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.membw_thp_gain ORDER BY f.membw_thp_gain)
+			FILTER (WHERE f.membw_thp_gain IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.membw_triad_gbps ORDER BY f.membw_triad_gbps)
+			FILTER (WHERE f.membw_triad_gbps IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.membw_triad_gbps / f.vcpus ORDER BY f.membw_triad_gbps / f.vcpus)
+			FILTER (WHERE f.membw_triad_gbps / f.vcpus IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_qd32_vs_qd1 ORDER BY f.iouring_qd32_vs_qd1)
+			FILTER (WHERE f.iouring_qd32_vs_qd1 IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_knee_depth ORDER BY f.iouring_knee_depth)
+			FILTER (WHERE f.iouring_knee_depth IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_best_iops ORDER BY f.iouring_best_iops)
+			FILTER (WHERE f.iouring_best_iops IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.iouring_best_iops / f.vcpus ORDER BY f.iouring_best_iops / f.vcpus)
+			FILTER (WHERE f.iouring_best_iops / f.vcpus IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.writeback_p99_us ORDER BY f.writeback_p99_us)
+			FILTER (WHERE f.writeback_p99_us IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.writeback_stalls ORDER BY f.writeback_stalls)
+			FILTER (WHERE f.writeback_stalls IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.db_p99_always_vs_never ORDER BY f.db_p99_always_vs_never)
+			FILTER (WHERE f.db_p99_always_vs_never IS NOT NULL))
 	FROM fleetbench_runs(filter, since) AS f
 	GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, f.method
 $$;

@@ -41,6 +41,15 @@ RETURNS TABLE (
 	iouring_vs_pread_hi numeric,
 	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
 	iouring_vs_libaio_hi numeric,
+	mmap_thp_speedup numeric, mmap_thp_speedup_lo numeric, mmap_thp_speedup_hi numeric,
+	membw_thp_gain numeric, membw_thp_gain_lo numeric, membw_thp_gain_hi numeric,
+	membw_triad_gbps numeric, membw_triad_gbps_lo numeric, membw_triad_gbps_hi numeric,
+	iouring_qd32_vs_qd1 numeric, iouring_qd32_vs_qd1_lo numeric, iouring_qd32_vs_qd1_hi numeric,
+	iouring_knee_depth numeric, iouring_knee_depth_lo numeric, iouring_knee_depth_hi numeric,
+	iouring_best_iops numeric, iouring_best_iops_lo numeric, iouring_best_iops_hi numeric,
+	writeback_p99_us numeric, writeback_p99_us_lo numeric, writeback_p99_us_hi numeric,
+	writeback_stalls numeric, writeback_stalls_lo numeric, writeback_stalls_hi numeric,
+	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz,
@@ -77,6 +86,33 @@ BEGIN
 	       fleetbench_round((g.iouring_vs_libaio).median),
 	       fleetbench_round((g.iouring_vs_libaio).ci_low),
 	       fleetbench_round((g.iouring_vs_libaio).ci_high),
+	       fleetbench_round((g.mmap_thp_speedup).median),
+	       fleetbench_round((g.mmap_thp_speedup).ci_low),
+	       fleetbench_round((g.mmap_thp_speedup).ci_high),
+	       fleetbench_round((g.membw_thp_gain).median),
+	       fleetbench_round((g.membw_thp_gain).ci_low),
+	       fleetbench_round((g.membw_thp_gain).ci_high),
+	       fleetbench_round((g.membw_triad_gbps).median),
+	       fleetbench_round((g.membw_triad_gbps).ci_low),
+	       fleetbench_round((g.membw_triad_gbps).ci_high),
+	       fleetbench_round((g.iouring_qd32_vs_qd1).median),
+	       fleetbench_round((g.iouring_qd32_vs_qd1).ci_low),
+	       fleetbench_round((g.iouring_qd32_vs_qd1).ci_high),
+	       fleetbench_round((g.iouring_knee_depth).median),
+	       fleetbench_round((g.iouring_knee_depth).ci_low),
+	       fleetbench_round((g.iouring_knee_depth).ci_high),
+	       fleetbench_round((g.iouring_best_iops).median),
+	       fleetbench_round((g.iouring_best_iops).ci_low),
+	       fleetbench_round((g.iouring_best_iops).ci_high),
+	       fleetbench_round((g.writeback_p99_us).median),
+	       fleetbench_round((g.writeback_p99_us).ci_low),
+	       fleetbench_round((g.writeback_p99_us).ci_high),
+	       fleetbench_round((g.writeback_stalls).median),
+	       fleetbench_round((g.writeback_stalls).ci_low),
+	       fleetbench_round((g.writeback_stalls).ci_high),
+	       fleetbench_round((g.db_p99_always_vs_never).median),
+	       fleetbench_round((g.db_p99_always_vs_never).ci_low),
+	       fleetbench_round((g.db_p99_always_vs_never).ci_high),
 	       fleetbench_share(g.iouring_ok, g.runs),
 	       fleetbench_share(g.sqpoll_ok, g.runs),
 	       fleetbench_share(g.hugepage_1g, g.runs),
@@ -98,6 +134,15 @@ SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
        thp_fault_p99_us, thp_fault_p99_us_lo, thp_fault_p99_us_hi,
        iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi,
        iouring_vs_libaio, iouring_vs_libaio_lo, iouring_vs_libaio_hi,
+       mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi,
+       membw_thp_gain, membw_thp_gain_lo, membw_thp_gain_hi,
+       membw_triad_gbps, membw_triad_gbps_lo, membw_triad_gbps_hi,
+       iouring_qd32_vs_qd1, iouring_qd32_vs_qd1_lo, iouring_qd32_vs_qd1_hi,
+       iouring_knee_depth, iouring_knee_depth_lo, iouring_knee_depth_hi,
+       iouring_best_iops, iouring_best_iops_lo, iouring_best_iops_hi,
+       writeback_p99_us, writeback_p99_us_lo, writeback_p99_us_hi,
+       writeback_stalls, writeback_stalls_lo, writeback_stalls_hi,
+       db_p99_always_vs_never, db_p99_always_vs_never_lo, db_p99_always_vs_never_hi,
        iouring_share, sqpoll_share, hugepage_1g_share, steal_share,
        thp_mode, first_run, last_run, failed, failures
 FROM fleet_compare_by();
@@ -180,6 +225,15 @@ RETURNS TABLE (
 	iouring_vs_pread_hi numeric,
 	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
 	iouring_vs_libaio_hi numeric,
+	mmap_thp_speedup numeric, mmap_thp_speedup_lo numeric, mmap_thp_speedup_hi numeric,
+	membw_thp_gain numeric, membw_thp_gain_lo numeric, membw_thp_gain_hi numeric,
+	membw_triad_gbps numeric, membw_triad_gbps_lo numeric, membw_triad_gbps_hi numeric,
+	iouring_qd32_vs_qd1 numeric, iouring_qd32_vs_qd1_lo numeric, iouring_qd32_vs_qd1_hi numeric,
+	iouring_knee_depth numeric, iouring_knee_depth_lo numeric, iouring_knee_depth_hi numeric,
+	iouring_best_iops numeric, iouring_best_iops_lo numeric, iouring_best_iops_hi numeric,
+	writeback_p99_us numeric, writeback_p99_us_lo numeric, writeback_p99_us_hi numeric,
+	writeback_stalls numeric, writeback_stalls_lo numeric, writeback_stalls_hi numeric,
+	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz, failed bigint,
@@ -224,7 +278,17 @@ LANGUAGE sql VOLATILE AS $$
 	       c.thp_fault_p99_us_lo, c.thp_fault_p99_us_hi,
 	       c.iouring_vs_pread, c.iouring_vs_pread_lo, c.iouring_vs_pread_hi,
 	       c.iouring_vs_libaio, c.iouring_vs_libaio_lo,
-	       c.iouring_vs_libaio_hi, c.iouring_share, c.sqpoll_share,
+	       c.iouring_vs_libaio_hi,
+	       c.mmap_thp_speedup, c.mmap_thp_speedup_lo, c.mmap_thp_speedup_hi,
+	       c.membw_thp_gain, c.membw_thp_gain_lo, c.membw_thp_gain_hi,
+	       c.membw_triad_gbps, c.membw_triad_gbps_lo, c.membw_triad_gbps_hi,
+	       c.iouring_qd32_vs_qd1, c.iouring_qd32_vs_qd1_lo, c.iouring_qd32_vs_qd1_hi,
+	       c.iouring_knee_depth, c.iouring_knee_depth_lo, c.iouring_knee_depth_hi,
+	       c.iouring_best_iops, c.iouring_best_iops_lo, c.iouring_best_iops_hi,
+	       c.writeback_p99_us, c.writeback_p99_us_lo, c.writeback_p99_us_hi,
+	       c.writeback_stalls, c.writeback_stalls_lo, c.writeback_stalls_hi,
+	       c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi,
+	       c.iouring_share, c.sqpoll_share,
 	       c.hugepage_1g_share, c.steal_share, c.thp_mode, c.first_run,
 	       c.last_run, c.failed, c.failures,
 	       CASE WHEN p.method <> c.method
@@ -258,7 +322,25 @@ LANGUAGE sql VOLATILE AS $$
 					 c.iouring_vs_pread_lo, c.iouring_vs_pread_hi),
 		fleetbench_figure_change('iouring_vs_libaio', p.iouring_vs_libaio, p.iouring_vs_libaio_lo,
 					 p.iouring_vs_libaio_hi, c.iouring_vs_libaio,
-					 c.iouring_vs_libaio_lo, c.iouring_vs_libaio_hi)),
+					 c.iouring_vs_libaio_lo, c.iouring_vs_libaio_hi),
+		fleetbench_figure_change('mmap_thp_speedup', p.mmap_thp_speedup, p.mmap_thp_speedup_lo, p.mmap_thp_speedup_hi,
+					 c.mmap_thp_speedup, c.mmap_thp_speedup_lo, c.mmap_thp_speedup_hi),
+		fleetbench_figure_change('membw_thp_gain', p.membw_thp_gain, p.membw_thp_gain_lo, p.membw_thp_gain_hi,
+					 c.membw_thp_gain, c.membw_thp_gain_lo, c.membw_thp_gain_hi),
+		fleetbench_figure_change('membw_triad_gbps', p.membw_triad_gbps, p.membw_triad_gbps_lo, p.membw_triad_gbps_hi,
+					 c.membw_triad_gbps, c.membw_triad_gbps_lo, c.membw_triad_gbps_hi),
+		fleetbench_figure_change('iouring_qd32_vs_qd1', p.iouring_qd32_vs_qd1, p.iouring_qd32_vs_qd1_lo, p.iouring_qd32_vs_qd1_hi,
+					 c.iouring_qd32_vs_qd1, c.iouring_qd32_vs_qd1_lo, c.iouring_qd32_vs_qd1_hi),
+		fleetbench_figure_change('iouring_knee_depth', p.iouring_knee_depth, p.iouring_knee_depth_lo, p.iouring_knee_depth_hi,
+					 c.iouring_knee_depth, c.iouring_knee_depth_lo, c.iouring_knee_depth_hi),
+		fleetbench_figure_change('iouring_best_iops', p.iouring_best_iops, p.iouring_best_iops_lo, p.iouring_best_iops_hi,
+					 c.iouring_best_iops, c.iouring_best_iops_lo, c.iouring_best_iops_hi),
+		fleetbench_figure_change('writeback_p99_us', p.writeback_p99_us, p.writeback_p99_us_lo, p.writeback_p99_us_hi,
+					 c.writeback_p99_us, c.writeback_p99_us_lo, c.writeback_p99_us_hi),
+		fleetbench_figure_change('writeback_stalls', p.writeback_stalls, p.writeback_stalls_lo, p.writeback_stalls_hi,
+					 c.writeback_stalls, c.writeback_stalls_lo, c.writeback_stalls_hi),
+		fleetbench_figure_change('db_p99_always_vs_never', p.db_p99_always_vs_never, p.db_p99_always_vs_never_lo, p.db_p99_always_vs_never_hi,
+					 c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi)),
 		''), 'nothing beyond noise') END
 	FROM c
 	LEFT JOIN c AS p
@@ -291,7 +373,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	       ('iouring_vs_pread', true, false),
 	       ('iouring_vs_libaio', true, false),
 	       ('iouring_iops', true, true),
-	       ('pread_iops', true, true)
+	       ('pread_iops', true, true),
+	       -- issue 15's benchmarks (016)
+	       ('mmap_thp_speedup', true, false),
+	       ('membw_thp_gain', true, false),
+	       ('membw_triad_gbps', true, true),
+	       ('iouring_qd32_vs_qd1', true, false),
+	       -- a shallower knee: the best IOPS at a smaller queue depth
+	       ('iouring_knee_depth', false, false),
+	       ('iouring_best_iops', true, true),
+	       ('writeback_p99_us', false, false),
+	       ('writeback_stalls', false, false),
+	       -- above 1: p99 latency worse with THP always than never
+	       ('db_p99_always_vs_never', false, false)
 $$;
 
 -- Raises 22023 for a metric, per or require value rank does not know.
@@ -396,6 +490,19 @@ BEGIN
 				WHEN 'pread_iops' THEN
 					CASE WHEN per = 'vcpu' THEN g.pread_iops_per_vcpu
 					     ELSE g.pread_iops END
+				WHEN 'mmap_thp_speedup' THEN g.mmap_thp_speedup
+				WHEN 'membw_thp_gain' THEN g.membw_thp_gain
+				WHEN 'membw_triad_gbps' THEN
+					CASE WHEN per = 'vcpu' THEN g.membw_triad_gbps_per_vcpu
+					     ELSE g.membw_triad_gbps END
+				WHEN 'iouring_qd32_vs_qd1' THEN g.iouring_qd32_vs_qd1
+				WHEN 'iouring_knee_depth' THEN g.iouring_knee_depth
+				WHEN 'iouring_best_iops' THEN
+					CASE WHEN per = 'vcpu' THEN g.iouring_best_iops_per_vcpu
+					     ELSE g.iouring_best_iops END
+				WHEN 'writeback_p99_us' THEN g.writeback_p99_us
+				WHEN 'writeback_stalls' THEN g.writeback_stalls
+				WHEN 'db_p99_always_vs_never' THEN g.db_p99_always_vs_never
 			      END AS est) AS x
 		WHERE (x.est).n >= greatest(coalesce(min_runs, 6), 1)
 		  AND (NOT 'sqpoll' = ANY (need) OR g.sqpoll_ok = g.runs)

@@ -58,7 +58,8 @@ $$;
 
 -- Stores one host's alert, in the fleet alert of its change (created
 -- when it is the first host), and announces it; a second call for the
--- same host, kernel pair and kind changes nothing.
+-- same host, kernel pair, kind and gain (a gain alert's change is
+-- {"GAIN": "decreased"}) changes nothing.
 CREATE OR REPLACE FUNCTION fleetbench_alert_raise(old_run uuid, new_run uuid,
 				       alert_kind text, alert_diff jsonb,
 				       alert_change jsonb)
@@ -90,11 +91,15 @@ BEGIN
 	-- a host that joins an acknowledged change is acknowledged with it
 	INSERT INTO alerts (fleet_alert_id, machine_id, hostname, provider,
 			    instance_type, old_kernel, new_kernel, kind, diff,
-			    old_run_id, new_run_id, acknowledged_at)
+			    old_run_id, new_run_id, acknowledged_at, figure)
 	VALUES (fleet.id, n.machine_id, n.hostname, n.provider,
 		n.instance_type, o.kernel_release, n.kernel_release,
 		alert_kind, alert_diff, o.run_id, n.run_id,
-		fleet.acknowledged_at)
+		fleet.acknowledged_at,
+		-- a gain alert's change has one member: its gain
+		CASE WHEN alert_kind = 'gain'
+		     THEN (SELECT min(k) FROM jsonb_object_keys(alert_change)
+				  AS c(k)) END)
 	ON CONFLICT ON CONSTRAINT alerts_once DO NOTHING;
 	IF FOUND THEN
 		-- delivered at COMMIT; identical payloads of one transaction
@@ -102,6 +107,30 @@ BEGIN
 		PERFORM pg_notify('fleetbench_alerts', fleet.id::text);
 	END IF;
 END
+$$;
+
+/*
+ * The gains whose change from one kernel to another raises a gain alert
+ * (docs/alerts.md): figure, the comparison's name (and the alert's
+ * figure); label, its name in words; the benchmark, the numerator and
+ * denominator variants and the metric of its per-repeat ratios when a
+ * run does not carry the comparison (a run that does is read by its own:
+ * io_scaling's variants are named after the run's job count).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_alert_gains()
+RETURNS TABLE (figure text, label text, benchmark text, numerator text,
+	       denominator text, metric text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	VALUES ('iouring_vs_pread', 'io_uring/pread gain', 'randread',
+		'io_uring', 'pread', 'iops'),
+	       ('mmap_thp_speedup', 'mmap THP speedup', 'mmap_read', '4k',
+		'thp', 'ns_per_access'),
+	       ('membw_thp_gain', 'memory bandwidth THP gain', 'membw',
+		'thp_all', '4k_all', 'triad_gbps'),
+	       ('iouring_qd32_vs_qd1', 'io_uring QD32/QD1 gain', 'io_scaling',
+		NULL, NULL, 'iops'),
+	       ('db_p99_always_vs_never', 'database p99 THP always/never',
+		'database', 'thp_always', 'thp_never', 'latency_p99_ms')
 $$;
 
 /*
@@ -118,6 +147,7 @@ DECLARE
 	n record;
 	o record;
 	raised record;
+	s record;
 	g record;
 	diff jsonb;
 	change double precision;
@@ -155,7 +185,8 @@ BEGIN
 		RETURN;
 	END IF;
 	SELECT coalesce(bool_or(kind = 'fingerprint'), false) AS fingerprint,
-	       coalesce(bool_or(kind = 'gain'), false) AS gain
+	       coalesce(array_agg(figure) FILTER (WHERE kind = 'gain'), '{}')
+		       AS gains
 	INTO raised
 	FROM alerts
 	WHERE machine_id = n.machine_id AND old_kernel = o.kernel_release
@@ -169,64 +200,80 @@ BEGIN
 						       diff);
 		END IF;
 	END IF;
-	IF raised.gain THEN
-		RETURN;
-	END IF;
 
-	-- The gain over pread of each repeat of both runs: io_uring's random
-	-- read IOPS over pread's in the same round (the variants are
-	-- interleaved, so a round's pair shares its drift), when both have
-	-- the same number of samples and pread's are positive; their medians;
-	-- the thresholds. One statement: a SQL function here would be
-	-- planned again at every call.
-	SELECT before, after, median_before, median_after,
-	       coalesce(s.gain_min_change, 0.2) AS min_change,
-	       coalesce(s.gain_alpha, 0.01) AS alpha
-	INTO g
-	FROM (SELECT array_agg(x ORDER BY i) FILTER (WHERE r = o.run_id) AS before,
-		     array_agg(x ORDER BY i) FILTER (WHERE r = n.run_id) AS after,
-		     percentile_cont(0.5) WITHIN GROUP (ORDER BY x)
-			     FILTER (WHERE r = o.run_id) AS median_before,
-		     percentile_cont(0.5) WITHIN GROUP (ORDER BY x)
-			     FILTER (WHERE r = n.run_id) AS median_after
-	      FROM (SELECT u.run_id AS r, s.a / s.b AS x, s.i
-		    FROM bench_metrics u
-		    JOIN bench_metrics p
-			 ON p.run_id = u.run_id AND p.benchmark = 'randread'
-			    AND p.variant = 'pread' AND p.metric = 'iops',
-			 unnest(u.samples, p.samples) WITH ORDINALITY AS s(a, b, i)
-		    WHERE u.run_id IN (o.run_id, n.run_id)
-			  AND u.benchmark = 'randread'
-			  AND u.variant = 'io_uring' AND u.metric = 'iops'
-			  AND cardinality(u.samples) = cardinality(p.samples)
-			  AND 0 < ALL (p.samples)) AS x) AS m
-	LEFT JOIN alert_settings s ON true;
-	IF g.median_before IS NULL OR g.median_before <= 0
-	   OR g.median_after IS NULL THEN
-		RETURN;
-	END IF;
-	change := g.median_after / g.median_before - 1;
-	IF abs(change) < g.min_change THEN
-		RETURN;
-	END IF;
-	SELECT * INTO t FROM fleetbench_mann_whitney(g.before, g.after);
-	IF t.p IS NULL OR t.p >= g.alpha THEN
-		RETURN;
-	END IF;
-	PERFORM fleetbench_alert_raise(o.run_id, n.run_id, 'gain',
-		jsonb_build_object('iouring_vs_pread', jsonb_build_object(
-			'before', g.median_before, 'after', g.median_after,
-			'change', change,
-			'before_repeats', g.before, 'after_repeats', g.after,
-			'test', CASE WHEN t.exact
-				     THEN 'Mann-Whitney U, exact'
-				     ELSE 'Mann-Whitney U, normal approximation'
-				END,
-			'u', t.u, 'p', t.p, 'alpha', g.alpha,
-			'min_change', g.min_change)),
-		jsonb_build_object('iouring_vs_pread',
-				   CASE WHEN change < 0 THEN 'decreased'
-					ELSE 'increased' END));
+	SELECT coalesce(a.gain_min_change, 0.2) AS min_change,
+	       coalesce(a.gain_alpha, 0.01) AS alpha
+	INTO s
+	FROM (SELECT 1) AS one LEFT JOIN alert_settings AS a ON true;
+	-- Each gain not yet raised for this pair: the per-repeat ratios of
+	-- both runs, the numerator's sample over the denominator's in the
+	-- same round (the variants are interleaved, so a round's pair
+	-- shares its drift), when both have the same number of samples and
+	-- the denominator's are positive; their medians. One statement: a
+	-- SQL function here would be planned again at every call.
+	FOR g IN
+		WITH p AS (
+			SELECT a.figure, a.label, r.run_id,
+			       coalesce(r.c_benchmark[i.i], a.benchmark) AS b,
+			       coalesce(r.c_numerator[i.i], a.numerator) AS num,
+			       coalesce(r.c_denominator[i.i], a.denominator) AS den,
+			       coalesce(r.c_metric[i.i], a.metric) AS metric
+			FROM fleetbench_alert_gains() AS a
+			CROSS JOIN runs AS r
+			CROSS JOIN LATERAL (SELECT array_position(r.c_name,
+						   a.figure) AS i) AS i
+			WHERE r.run_id IN (o.run_id, n.run_id)
+			      AND a.figure <> ALL (raised.gains)
+		), m AS (
+			SELECT x.run_id, x.benchmark, x.variant, x.metric,
+			       x.samples
+			FROM bench_metrics AS x
+			WHERE x.run_id IN (o.run_id, n.run_id)
+		)
+		SELECT p.figure,
+		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = o.run_id)
+			       AS before,
+		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = n.run_id)
+			       AS after,
+		       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.v)
+			       FILTER (WHERE p.run_id = o.run_id) AS median_before,
+		       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.v)
+			       FILTER (WHERE p.run_id = n.run_id) AS median_after
+		FROM p
+		JOIN m AS u ON u.run_id = p.run_id AND u.benchmark = p.b
+			       AND u.variant = p.num AND u.metric = p.metric
+		JOIN m AS d ON d.run_id = p.run_id AND d.benchmark = p.b
+			       AND d.variant = p.den AND d.metric = p.metric
+		CROSS JOIN LATERAL (
+			SELECT q.a / q.b AS v, q.i
+			FROM unnest(u.samples, d.samples) WITH ORDINALITY
+				AS q(a, b, i)) AS x
+		WHERE cardinality(u.samples) = cardinality(d.samples)
+		      AND 0 < ALL (d.samples)
+		GROUP BY p.figure
+		ORDER BY p.figure
+	LOOP
+		CONTINUE WHEN g.median_before IS NULL OR g.median_before <= 0
+			      OR g.median_after IS NULL;
+		change := g.median_after / g.median_before - 1;
+		CONTINUE WHEN abs(change) < s.min_change;
+		SELECT * INTO t FROM fleetbench_mann_whitney(g.before, g.after);
+		CONTINUE WHEN t.p IS NULL OR t.p >= s.alpha;
+		PERFORM fleetbench_alert_raise(o.run_id, n.run_id, 'gain',
+			jsonb_build_object(g.figure, jsonb_build_object(
+				'before', g.median_before, 'after', g.median_after,
+				'change', change,
+				'before_repeats', g.before, 'after_repeats', g.after,
+				'test', CASE WHEN t.exact
+					     THEN 'Mann-Whitney U, exact'
+					     ELSE 'Mann-Whitney U, normal approximation'
+					END,
+				'u', t.u, 'p', t.p, 'alpha', s.alpha,
+				'min_change', s.min_change)),
+			jsonb_build_object(g.figure,
+					   CASE WHEN change < 0 THEN 'decreased'
+						ELSE 'increased' END));
+	END LOOP;
 END
 $$;
 COMMENT ON FUNCTION fleetbench_alert_check(uuid) IS
@@ -265,25 +312,29 @@ COMMENT ON FUNCTION fleetbench_alert_ack(bigint) IS
 
 -- A diff or change in words, for tables: "sqpoll ok -> EPERM; opcodes
 -- +SEND_ZC -FSYNC", "io_uring/pread gain 3.15 -> 1.57 (-50%, p = 0.0079)",
--- "io_uring/pread gain decreased".
+-- "mmap THP speedup decreased" (a gain alert's diff or change has one
+-- member, its gain: fleetbench_alert_gains()).
 CREATE OR REPLACE FUNCTION fleetbench_alert_text(kind text, diff jsonb)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT CASE kind
 	WHEN 'gain' THEN
-		CASE jsonb_typeof(diff->'iouring_vs_pread')
-		WHEN 'object' THEN format('io_uring/pread gain %s -> %s (%s%%, p = %s)',
-			round((diff #>> '{iouring_vs_pread,before}')::numeric, 2),
-			round((diff #>> '{iouring_vs_pread,after}')::numeric, 2),
-			to_char(100 * (diff #>> '{iouring_vs_pread,change}')::numeric,
-				'FMSG990'),
-			CASE WHEN (diff #>> '{iouring_vs_pread,p}')::numeric < 0.001
-			     THEN trim(to_char((diff #>> '{iouring_vs_pread,p}')::float8,
-					       '9.9EEEE'))
-			     ELSE round((diff #>> '{iouring_vs_pread,p}')::numeric, 4)::text
-			END)
-		ELSE 'io_uring/pread gain ' || (diff->>'iouring_vs_pread')
-		END
+		(SELECT CASE jsonb_typeof(e.v)
+			WHEN 'object' THEN format('%s %s -> %s (%s%%, p = %s)',
+				coalesce(a.label, e.k),
+				round((e.v ->> 'before')::numeric, 2),
+				round((e.v ->> 'after')::numeric, 2),
+				to_char(100 * (e.v ->> 'change')::numeric, 'FMSG990'),
+				CASE WHEN (e.v ->> 'p')::numeric < 0.001
+				     THEN trim(to_char((e.v ->> 'p')::float8,
+						       '9.9EEEE'))
+				     ELSE round((e.v ->> 'p')::numeric, 4)::text
+				END)
+			ELSE coalesce(a.label, e.k) || ' ' || (e.v #>> '{}')
+			END
+		 FROM jsonb_each(diff) AS e(k, v)
+		 LEFT JOIN fleetbench_alert_gains() AS a ON a.figure = e.k
+		 ORDER BY e.k LIMIT 1)
 	ELSE (SELECT string_agg(CASE WHEN v ? 'before'
 				     THEN format('%s %s -> %s', k, v->>'before',
 						 v->>'after')
@@ -306,7 +357,7 @@ SELECT f.id, f.kind, f.provider, f.instance_type,
        fleetbench_alert_text(f.kind, f.change)
        || CASE f.kind WHEN 'gain' THEN format(' by a median %s%%',
 		round(100 * abs(percentile_cont(0.5) WITHIN GROUP (ORDER BY
-			(a.diff #>> '{iouring_vs_pread,change}')::double precision))))
+			(a.diff -> a.figure ->> 'change')::double precision))))
 	  ELSE '' END AS summary,
        f.change, f.created_at, max(a.created_at) AS last_host_at,
        f.acknowledged_at, f.delivered_at, f.delivery_attempts,

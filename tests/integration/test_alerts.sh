@@ -237,6 +237,63 @@ run s2 6.8 60 ok '{0.5,0.5,0.5,0.5,0.5}'
 check_eq "gain_alpha 0.005: p = 0.0079 does not alert" "$(alerts_of s2)" "-"
 q <<<"UPDATE alert_settings SET gain_alpha = 0.01"
 
+# --- issue 15's gains, by the same rule ------------------------------------
+
+# more BW QD: r with membw's 4k_all and thp_all triad GB/s, thp_all's repeat
+# i at BW times 4k_all's (times 1 + i / 100, no ties), and io_scaling's
+# j2_qd1 and j2_qd32 IOPS likewise at QD times, named by the run's own
+# comparison iouring_qd32_vs_qd1 (fleetbench_alert_gains() has no
+# variants of its own for it)
+more() {
+	cat <<-EOF
+	jsonb_set(jsonb_set(r, '{benchmarks}', (r->'benchmarks') || (
+		SELECT jsonb_agg(jsonb_build_object('benchmark', v.b,
+			'variant', v.v, 'metrics', jsonb_build_array(
+				jsonb_build_object('metric', v.m, 'unit', v.u,
+					'samples', (SELECT jsonb_agg(x * v.k * (1 + (i - 1) * v.s / 100.0))
+						    FROM unnest(v.base) WITH ORDINALITY AS t(x, i))))))
+		FROM (VALUES ('membw', '4k_all', 'triad_gbps', 'GB/s', 1.0, 0, '{10,10.2,9.9,10.1,10}'::float8[]),
+			     ('membw', 'thp_all', 'triad_gbps', 'GB/s', $1, 1, '{10,10.2,9.9,10.1,10}'),
+			     ('io_scaling', 'j2_qd1', 'iops', 'IO/s', 1.0, 0, '{9000,9100,8900,9050,9000}'),
+			     ('io_scaling', 'j2_qd32', 'iops', 'IO/s', $2, 1, '{9000,9100,8900,9050,9000}'))
+		     AS v(b, v, m, u, k, s, base))),
+		'{comparisons}', (r->'comparisons') || jsonb_build_array(jsonb_build_object(
+			'name', 'iouring_qd32_vs_qd1', 'benchmark', 'io_scaling',
+			'metric', 'iops', 'numerator', 'j2_qd32', 'denominator', 'j2_qd1')))
+	EOF
+}
+run m1 6.1 0 ok '' aws m6a.large "$(more 1.3 10)"
+run m1 6.8 60 ok '{0.5,0.5,0.5,0.5,0.5}' aws m6a.large "$(more 1.0 4)"
+check_eq "each gain that moved is an alert of its own: io_uring's, membw's THP gain, QD32/QD1" \
+	"$(q <<-'EOF'
+	SELECT string_agg(kind || ':' || figure || ':' || old_kernel || '>' || new_kernel,
+			  ' ' ORDER BY figure)
+	FROM alerts WHERE hostname = 'm1'
+EOF
+)" "gain:iouring_qd32_vs_qd1:6.1>6.8 gain:iouring_vs_pread:6.1>6.8 gain:membw_thp_gain:6.1>6.8"
+check_eq "three fleet alerts, each in words" \
+	"$(q <<-'EOF'
+	SELECT string_agg(summary, '; ' ORDER BY summary)
+	FROM alert_summary WHERE instance_type = 'm6a.large'
+EOF
+)" "io_uring QD32/QD1 gain decreased by a median 60%; io_uring/pread gain decreased by a median 50%; memory bandwidth THP gain decreased by a median 23%"
+check_eq "a gain alert's diff: the per-repeat ratios and the test" \
+	"$(q <<-'EOF'
+	SELECT round((diff #>> '{membw_thp_gain,before}')::numeric, 3),
+	       round((diff #>> '{membw_thp_gain,after}')::numeric, 3),
+	       jsonb_array_length(diff #> '{membw_thp_gain,before_repeats}'),
+	       diff #>> '{membw_thp_gain,test}',
+	       round((diff #>> '{membw_thp_gain,p}')::numeric, 6)
+	FROM alerts WHERE hostname = 'm1' AND figure = 'membw_thp_gain'
+EOF
+)" "1.326|1.020|5|Mann-Whitney U, exact|0.007937"
+run m1 6.8 61 ok '{0.5,0.5,0.5,0.5,0.5}' aws m6a.large "$(more 1.0 4)"
+check_eq "a later run on the same pair adds nothing" \
+	"$(q <<<"SELECT count(*) FROM alerts WHERE hostname = 'm1'")" 3
+run m2 6.1 0 ok '' aws m6a.large "$(more 1.3 10)"
+run m2 6.8 60 ok '' aws m6a.large "$(more 1.25 10)"
+check_eq "gains that moved within noise raise nothing" "$(alerts_of m2)" "-"
+
 # --- a failing check never fails the COMMIT --------------------------------
 
 q <<<"ALTER TABLE alerts ADD CONSTRAINT test_refuse CHECK (hostname <> 'boom')"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Issue 5's alert acceptance on the fleet fixture (tests/fixtures/README.md)
-# loaded through the real collector and agent: exactly the two real changes
+# loaded through the real collector and agent: exactly the four real changes
 # alert (aws c6i.xlarge's new kernel denies SQPOLL, gcp n2-standard-2's
-# io_uring gain collapses), the noise-only change (gcp e2-standard-4) does
+# io_uring gain collapses; issue 15's: aws m6i.large's mmap THP speedup
+# goes, hetzner ccx23's database p99 under THP always grows), the
+# noise-only change (gcp e2-standard-4) does
 # not, re-sending the fleet raises no second alert, NOTIFY
 # fleetbench_alerts arrives, and the collector's hook receives each fleet
 # alert as valid JSON.
@@ -62,15 +64,17 @@ fleet_load
 check_eq "the fleet is stored" "$(q <<<"SELECT count(*) FROM runs")" \
 	"$(wc -l <"$fleet_manifest")"
 
-# --- exactly the two real changes ------------------------------------------
+# --- exactly the four real changes -----------------------------------------
 
-check_eq "exactly the two real changes alert, each once for its three hosts" \
+check_eq "exactly the four real changes alert, each once for its three hosts" \
 	"$(q <<-'EOF'
 	SELECT kind, provider, instance_type, old_kernels, new_kernel, hosts
-	FROM alert_summary ORDER BY provider
+	FROM alert_summary ORDER BY provider, instance_type
 EOF
 )" "fingerprint|aws|c6i.xlarge|{6.1.0-18-cloud-amd64}|6.5.0-0.deb12.4-cloud-amd64|3
-gain|gcp|n2-standard-2|{5.15.0-1042-gcp}|6.2.0-1014-gcp|3"
+gain|aws|m6i.large|{6.1.0-18-cloud-amd64}|6.1.0-21-cloud-amd64|3
+gain|gcp|n2-standard-2|{5.15.0-1042-gcp}|6.2.0-1014-gcp|3
+gain|hetzner|ccx23|{6.1.0-18-amd64}|6.1.0-21-amd64|3"
 check_eq "SQPOLL denied: the diff of c6i.xlarge's hosts" "$(q <<-'EOF'
 	SELECT string_agg(DISTINCT hostname, ' '), count(*),
 	       string_agg(DISTINCT diff::text, ' ')
@@ -89,15 +93,44 @@ check_eq "the collapse: n2-standard-2's hosts, each significant and large" \
 	FROM alerts WHERE instance_type = 'n2-standard-2'
 EOF
 )" "gcp-n2-1 gcp-n2-2 gcp-n2-3|3|t|t|t|t"
+# issue 15's gains alert by the same rule: m6i.large loses its mmap THP
+# speedup, ccx23's database p99 under THP always grows
+check_eq "m6i.large: the mmap THP speedup's collapse on each host" \
+	"$(q <<-'EOF'
+	SELECT string_agg(hostname, ' ' ORDER BY hostname), count(*),
+	       string_agg(DISTINCT figure, ' '),
+	       bool_and((diff #>> '{mmap_thp_speedup,p}')::float8 < 0.01),
+	       bool_and((diff #>> '{mmap_thp_speedup,change}')::float8
+			BETWEEN -0.25 AND -0.2),
+	       bool_and(jsonb_array_length(diff #> '{mmap_thp_speedup,after_repeats}') = 9)
+	FROM alerts WHERE instance_type = 'm6i.large'
+EOF
+)" "aws-m6i-1 aws-m6i-2 aws-m6i-3|3|mmap_thp_speedup|t|t|t"
+check_eq "ccx23: the database's p99 always/never rises on each host" \
+	"$(q <<-'EOF'
+	SELECT count(*), string_agg(DISTINCT figure, ' '),
+	       bool_and((diff #>> '{db_p99_always_vs_never,p}')::float8 < 0.01),
+	       bool_and((diff #>> '{db_p99_always_vs_never,change}')::float8 > 0.4)
+	FROM alerts WHERE instance_type = 'ccx23'
+EOF
+)" "3|db_p99_always_vs_never|t|t"
+check_match "the summary names the gain and its direction" \
+	"$(q <<<"SELECT summary FROM alert_summary WHERE instance_type = 'm6i.large'")" \
+	'mmap THP speedup decreased by a median 2[0-5]%'
+check_match "a host alert in words" \
+	"$(q <<<"SELECT fleetbench_alert_text(kind, diff) FROM alerts WHERE hostname = 'hz-ccx23-1'")" \
+	'database p99 THP always/never 1.[01]? -> 1.6? (+*%, p = 4.1e-05)'
 # gcp-e2-2 moves by +23%, large, but within noise
 check_eq "the noise-only change on e2-standard-4 does not alert" \
 	"$(q <<<"SELECT count(*) FROM alerts WHERE instance_type = 'e2-standard-4'")" 0
 check_eq "no check failed" "$(q <<<"SELECT count(*) FROM alert_errors")" 0
 "$FLEETBENCH" --dsn "$conninfo" alerts --format csv >"$tmp/alerts.csv"
-check_eq "fleetbench alerts lists the two" \
+check_eq "fleetbench alerts lists the four" \
 	"$(tail -n +2 "$tmp/alerts.csv" | cut -d, -f2,3,4,7 | sort)" \
 	"fingerprint,aws,c6i.xlarge,3
-gain,gcp,n2-standard-2,3"
+gain,aws,m6i.large,3
+gain,gcp,n2-standard-2,3
+gain,hetzner,ccx23,3"
 
 # --- re-sending raises nothing ----------------------------------------------
 
@@ -107,7 +140,7 @@ check_eq "the whole fleet sent again exits 0" "$?" 0
 check_grep "every report is a duplicate" "$tmp/send.log" \
 	"committed 0, duplicate $(wc -l <"$fleet_manifest")"
 check_eq "re-sending raises no second alert" \
-	"$(q <<<"SELECT count(*), (SELECT count(*) FROM fleet_alerts) FROM alerts")" "6|2"
+	"$(q <<<"SELECT count(*), (SELECT count(*) FROM fleet_alerts) FROM alerts")" "12|4"
 
 # --- NOTIFY -------------------------------------------------------------------
 
@@ -123,12 +156,12 @@ check_eq "NOTIFY fleetbench_alerts arrives with each fleet alert's id" \
 # --- the hook -------------------------------------------------------------------
 
 delivered() {
-	[ "$(q <<<"SELECT count(*) FROM fleet_alerts WHERE delivered_at IS NOT NULL")" = 2 ]
+	[ "$(q <<<"SELECT count(*) FROM fleet_alerts WHERE delivered_at IS NOT NULL")" = 4 ]
 }
 wait_for 20 delivered
-check_eq "the collector's hook delivers both" "$?" 0
-check_eq "once each" "$(cat "$tmp/hook.count")" 2
-for n in 1 2; do
+check_eq "the collector's hook delivers the four" "$?" 0
+check_eq "once each" "$(cat "$tmp/hook.count")" 4
+for n in 1 2 3 4; do
 	q -v j="$(cat "$tmp/hook.$n.json")" <<-'EOF' 2>&1
 		SELECT j->>'kind', j->>'instance_type', j->>'new_kernel',
 		       (j->>'hosts')::int BETWEEN 1 AND 3,
@@ -141,6 +174,8 @@ done >"$tmp/hook.checked"
 check_eq "the hook receives each alert as valid JSON" \
 	"$(sort "$tmp/hook.checked")" \
 	"fingerprint|c6i.xlarge|6.5.0-0.deb12.4-cloud-amd64|t|t|t
+gain|ccx23|6.1.0-21-amd64|t|t|t
+gain|m6i.large|6.1.0-21-cloud-amd64|t|t|t
 gain|n2-standard-2|6.2.0-1014-gcp|t|t|t"
 check_grep "the collector logs the deliveries" "$fleet_log" \
 	"alert hook: delivered alert [0-9]+ \(attempt 1\)"
@@ -159,11 +194,11 @@ check_eq "a host whose method changed with its kernel is not alerted on" \
 	       (SELECT count(*) FROM alerts a JOIN runs r ON r.run_id = a.new_run_id
 		WHERE r.method <> 'full'),
 	       (SELECT string_agg(kind || ' ' || instance_type || ' ' || hosts, ','
-				  ORDER BY kind)
+				  ORDER BY kind, instance_type)
 		FROM alert_summary),
 	       (SELECT count(*) FROM alert_errors)
 EOF
-)" "6|0|fingerprint c6i.xlarge 3,gain n2-standard-2 3|0"
+)" "6|0|fingerprint c6i.xlarge 3,gain ccx23 3,gain m6i.large 3,gain n2-standard-2 3|0"
 # the same host's quick runs on the new kernel are comparable: they alert
 "$FLEETGEN" --spool "$tmp/switch-quick" --seed 12 --host gcp-n2-1 --kernel new \
 	--method quick >/dev/null 2>&1 && fleet_send "$tmp/switch-quick"

@@ -86,6 +86,33 @@ runs_cols=$(q <<-'EOF'
 EOF
 )
 
+# the old layout's columns of run_figures (016 adds some)
+figures_cols=$(q <<-'EOF'
+	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
+	FROM pg_attribute
+	WHERE attrelid = 'run_figures'::regclass AND attnum > 0
+	      AND NOT attisdropped
+EOF
+)
+
+# ... and of what compare and kernels return (016 adds some)
+out_cols() {
+	q <<-EOF
+	SELECT string_agg(quote_ident(a.n), ', ' ORDER BY a.i)
+	FROM pg_proc AS p,
+	     unnest(p.proargnames, p.proargmodes) WITH ORDINALITY AS a(n, m, i)
+	WHERE p.proname = '$1' AND a.m = 't'
+EOF
+}
+compare_cols=$(out_cols fleet_compare_by)
+kernels_cols=$(out_cols fleet_kernels_by)
+view_cols=$(q <<-'EOF'
+	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
+	FROM pg_attribute
+	WHERE attrelid = 'fleet_compare'::regclass AND attnum > 0
+EOF
+)
+
 # snapshot CONNINFO: every row of the old tables and of what is made of
 # them, as text, in a stable order
 snapshot() {
@@ -97,18 +124,23 @@ snapshot() {
 		ORDER BY run_id, benchmark, variant, metric;
 		SELECT 'comparisons', * FROM comparisons ORDER BY run_id, name;
 		SELECT 'methods', * FROM methods ORDER BY key;
-		SELECT 'run_figures', * FROM run_figures ORDER BY run_id;
-		SELECT 'fleet_compare', * FROM fleet_compare_by(
+		SELECT 'run_figures', $figures_cols FROM run_figures
+		ORDER BY run_id;
+		SELECT 'fleet_compare', $compare_cols FROM fleet_compare_by(
 			'{provider,instance_type,kernel}', NULL, '-infinity', '*');
-		SELECT 'fleet_compare_summary', * FROM fleet_compare;
-		SELECT 'fleet_kernels', * FROM fleet_kernels;
-		SELECT 'fleet_kernels_all', * FROM fleet_kernels_by(NULL, NULL, '*');
+		SELECT 'fleet_compare_summary', $view_cols FROM fleet_compare;
+		SELECT 'fleet_kernels', $kernels_cols FROM fleet_kernels;
+		SELECT 'fleet_kernels_all', $kernels_cols
+		FROM fleet_kernels_by(NULL, NULL, '*');
 		SELECT 'alerts', machine_id, hostname, provider, instance_type,
 		       old_kernel, new_kernel, kind, diff, old_run_id, new_run_id
 		FROM alerts ORDER BY machine_id, old_kernel, new_kernel, kind;
 	EOF
 }
 snapshot "$conninfo" >"$tmp/before.txt"
+# 016 drops compare's and kernels' functions and views for their new
+# columns: the grants on the views stay
+q <<<"CREATE ROLE fleetbench_lean_reader; GRANT SELECT ON fleet_compare, fleet_kernels TO fleetbench_lean_reader" >/dev/null
 check_eq "the 008 database holds variants of every status" "$(q <<-'EOF'
 	SELECT string_agg(status || ':' || n, ' ' ORDER BY status)
 	FROM (SELECT status, count(*) AS n FROM bench_results GROUP BY 1) AS x
@@ -121,6 +153,17 @@ check_eq "and an alert" "$(q <<<"SELECT string_agg(kind, ' ' ORDER BY kind) FROM
 	>"$tmp/migrate2.out" 2>&1
 check_eq "010 applies to a database with reports" "$?" 0
 check_grep "it says so" "$tmp/migrate2.out" "applied 010_lean"
+check_grep "and 016" "$tmp/migrate2.out" "applied 016_more_figures"
+check_eq "the grants on fleet_compare and fleet_kernels outlive 016" "$(q <<-'EOF'
+	SELECT string_agg(c.relname, ' ' ORDER BY c.relname)
+	FROM pg_class AS c, aclexplode(c.relacl) AS a
+	WHERE c.relname IN ('fleet_compare', 'fleet_kernels')
+	      AND a.grantee = 'fleetbench_lean_reader'::regrole
+	      AND a.privilege_type = 'SELECT'
+EOF
+)" "fleet_compare fleet_kernels"
+check_eq "and they have 016's columns" \
+	"$(q <<<"SELECT count(*) FROM pg_attribute WHERE attrelid = 'fleet_compare'::regclass AND attname = 'db_p99_always_vs_never'")" 1
 check_eq "the old tables are views now, over run_results and runs" "$(q <<-'EOF'
 	SELECT string_agg(relname || ':' || relkind::text, ' ' ORDER BY relname)
 	FROM pg_class

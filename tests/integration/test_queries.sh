@@ -245,15 +245,66 @@ fb kernels --provider ovh --instance-type b2-7 --format csv >"$tmp/k-b2.csv"
 check_eq "b2-7: the failures on the new kernel are what changed" \
 	"$(field "$tmp/k-b2.csv" kernel failed failures changes | tail -1)" \
 	"6.8.0-49-generic|3|randread/io_uring_sqpoll (3)|runs with a failed variant 0% -> 100% of runs"
-for t in "gcp e2-standard-4" "aws m6i.large" "hetzner ccx23" "hetzner cx22"; do
+for t in "gcp e2-standard-4" "hetzner cx22"; do
 	read -r p i <<<"$t"
 	fb kernels --provider "$p" --instance-type "$i" --format csv >"$tmp/k.csv"
 	check_match "$i: nothing beyond noise" "$(tail -1 "$tmp/k.csv")" '*,nothing beyond noise'
 done
+# issue 15's figures move as io_uring's do (tests/fixtures/README.md)
+fb kernels --provider aws --instance-type m6i.large --format csv >"$tmp/k-m6i.csv"
+check_match "m6i.large: the mmap THP speedup lost is what changed" \
+	"$(tail -1 "$tmp/k-m6i.csv")" \
+	'*,mmap_thp_speedup 1.2[6-9]* -> [01].[09]* (-2[0-3]%)'
+fb kernels --provider hetzner --instance-type ccx23 --format csv >"$tmp/k-ccx23.csv"
+check_match "ccx23: the database's p99 under THP always is what changed" \
+	"$(tail -1 "$tmp/k-ccx23.csv")" \
+	'*,db_p99_always_vs_never 1.[01]* -> 1.6* (+[45]?%)'
 fb kernels --provider gcp --instance-type n2-standard-2 --since 2025-03-31 --format csv \
 	>"$tmp/k-since.csv"
 check_eq "kernels --since: the new kernel alone, nothing to compare" \
 	"$(field "$tmp/k-since.csv" kernel changes)" "6.2.0-1014-gcp|"
+
+# --- issue 15's figures in compare ------------------------------------------
+
+check_eq "compare has a column and an interval for each new figure" \
+	"$(head -1 "$tmp/compare.csv" | tr ',' '\n' | grep -c -x \
+		-e 'mmap_thp_speedup\(_lo\|_hi\)\?' -e 'membw_thp_gain\(_lo\|_hi\)\?' \
+		-e 'membw_triad_gbps\(_lo\|_hi\)\?' -e 'iouring_qd32_vs_qd1\(_lo\|_hi\)\?' \
+		-e 'iouring_knee_depth\(_lo\|_hi\)\?' -e 'iouring_best_iops\(_lo\|_hi\)\?' \
+		-e 'writeback_p99_us\(_lo\|_hi\)\?' -e 'writeback_stalls\(_lo\|_hi\)\?' \
+		-e 'db_p99_always_vs_never\(_lo\|_hi\)\?')" 27
+m6i=$(field "$tmp/compare.csv" instance_type kernel mmap_thp_speedup | grep '^m6i')
+in_range "m6i.large's mmap THP speedup, old kernel" "$(sed -n 1p <<<"$m6i" | cut -d'|' -f3)" 1.25 1.31
+in_range "m6i.large's mmap THP speedup, new kernel" "$(sed -n 2p <<<"$m6i" | cut -d'|' -f3)" 0.98 1.02
+check_eq "the knee of each group is its type's (16, 32 or 4)" \
+	"$(field "$tmp/compare.csv" instance_type iouring_knee_depth | sort -u | tr '\n' ' ')" \
+	"b2-7|4.000 c6i.xlarge|32.000 ccx23|32.000 cx22|4.000 e2-standard-4|16.000 m6i.large|16.000 n2-standard-2|16.000 "
+check_eq "the database ran on the hetzner hosts only (--with-database)" \
+	"$(field "$tmp/compare.csv" provider db_p99_always_vs_never | sed 's/|[0-9.]\+$/|ran/' | sort -u | tr '\n' ' ')" \
+	"aws| gcp| hetzner|ran ovh| "
+in_range "cx22's write-back p99" \
+	"$(field "$tmp/compare.csv" instance_type writeback_p99_us | grep '^cx22' | head -1 | cut -d'|' -f2)" 4500 6000
+fb compare >"$tmp/compare.txt"
+check_eq "the default table keeps to the figures it always showed" \
+	"$(head -2 "$tmp/compare.txt" | grep -c -e mmap_thp_speedup -e membw -e writeback -e db_p99)" 0
+fb compare --figures mmap,writeback >"$tmp/compare-fig.txt"
+check_grep "--figures mmap,writeback: those families' columns" "$tmp/compare-fig.txt" \
+	'^provider +instance_type +kernel +hosts +runs +few_runs +mmap_thp_speedup +writeback_p99_us +writeback_stalls +iouring_share'
+check_eq "--figures leaves the other figures out" \
+	"$(head -2 "$tmp/compare-fig.txt" | grep -c -w -e thp_speedup -e iouring_vs_pread -e membw_thp_gain)" 0
+fb compare --figures all >"$tmp/compare-all.txt"
+check_grep "--figures all: every figure" "$tmp/compare-all.txt" \
+	'thp_speedup .*iouring_vs_libaio .*mmap_thp_speedup .*db_p99_always_vs_never '
+fb kernels --provider hetzner --instance-type ccx23 --figures db >"$tmp/k-fig.txt"
+check_grep "kernels --figures db: the database's column, and what changed" "$tmp/k-fig.txt" \
+	'^hetzner +ccx23 +6.1.0-21-amd64 .* 1.6[0-9]* \[.*db_p99_always_vs_never 1.[01][0-9]* -> 1.6'
+check_eq "kernels --figures db leaves the THP columns out" \
+	"$(sed -n 2p "$tmp/k-fig.txt" | grep -c -w thp_speedup)" 0
+fb compare --figures db --metric randread/io_uring/iops >/dev/null 2>"$tmp/fig-metric.err"
+check_eq "--figures with --metric exits 2" "$?" 2
+fb compare --figures nosuch >/dev/null 2>"$tmp/fig.err"
+check_eq "--figures nosuch exits 2" "$?" 2
+check_grep "and names the families" "$tmp/fig.err" "unknown figure family 'nosuch'"
 
 # --- rank -------------------------------------------------------------------
 
@@ -312,6 +363,25 @@ check_eq "--where: only those kernels' runs (n2 after its collapse last)" \
 fb rank --metric thp_speedup >"$tmp/rank.txt"
 check_grep "rank's table: the median with its interval" "$tmp/rank.txt" \
 	'^thp_speedup +1 +[tf] +hetzner +ccx23 +1\.[0-9]+ \[1\.[0-9]+, 1\.[0-9]+\]'
+
+fb rank --metric writeback_p99_us --format csv >"$tmp/rank-wb.csv"
+check_eq "writeback_p99_us: lower is better, ccx23 (700 us) first, cx22 (5.2 ms) last" \
+	"$(field "$tmp/rank-wb.csv" rank instance_type | sed -n '1p;$p' | tr '\n' ' ')" \
+	"1|ccx23 7|cx22 "
+fb rank --metric db_p99_always_vs_never --format csv >"$tmp/rank-db.csv"
+check_eq "db_p99_always_vs_never: lower is better, the two database types, cx22 first" \
+	"$(field "$tmp/rank-db.csv" rank instance_type | tr '\n' ' ')" "1|cx22 2|ccx23 "
+fb rank --metric membw_triad_gbps --per vcpu --format csv >"$tmp/rank-bw.csv"
+check_eq "membw_triad_gbps --per vcpu: every type ranked" \
+	"$(($(wc -l <"$tmp/rank-bw.csv") - 1))" 7
+for m in mmap_thp_speedup membw_thp_gain iouring_qd32_vs_qd1 iouring_knee_depth \
+	iouring_best_iops writeback_stalls; do
+	fb rank --metric "$m" --format csv >"$tmp/rank-m.csv"
+	check_eq "rank --metric $m ranks the seven types" \
+		"$?|$(($(wc -l <"$tmp/rank-m.csv") - 1))" "0|7"
+done
+fb rank --metric mmap_thp_speedup --per vcpu >/dev/null 2>"$tmp/rank-per.err"
+check_eq "--per vcpu refuses a ratio of the new figures" "$?" 2
 
 # --- the summary follows new runs -------------------------------------------
 

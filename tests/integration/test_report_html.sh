@@ -71,7 +71,11 @@ check_eq "the title is escaped" "$(grep -c '<title>Fleet &lt;test&gt;</title>' "
 selectors=('svg.chart' '#thp-chart svg.chart' '#iouring-chart svg.chart'
 	'#capabilities table.matrix' '#alerts' '#alerts table.alerts tbody tr'
 	'#capabilities span.cap.failed'
-	'#capabilities tr[data-instance-type="b2-7"] td[data-kernel="6.8.0-49-generic"] span.cap.failed[data-failed="3"]')
+	'#capabilities tr[data-instance-type="b2-7"] td[data-kernel="6.8.0-49-generic"] span.cap.failed[data-failed="3"]'
+	'section.family' '#mmap-section svg.chart' '#membw-section svg.chart'
+	'#ioscale-section svg.chart' '#writeback-section svg.chart'
+	'#db-section svg.chart' '#ioscale-section svg[data-metric="iouring_knee_depth"]'
+	'#db-section g.kernel circle.median' '#db-section g.kernel')
 for t in $types; do
 	selectors+=("#thp-chart g.kernel[data-instance-type=\"$t\"]"
 		"#iouring-chart g.kernel[data-instance-type=\"$t\"] circle.median"
@@ -99,7 +103,22 @@ check_eq "no console errors" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
 check_eq "the page fetched nothing but itself" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT jsonb_array_length(:'j'::jsonb -> 'requests')")" 1
-check_eq "two charts" "$(count 'svg.chart')" 2
+check_eq "eleven charts: THP, io_uring and issue 15's nine" "$(count 'svg.chart')" 11
+check_eq "a section per benchmark family of issue 15" "$(count 'section.family')" 5
+check_eq "mmap'd-file reads: the THP speedup" "$(count '#mmap-section svg.chart')" 1
+check_eq "memory bandwidth: triad GB/s and the THP gain" "$(count '#membw-section svg.chart')" 2
+check_eq "I/O scaling: the knee, the best IOPS, depth 32 over 1" \
+	"$(count '#ioscale-section svg.chart')|$(count '#ioscale-section svg[data-metric="iouring_knee_depth"]')" "3|1"
+check_eq "write-back: p99 and stalls" "$(count '#writeback-section svg.chart')" 2
+# the database ran on the two hetzner types only (--with-database)
+check_eq "database: its chart, a median for the kernels that ran it" \
+	"$(count '#db-section svg.chart')|$(count '#db-section g.kernel circle.median')|$(count '#db-section g.kernel')" \
+	"1|4|14"
+check_grep "the knee chart's axis starts at 0, no 'no gain' line" "$report" \
+	'data-metric="iouring_knee_depth">
+<line class="grid" x1="300.0" y1="0" x2="300.0" y2="[0-9]+"/><text class="tick" x="300.0" y="[0-9]+">0</text>'
+check_grep "what changed: the mmap THP speedup lost on m6i.large" "$report" \
+	'<td>aws m6i.large</td><td>6.1.0-21-cloud-amd64</td><td>mmap_thp_speedup 1.2'
 check_eq "the THP chart" "$(count '#thp-chart svg.chart')" 1
 check_eq "the io_uring chart" "$(count '#iouring-chart svg.chart')" 1
 check_eq "the capability matrix" "$(count '#capabilities table.matrix')" 1
@@ -174,6 +193,10 @@ empty=${conninfo/dbname=fleetbench/dbname=empty}
 "$FLEETBENCH" --dsn "$empty" report --out "$tmp/empty.html" 2>"$tmp/empty.err"
 check_eq "report of an empty fleet exits 0" "$?" 0
 check_grep "and says there are no runs" "$tmp/empty.html" '<p>No runs yet.</p>'
+check_eq "and each family says no run measured it" \
+	"$(grep -c '<p class="note absent">No run measured' "$tmp/empty.html")" 5
+check_grep "the database's says what runs it" "$tmp/empty.html" \
+	'the full profile with --with-database, as root'
 
 # the method selection: one no run has gives an empty page; two clash
 "$FLEETBENCH" --dsn "$conninfo" report --out "$tmp/none.html" \
