@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "kfiles.h"
+#include "pmu_bench.h"
 #include "rand.h"
 #include "sys/sys.h"
 #include "thp_chase.h"
@@ -59,6 +60,7 @@ struct mmap_variant {
 	const struct mmap_kind *kind;
 	struct bench_result *res;
 	int fd; /* the memfd, -1 when none */
+	struct bench_pmu_repeats pmu;
 };
 
 struct mmap_state {
@@ -67,6 +69,7 @@ struct mmap_state {
 	uint64_t start; /* file offset of the first page's word */
 	/* --reserve-hugetlb: the 2 MiB pool size to restore, -1: untouched */
 	int64_t pool_restore;
+	struct bench_pmu pmu; /* dTLB counters, where the guest has a PMU */
 };
 
 /* Keeps the chase's final offset alive: the loop cannot be dropped. */
@@ -245,6 +248,7 @@ static int mmap_setup(struct bench_run *run, const struct bench_params *p,
 	struct mmap_state *st = calloc(1, sizeof(*st));
 	_cleanup_free_ uint32_t *next = NULL;
 	_cleanup_free_ uint16_t *word = NULL;
+	struct bench_result *res[MMAP_N];
 	char shmem[32], why[512];
 	uint64_t need;
 	int r;
@@ -306,6 +310,10 @@ static int mmap_setup(struct bench_run *run, const struct bench_params *p,
 		if (r < 0)
 			return r;
 	}
+	for (size_t i = 0; i < MMAP_N; i++)
+		res[i] = bench_result_skipped(st->v[i].res) ? NULL :
+							      st->v[i].res;
+	bench_pmu_open(&st->pmu, res, MMAP_N);
 	return 0;
 }
 
@@ -319,10 +327,11 @@ static int mmap_measure(struct bench_run *run, struct mmap_state *st,
 			struct mmap_variant *v)
 {
 	uint64_t left = st->accesses, off = st->start;
+	struct pmu_counts c;
 	struct rusage ra, rb;
 	int64_t t0, t1;
 	char *buf;
-	int r;
+	int r, pr;
 
 	(void)run;
 	r = mmap_map(st, v, &buf);
@@ -330,6 +339,7 @@ static int mmap_measure(struct bench_run *run, struct mmap_state *st,
 		return r;
 	bench_window_begin(v->res);
 	getrusage(RUSAGE_THREAD, &ra);
+	pr = bench_pmu_start(&st->pmu);
 	t0 = mono_ns();
 	while (left) {
 		uint64_t n = left < MMAP_CHUNK ? left : MMAP_CHUNK;
@@ -340,6 +350,7 @@ static int mmap_measure(struct bench_run *run, struct mmap_state *st,
 			break;
 	}
 	t1 = mono_ns();
+	bench_pmu_stop(&st->pmu, &pr, &c);
 	getrusage(RUSAGE_THREAD, &rb);
 	bench_window_end(v->res);
 	mmap_sink = off;
@@ -353,6 +364,7 @@ static int mmap_measure(struct bench_run *run, struct mmap_state *st,
 	bench_sample(v->res, "minor_faults_per_1k", "count",
 		     (double)(rb.ru_minflt - ra.ru_minflt) * 1000.0 /
 			     (double)st->accesses);
+	bench_pmu_sample(&st->pmu, pr, &c, v->res, &v->pmu, st->accesses);
 	smaps_sample_huge_fraction(v->res, buf, st->len);
 	munmap(buf, st->len);
 	return 0;
@@ -400,6 +412,7 @@ static void mmap_teardown(struct bench_run *run, void *state)
 			close(st->v[i].fd);
 	if (st->pool_restore >= 0)
 		hugetlb_restore_2m(run, st->pool_restore, st->v[V_HUGETLB].res);
+	bench_pmu_close(&st->pmu);
 	free(st);
 }
 

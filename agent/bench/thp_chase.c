@@ -13,7 +13,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "kfiles.h"
-#include "pmu.h"
+#include "pmu_bench.h"
 #include "rand.h"
 #include "sys/sys.h"
 
@@ -92,17 +92,13 @@ struct chase_variant {
 	struct bench_result *res;
 	char *buf; /* the mapping, NULL when none */
 	size_t len;
-	int64_t pmu_multiplexed; /* repeats whose counts were scaled */
-	int64_t pmu_not_counted; /* repeats the group never ran in */
+	struct bench_pmu_repeats pmu;
 };
 
 struct chase_state {
 	struct chase_variant v[CHASE_N];
 	uint64_t slots, accesses;
-	/* dTLB load misses and, where the CPU names one, page-walk cycles */
-	struct pmu_event ev[2];
-	struct pmu_group pmu;
-	bool counting; /* the group opened */
+	struct bench_pmu pmu;
 	/* --reserve-hugetlb: the 2 MiB pool size to restore, -1: untouched */
 	int64_t pool_restore;
 };
@@ -204,73 +200,6 @@ static int chase_build(struct bench_run *run, struct chase_state *st,
 	return bench_interrupted() ? -EINTR : 0;
 }
 
-static const struct pmu_event *test_events;
-static size_t n_test_events;
-
-void thp_chase_pmu_events(const struct pmu_event *ev, size_t n)
-{
-	test_events = ev;
-	n_test_events = n < 2 ? n : 2;
-}
-
-/*
- * Opens the counters for this thread (the one that chases). Each variant
- * says whether they count: `pmu` "ok" or the errno (ENOENT in a guest
- * without a PMU), and `pmu_walk_cycles` the walk event or why not.
- */
-static void chase_pmu_open(struct chase_state *st)
-{
-	char why[160], walk[200];
-	size_t n = 0;
-	int r;
-
-	st->ev[n++] = pmu_dtlb_load_misses;
-	if (pmu_walk_cycles_event(sys_cpuid, &st->ev[n], why, sizeof(why)) == 0)
-		n++;
-	if (test_events && n_test_events) {
-		n = n_test_events;
-		memcpy(st->ev, test_events, n * sizeof(st->ev[0]));
-		snprintf(why, sizeof(why), "no second test event");
-	}
-	r = pmu_open(&st->pmu, st->ev, n);
-	st->counting = r == 0;
-	if (r == 0 && n == 2 && st->pmu.err[1])
-		snprintf(walk, sizeof(walk), "%s: %s", st->ev[1].name,
-			 pmu_errname(st->pmu.err[1]));
-	else
-		snprintf(walk, sizeof(walk), "%s", n == 2 ? st->ev[1].name : why);
-	for (size_t i = 0; i < CHASE_N; i++) {
-		bench_param_str(st->v[i].res, "pmu", pmu_errname(r));
-		if (r == 0)
-			bench_param_str(st->v[i].res, "pmu_walk_cycles", walk);
-	}
-}
-
-/*
- * The counters' samples of one measured chase, per access; a repeat in
- * which the group was multiplexed (scaled) or never ran is counted in a
- * parameter, and one that never ran gives no sample.
- */
-static void chase_pmu_sample(struct chase_state *st, struct chase_variant *v,
-			     const struct pmu_counts *c)
-{
-	double miss = pmu_per_access(c, 0, st->accesses);
-	double walk = pmu_per_access(c, 1, st->accesses);
-
-	if (c->multiplexed)
-		bench_param_i64(v->res, "pmu_multiplexed_repeats",
-				++v->pmu_multiplexed);
-	if (!c->time_running)
-		bench_param_i64(v->res, "pmu_not_counted_repeats",
-				++v->pmu_not_counted);
-	if (!isnan(miss))
-		bench_sample(v->res, "dtlb_misses_per_access",
-			     "misses/access", miss);
-	if (!isnan(walk))
-		bench_sample(v->res, "walk_cycles_per_access", "cycles/access",
-			     walk);
-}
-
 static int chase_setup(struct bench_run *run, const struct bench_params *p,
 		       void **state)
 {
@@ -318,7 +247,13 @@ static int chase_setup(struct bench_run *run, const struct bench_params *p,
 		thp_mode_param(v->res, &mode);
 	}
 
-	chase_pmu_open(st);
+	{
+		struct bench_result *res[CHASE_N];
+
+		for (size_t i = 0; i < CHASE_N; i++)
+			res[i] = st->v[i].res;
+		bench_pmu_open(&st->pmu, res, CHASE_N);
+	}
 
 	if (st->slots < 2 || st->slots - 1 > UINT32_MAX || !st->accesses) {
 		snprintf(why, sizeof(why),
@@ -381,12 +316,11 @@ static int chase_measure(struct bench_run *run, struct chase_state *st,
 	struct pmu_counts c;
 	struct vmstat a, b;
 	int64_t t0, t1;
-	int pr = -EBADF;
+	int pr;
 
 	bench_window_begin(v->res);
 	vmstat_read(run, &a);
-	if (st->counting)
-		pr = pmu_start(&st->pmu);
+	pr = bench_pmu_start(&st->pmu);
 	t0 = mono_ns();
 	while (left) {
 		uint64_t n = left < CHASE_CHUNK ? left : CHASE_CHUNK;
@@ -397,17 +331,13 @@ static int chase_measure(struct bench_run *run, struct chase_state *st,
 			break;
 	}
 	t1 = mono_ns();
-	if (pr == 0)
-		pr = pmu_stop(&st->pmu, &c);
+	bench_pmu_stop(&st->pmu, &pr, &c);
 	vmstat_read(run, &b);
 	bench_window_end(v->res);
 	chase_sink = p;
 	if (left)
 		return -EINTR;
-	if (pr == 0)
-		chase_pmu_sample(st, v, &c);
-	else if (st->counting)
-		bench_param_str(v->res, "pmu_read", pmu_errname(pr));
+	bench_pmu_sample(&st->pmu, pr, &c, v->res, &v->pmu, st->accesses);
 
 	bench_sample(v->res, "ns_per_access", "ns",
 		     (double)(t1 - t0) / (double)st->accesses);
@@ -459,7 +389,7 @@ static void chase_teardown(struct bench_run *run, void *state)
 			munmap(st->v[i].buf, st->v[i].len);
 	if (st->pool_restore >= 0)
 		hugetlb_restore_2m(run, st->pool_restore, st->v[2].res);
-	pmu_close(&st->pmu);
+	bench_pmu_close(&st->pmu);
 	free(st);
 }
 

@@ -20,15 +20,4 @@
  */
 int thp_cycle_build(uint32_t *next, size_t n, uint64_t seed);
 
-struct pmu_event;
-
-/*
- * For tests on a host without hardware counters: the chase counts ev[0]
- * as its dtlb_misses_per_access and ev[1] (when n is 2) as its
- * walk_cycles_per_access instead of the dTLB and page-walk events, e.g.
- * software events that always open. NULL restores the real events. Set
- * before the suite runs (the benchmark's child inherits it).
- */
-void thp_chase_pmu_events(const struct pmu_event *ev, size_t n);
-
 #endif
