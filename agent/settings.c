@@ -73,6 +73,8 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("bench", "fs_increments", CONFIG_INT, B(fs_increments),
 		   NULL, 1000, 100000000000LL, "fs-increments", "N",
 		   "false_sharing increments per thread"),
+	CONFIG_KEY("bench", "scaling_ms", CONFIG_INT, B(scaling_ms), NULL, 10,
+		   3600000, "scaling-ms", "MS", "io_scaling time per point per repeat"),
 	CONFIG_KEY("bench", "steal_threshold_pct", CONFIG_INT,
 		   B(steal_threshold_pct), "5", 0, 100, "steal-threshold", "PCT",
 		   "flag repeats with more steal as noisy (default 5)"),

@@ -34,6 +34,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 64ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 20000000,
+		.scaling_ms = 200,
 		.timeout_s = 120,
 	},
 	{
@@ -48,6 +49,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 256ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 100000000,
+		.scaling_ms = 1000,
 		.timeout_s = 600,
 	},
 	{
@@ -62,6 +64,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 1ULL << 30,
 		.seq_block = 128 << 10,
 		.fs_increments = 200000000,
+		.scaling_ms = 2000,
 		.timeout_s = 1800,
 	},
 };
@@ -83,6 +86,7 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->seq_bytes = q->seq_bytes;
 		p->seq_block = q->seq_block;
 		p->fs_increments = q->fs_increments;
+		p->scaling_ms = q->scaling_ms;
 		p->timeout_s = q->timeout_s;
 		return 0;
 	}
@@ -96,7 +100,8 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 	X(chase_accesses, false) X(fault_bytes, true) \
 	X(file_bytes, true) X(io_ms, false)         \
 	X(iodepth, false) X(seq_bytes, true)        \
-	X(seq_block, true) X(fs_increments, false)
+	X(seq_block, true) X(fs_increments, false)  \
+	X(scaling_ms, false)
 
 /* v with the largest binary suffix that divides it exactly ("64M"). */
 static void put_size(FILE *f, unsigned long long v)
@@ -119,6 +124,7 @@ static void method_numbers(Fleetbench__Method *m, const struct bench_params *p)
 #define X(field, size) m->field = p->field;
 	METHOD_FIELDS(X)
 #undef X
+	m->has_scaling_ms = true; /* optional: older agents have none */
 }
 
 /* Appends to f p's differences from prof, in the fields' order. */
