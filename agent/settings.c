@@ -45,7 +45,8 @@ const struct config_key agent_settings[] = {
 		   "quick (<= 30 s), standard (<= 3 min, default), full"),
 	CLI_FLAG("only", 0, "NAME[,NAME]", OPT_ONLY,
 		 "run only these benchmarks: thp_chase, thp_fault,\n"
-		 "randread, seqwrite, false_sharing"),
+		 "randread, seqwrite, false_sharing,\n"
+		 "io_scaling (full profile only unless named)"),
 	CONFIG_KEY("bench", "repeats", CONFIG_INT, B(repeats), NULL, 1, 1000,
 		   "repeats", "N", "repeats of every variant"),
 	CONFIG_KEY("bench", "chase_bytes", CONFIG_SIZE, B(chase_bytes), NULL,
