@@ -324,7 +324,10 @@ static int make_results(struct bench_run *run, struct scaling_state *s)
 		 depths[2], depths[3], depths[4]);
 	bench_param_str(s->knee, "depths", list);
 	bench_param_str(s->knee, "knee",
-			"the smallest depth whose IOPS is within 5% of the best at that job count, per repeat; knee_depth and best_iops at jobs = vCPUs, knee_depth_j<J> and best_iops_j<J> per job count");
+			"the smallest depth whose IOPS is within 5% of the best "
+			"at that job count, per repeat; knee_depth and "
+			"best_iops at jobs = vCPUs, knee_depth_j<J> and "
+			"best_iops_j<J> per job count");
 	return 0;
 }
 
@@ -336,7 +339,8 @@ static void describe(struct scaling_state *s, struct bench_result *res)
 	bench_param_str(res, "offsets",
 			"uniform 4 KiB-aligned over the whole file, a PRNG per job");
 	bench_param_str(res, "iops",
-			"the jobs' I/Os summed over the longest job's time; the jobs start together, each with its own fd and ring");
+			"the jobs' I/Os summed over the longest job's time; the "
+			"jobs start together, each with its own fd and ring");
 }
 
 /* Every job its own open file: fds[0] is the file, the rest reopen it. */
