@@ -114,6 +114,14 @@ static void test_method(void)
 	method_init(&m, "full", "full");
 	m.seq_block = 0;
 	expect_invalid(&f, "method.seq_block: 0 is not positive");
+	/* scaling_ms: optional (older agents), positive when present */
+	method_init(&m, "full", "full");
+	m.scaling_ms = 0;
+	expect_valid(&f);
+	m.has_scaling_ms = true;
+	expect_invalid(&f, "method.scaling_ms: 0 is not positive");
+	m.scaling_ms = 2000;
+	expect_valid(&f);
 	/* only: benchmark names, at most 16 */
 	method_init(&m, "full+only=randread", "full");
 	m.n_only = 1;
