@@ -23,6 +23,9 @@ static const struct {
 	{ "s", 0, HUGE_VAL, 0 },
 	{ "MB/s", 0, BOUNDS_MAX_MBPS, 0 },
 	{ "IO/s", 0, BOUNDS_MAX_IOPS, 0 },
+	/* I/Os in flight (io_scaling's knee): an io_uring ring holds at most
+	 * 32768 entries */
+	{ "depth", 1, 32768, 0 },
 };
 
 int bounds_check_metric(const char *metric, const char *unit,

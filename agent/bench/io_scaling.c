@@ -240,11 +240,11 @@ static void record_knee(struct scaling_state *s)
 		if (!knee)
 			continue;
 		snprintf(name, sizeof(name), "knee_depth_j%u", s->counts[c]);
-		bench_sample(s->knee, name, "count", knee);
+		bench_sample(s->knee, name, "depth", knee);
 		snprintf(name, sizeof(name), "best_iops_j%u", s->counts[c]);
 		bench_sample(s->knee, name, "IO/s", best);
 		if (c + 1 == s->ncounts) {
-			bench_sample(s->knee, "knee_depth", "count", knee);
+			bench_sample(s->knee, "knee_depth", "depth", knee);
 			bench_sample(s->knee, "best_iops", "IO/s", best);
 		}
 	}
