@@ -36,6 +36,7 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(wb_fsync_bytes);
 	FILL(mmap_bytes);
 	FILL(mmap_accesses);
+	FILL(scaling_ms);
 	FILL(timeout_s);
 	FILL(db_scale);
 	FILL(db_rate);

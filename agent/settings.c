@@ -45,7 +45,9 @@ const struct config_key agent_settings[] = {
 		   "quick (<= 30 s), standard (<= 3 min, default), full"),
 	CLI_FLAG("only", 0, "NAME[,NAME]", OPT_ONLY,
 		 "run only these benchmarks: thp_chase, thp_fault,\n"
-		 "randread, seqwrite, false_sharing, writeback, mmap_read"),
+		 "randread, seqwrite, false_sharing, writeback,\n"
+		 "mmap_read; io_scaling, database (full profile only\n"
+		 "unless named)"),
 	CONFIG_KEY("bench", "repeats", CONFIG_INT, B(repeats), NULL, 1, 1000,
 		   "repeats", "N", "repeats of every variant"),
 	CONFIG_KEY("bench", "chase_bytes", CONFIG_SIZE, B(chase_bytes), NULL,
@@ -85,6 +87,8 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("bench", "mmap_accesses", CONFIG_INT, B(mmap_accesses),
 		   NULL, 1000, 100000000000LL, "mmap-accesses", "N",
 		   "mmap_read dependent loads per repeat"),
+	CONFIG_KEY("bench", "scaling_ms", CONFIG_INT, B(scaling_ms), NULL, 10,
+		   3600000, "scaling-ms", "MS", "io_scaling time per point per repeat"),
 	CONFIG_KEY("bench", "steal_threshold_pct", CONFIG_INT,
 		   B(steal_threshold_pct), "5", 0, 100, "steal-threshold", "PCT",
 		   "flag repeats with more steal as noisy (default 5)"),

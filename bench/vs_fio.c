@@ -9,8 +9,15 @@
  * psync at depth 1, io_uring and libaio at depth 32. Target: every median
  * in 0.95-1.10.
  *
+ * With --scaling, io_scaling's points of more than one job instead: fio
+ * --numjobs=J --group_reporting --ioengine=io_uring --iodepth=D for each
+ * point jJ_qdD of the agent's sweep (J = 2, 4, ... up to the online vCPUs
+ * and their count, D = 1, 4, 16, 32, 64), alternating in the same way, and
+ * per point the ratio of the medians, agent IOPS / fio IOPS. Target:
+ * 0.90-1.10.
+ *
  *   vs_fio [-f FILE] [-d DIR] [-s SIZE_MIB] [-p PAIRS] [-t SECONDS]
- *          [-q DEPTH]
+ *          [-q DEPTH] [--scaling]
  *
  * Without -f it writes a SIZE_MIB file (default 1024) in DIR (default
  * /var/tmp) with the agent's pattern, in full, and removes it at the end;
@@ -43,6 +50,12 @@
 #define MAX_PAIRS 64
 #define TARGET_LO 0.95
 #define TARGET_HI 1.10
+#define SCALING_LO 0.90
+#define SCALING_HI 1.10
+/* io_scaling's depths and most points (job counts x depths) */
+static const int scaling_depths[] = { 1, 4, 16, 32, 64 };
+#define NSDEPTHS (sizeof(scaling_depths) / sizeof(scaling_depths[0]))
+#define MAX_POINTS (64 * NSDEPTHS)
 
 static const struct {
 	const char *agent; /* the agent's variant */
@@ -122,23 +135,30 @@ static struct json_object *run_json(char *const argv[])
 	return j;
 }
 
+/* fio with jobs jobs (> 1: --numjobs and --group_reporting, so the first
+ * job's figures are the group's: IOPS summed, latency over all). */
 static int run_fio(const char *fio, const char *file, const char *engine,
-		   int depth, int seconds, double *ret_iops, double *ret_p50)
+		   int jobs, int depth, int seconds, double *ret_iops,
+		   double *ret_p50)
 {
-	char e[64], d[32], t[32], f[4200];
+	char e[64], d[32], t[32], f[4200], nj[32];
 	char *argv[] = { (char *)fio,	   "--name=vs_fio",
 			 f,		   "--rw=randread",
 			 "--bs=4k",	   "--direct=1",
 			 e,		   d,
 			 "--time_based",   t,
 			 "--norandommap",  "--randrepeat=0",
-			 "--output-format=json", NULL };
+			 "--output-format=json", nj,
+			 "--group_reporting", NULL };
 	struct json_object *j, *read;
 
 	snprintf(f, sizeof(f), "--filename=%s", file);
 	snprintf(e, sizeof(e), "--ioengine=%s", engine);
 	snprintf(d, sizeof(d), "--iodepth=%d", depth);
 	snprintf(t, sizeof(t), "--runtime=%d", seconds);
+	snprintf(nj, sizeof(nj), "--numjobs=%d", jobs);
+	if (jobs <= 1)
+		argv[13] = NULL; /* one job: the command line of old */
 	j = run_json(argv);
 	if (!j)
 		return -EIO;
@@ -158,7 +178,7 @@ static int run_fio_all(const char *fio, const char *file, int depth,
 		       double p50[NENGINES])
 {
 	for (size_t e = 0; e < NENGINES; e++)
-		if (run_fio(fio, file, engines[e].fio,
+		if (run_fio(fio, file, engines[e].fio, 1,
 			    engines[e].queued ? depth : 1, seconds, &iops[e],
 			    &p50[e]) < 0)
 			return 1;
@@ -218,6 +238,137 @@ static int run_agent(const char *agent, const char *file, int depth,
 	return found == (int)NENGINES ? 0 : -EIO;
 }
 
+/* ---- --scaling: io_scaling's points of more than one job ---- */
+
+struct spoint {
+	int jobs, depth;
+	double agent[MAX_PAIRS]; /* IOPS of each agent run */
+	double fio[MAX_PAIRS + 1]; /* of each fio run, one more */
+};
+
+/* io_scaling's points with jobs > 1: 2, 4, ... below the online vCPUs and
+ * their count, at each depth. Their number (0 on one vCPU). */
+static size_t scaling_points(struct spoint *pts)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = 0;
+
+	for (long j = 2; n + NSDEPTHS <= MAX_POINTS; j *= 2) {
+		long jobs = j < ncpu ? j : ncpu; /* then the count itself */
+
+		if (jobs < 2)
+			break;
+		for (size_t d = 0; d < NSDEPTHS; d++)
+			pts[n++] = (struct spoint){ .jobs = (int)jobs,
+						    .depth = scaling_depths[d] };
+		if (jobs == ncpu)
+			break;
+	}
+	return n;
+}
+
+static int run_fio_points(const char *fio, const char *file, int seconds,
+			  struct spoint *pts, size_t n, int k)
+{
+	for (size_t i = 0; i < n; i++) {
+		double p50;
+
+		if (run_fio(fio, file, "io_uring", pts[i].jobs, pts[i].depth,
+			    seconds, &pts[i].fio[k], &p50) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* One agent run of io_scaling: run k's IOPS of every point. */
+static int run_agent_points(const char *agent, const char *file, int seconds,
+			    struct spoint *pts, size_t n, int k)
+{
+	char ms[32];
+	char *argv[] = { (char *)agent,	   "bench",
+			 "--only",	   "io_scaling",
+			 "--randread-file", (char *)file,
+			 "--scaling-ms",   ms,
+			 "--repeats",	   "1",
+			 "--json",	   NULL };
+	struct json_object *j;
+	int r = 0;
+
+	snprintf(ms, sizeof(ms), "%d", seconds * 1000);
+	j = run_json(argv);
+	if (!j)
+		return -EIO;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char name[48];
+		struct json_object *res;
+
+		snprintf(name, sizeof(name), "j%d_qd%d", pts[i].jobs,
+			 pts[i].depth);
+		res = jresult(j, "io_scaling", name);
+		pts[i].agent[k] = jmedian(jmetric(res, "iops"));
+		if (!(pts[i].agent[k] > 0)) {
+			fprintf(stderr, "agent: io_scaling/%s %s %s\n", name,
+				jstatus(res),
+				json_object_get_string(
+					jobj(res, "skip_reason")) ?: "");
+			r = -EIO;
+		}
+	}
+	json_object_put(j);
+	return r;
+}
+
+static int scaling_main(const char *agent, const char *fio, const char *file,
+			int pairs, int seconds)
+{
+	static struct spoint pts[MAX_POINTS];
+	size_t n = scaling_points(pts);
+	int rc = 0;
+
+	if (!n) {
+		fprintf(stderr, "vs_fio: one vCPU: io_scaling has no point of more than one job\n");
+		return 1;
+	}
+	printf("vs_fio --scaling: %s, io_uring 4 KiB random O_DIRECT reads, %zu points of more than one job, %d s per point per run, %d pairs\n",
+	       file, n, seconds, pairs);
+	printf("fio --numjobs=J --group_reporting --iodepth=D; agent: io_scaling's jJ_qdD; ratio = agent / mean of the fio runs around it\n");
+	printf("%-4s %-9s %12s %12s %12s %9s\n", "pair", "point", "fio_before",
+	       "agent_iops", "fio_after", "agent/fio");
+	if (run_fio_points(fio, file, seconds, pts, n, 0) < 0)
+		return 1;
+	for (int k = 0; k < pairs; k++) {
+		if (run_agent_points(agent, file, seconds, pts, n, k) < 0 ||
+		    run_fio_points(fio, file, seconds, pts, n, k + 1) < 0)
+			return 1;
+		for (size_t i = 0; i < n; i++) {
+			char name[48];
+
+			snprintf(name, sizeof(name), "j%d_qd%d", pts[i].jobs,
+				 pts[i].depth);
+			printf("%-4d %-9s %12.0f %12.0f %12.0f %9.3f\n", k + 1,
+			       name, pts[i].fio[k], pts[i].agent[k],
+			       pts[i].fio[k + 1],
+			       pts[i].agent[k] /
+				       ((pts[i].fio[k] + pts[i].fio[k + 1]) / 2));
+		}
+		fflush(stdout);
+	}
+	printf("agent/fio IOPS, ratio of medians over %d agent and %d fio runs (target %.2f-%.2f):\n",
+	       pairs, pairs + 1, SCALING_LO, SCALING_HI);
+	for (size_t i = 0; i < n; i++) {
+		double a = stats_median(pts[i].agent, (size_t)pairs);
+		double f = stats_median(pts[i].fio, (size_t)pairs + 1);
+		bool ok = a / f >= SCALING_LO && a / f <= SCALING_HI;
+
+		printf("  j%d_qd%-3d fio %9.0f  agent %9.0f  %.3f %s\n",
+		       pts[i].jobs, pts[i].depth, f, a, a / f,
+		       ok ? "ok" : "OUT OF TARGET");
+		if (!ok)
+			rc = 3;
+	}
+	return rc;
+}
+
 static int make_file(const char *dir, long long mib)
 {
 	int fd, r;
@@ -239,6 +390,7 @@ static int make_file(const char *dir, long long mib)
 static const char *arg_file, *arg_dir = "/var/tmp";
 static unsigned long arg_mib = 1024, arg_pairs = 5, arg_seconds = 3,
 		     arg_depth = 32;
+static bool arg_scaling;
 
 /* the short options of old; their long names work too and name them in errors */
 static const struct tool_opt opts[] = {
@@ -254,10 +406,12 @@ static const struct tool_opt opts[] = {
 	  .target = &arg_seconds, .min = 1, .max = INT_MAX / 1000 },
 	{ .name = "depth", .short_name = 'q', .type = TOOL_ULONG,
 	  .target = &arg_depth, .min = 1, .max = INT_MAX },
+	TOOL_OPT_FLAG("scaling", &arg_scaling),
 };
 
 static const struct tool tool = TOOL("vs_fio", opts,
-	"usage: vs_fio [-f FILE] [-d DIR] [-s SIZE_MIB] [-p PAIRS] [-t SECONDS] [-q DEPTH]\n");
+	"usage: vs_fio [-f FILE] [-d DIR] [-s SIZE_MIB] [-p PAIRS] [-t SECONDS] [-q DEPTH]\n"
+	"              [--scaling]\n");
 
 int main(int argc, char **argv)
 {
@@ -294,6 +448,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		file = made_file;
+	}
+	if (arg_scaling) {
+		rc = scaling_main(agent, fio, file, pairs, seconds);
+		remove_made_file();
+		return rc;
 	}
 	printf("vs_fio: %s, 4 KiB random O_DIRECT reads, %d s per engine per run, depth %d (pread/psync: 1), %d pairs\n",
 	       file, seconds, depth, pairs);

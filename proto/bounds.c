@@ -30,6 +30,9 @@ static const struct {
 	{ "misses/access", 0, BOUNDS_MAX_MISSES_PER_ACCESS, 0 },
 	{ "cycles/access", 0, BOUNDS_MAX_CYCLES_PER_ACCESS, 0 },
 	{ "tx/s", 0, BOUNDS_MAX_TPS, 0 },
+	/* I/Os in flight (io_scaling's knee): an io_uring ring holds at most
+	 * 32768 entries */
+	{ "depth", 1, 32768, 0 },
 };
 
 int bounds_check_metric(const char *metric, const char *unit,

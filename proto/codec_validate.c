@@ -357,6 +357,8 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 		{ "io_ms", m->io_ms },
 		{ "iodepth", m->iodepth },
 		{ "fs_increments", m->fs_increments },
+		/* optional (issue 15): absent from older agents */
+		{ "scaling_ms", m->has_scaling_ms ? m->scaling_ms : 1 },
 	};
 	const struct {
 		const char *name;

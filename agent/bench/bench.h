@@ -55,6 +55,7 @@ struct bench_params {
 	uint64_t wb_fsync_bytes; /* writeback: an fsync every so many bytes */
 	uint64_t mmap_bytes; /* mmap_read file size */
 	long long mmap_accesses; /* mmap_read dependent loads per repeat */
+	long long scaling_ms; /* io_scaling time per point per repeat */
 	long long steal_threshold_pct; /* a repeat above it is noisy */
 	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
 	/* writeback's tuned variant: vm.dirty_bytes (root), 0: not run */

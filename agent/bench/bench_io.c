@@ -11,6 +11,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "bench_io.h"
 #include "bench_modules.h"
 #include "cleanup.h"
 #include "io_engine.h"
@@ -27,14 +28,12 @@ struct io_variant {
 
 struct io_state {
 	const struct bench_params *p;
-	int fd;
+	struct io_file f; /* the file, its span and filesystem */
 	bool write; /* seqwrite, else randread */
-	uint64_t span; /* bytes of the file in use */
 	uint32_t block;
 	struct io_variant v[MAX_VARIANTS];
 	size_t nv;
 	struct io_stats *stats; /* one run's, reused (the histogram is big) */
-	char fs[32]; /* the file's filesystem */
 };
 
 static const struct io_variant randread_variants[] = {
@@ -89,7 +88,7 @@ static int state_new(struct bench_run *run, const struct bench_params *p,
 	if (!s)
 		return -ENOMEM;
 	s->p = p;
-	s->fd = -1;
+	s->f.fd = -1;
 	s->stats = malloc(sizeof(*s->stats));
 	if (!s->stats) {
 		free(s);
@@ -110,7 +109,7 @@ static int state_new(struct bench_run *run, const struct bench_params *p,
 	return 0;
 }
 
-static const char *work_dir(const struct bench_params *p)
+const char *io_work_dir(const struct bench_params *p)
 {
 	return p->dir ? p->dir : "/var/tmp";
 }
@@ -125,7 +124,7 @@ static bool fatal(int r)
  * reason in why: the directory unusable, no room, O_DIRECT refused, or a
  * memory-backed filesystem (where O_DIRECT measures memory copies).
  */
-static int work_file(struct io_state *s, const char *dir, uint64_t bytes,
+static int work_file(struct io_file *f, const char *dir, uint64_t bytes,
 		     char *why, size_t len)
 {
 	struct statfs sf;
@@ -138,14 +137,14 @@ static int work_file(struct io_state *s, const char *dir, uint64_t bytes,
 			 strerror(-r));
 		return r;
 	}
-	snprintf(s->fs, sizeof(s->fs), "%s",
+	snprintf(f->fs, sizeof(f->fs), "%s",
 		 io_fs_name((long)sf.f_type, buf, sizeof(buf)));
 	r = bench_check_space(dir, bytes, why, len);
 	if (r < 0)
 		return r;
 	fd = bench_tmpfile(dir, O_DIRECT);
 	if (fd == -EINVAL) {
-		snprintf(why, len, "O_DIRECT refused by %s on %s", s->fs, dir);
+		snprintf(why, len, "O_DIRECT refused by %s on %s", f->fs, dir);
 		return fd;
 	}
 	if (fd < 0) {
@@ -157,39 +156,47 @@ static int work_file(struct io_state *s, const char *dir, uint64_t bytes,
 		close(fd);
 		snprintf(why, len,
 			 "%s on %s is memory-backed: O_DIRECT there reaches no device",
-			 s->fs, dir);
+			 f->fs, dir);
 		return -EMEDIUMTYPE;
 	}
 	return fd;
 }
 
-/* Creates and writes the work file, or skips every variant saying why. */
-static int make_file(struct io_state *s, uint64_t bytes, uint64_t seed)
+/*
+ * Creates and writes the work file: 0 with f->fd set, 0 with f->fd -1 and
+ * why saying why it cannot be, or a fatal -errno.
+ */
+static int make_file(struct io_file *f, const char *dir, uint64_t bytes,
+		     uint64_t seed, char *why, size_t len)
 {
-	const char *dir = work_dir(s->p);
-	char why[512];
 	int r;
 
-	r = work_file(s, dir, bytes, why, sizeof(why));
+	r = work_file(f, dir, bytes, why, len);
+	if (r < 0)
+		return fatal(r) ? r : 0;
+	f->fd = r;
+	f->span = bytes;
+	r = io_pattern_write_file(f->fd, bytes, seed);
 	if (r < 0) {
+		close(TAKE_FD(f->fd));
 		if (fatal(r))
 			return r;
-		skip_all(s, why);
-		return 0;
-	}
-	s->fd = r;
-	s->span = bytes;
-	r = io_pattern_write_file(s->fd, bytes, seed);
-	if (r < 0) {
-		close(TAKE_FD(s->fd));
-		if (fatal(r))
-			return r;
-		snprintf(why, sizeof(why),
-			 "writing the %llu MiB file in %s failed: %s",
+		snprintf(why, len, "writing the %llu MiB file in %s failed: %s",
 			 (unsigned long long)(bytes >> 20), dir, strerror(-r));
-		skip_all(s, why);
 	}
 	return 0;
+}
+
+/* make_file() for the state's variants: skips them all when it cannot. */
+static int make_state_file(struct io_state *s, uint64_t bytes, uint64_t seed)
+{
+	char why[512];
+	int r = make_file(&s->f, io_work_dir(s->p), bytes, seed, why,
+			  sizeof(why));
+
+	if (r == 0 && s->f.fd < 0)
+		skip_all(s, why);
+	return r;
 }
 
 static void job_of(const struct io_state *s, const struct io_variant *v,
@@ -197,15 +204,15 @@ static void job_of(const struct io_state *s, const struct io_variant *v,
 {
 	*job = (struct io_job){
 		.engine = v->engine,
-		.fd = s->fd,
+		.fd = s->f.fd,
 		.write = s->write,
 		.random = !s->write,
-		.span = s->span,
+		.span = s->f.span,
 		.block = s->block,
 		.depth = variant_depth(s, v),
 		.duration_ns = s->write ? 0 :
 					  (uint64_t)s->p->io_ms * 1000000ULL,
-		.total_bytes = s->write ? s->span : 0,
+		.total_bytes = s->write ? s->f.span : 0,
 		.datasync = s->write,
 		/* Only the agent's own file holds the pattern. */
 		.check_pattern = !s->write && !s->p->randread_file,
@@ -333,34 +340,38 @@ static void io_teardown(struct bench_run *run, void *state)
 	(void)run;
 	if (!s)
 		return;
-	if (s->fd >= 0)
-		close(s->fd);
+	if (s->f.fd >= 0)
+		close(s->f.fd);
 	free(s->stats);
 	free(s);
 }
 
 /* ---- randread ---- */
 
-/* Opens --randread-file read-only: its size in *ret_bytes, or skips. */
-static int open_given_file(struct io_state *s, const char *path)
+/*
+ * Opens --randread-file read-only: f->fd and its span, or f->fd -1 and
+ * why saying why not.
+ */
+static void open_given_file(struct io_file *f, const char *path, char *why,
+			    size_t len)
 {
 	struct statfs sf;
 	struct stat st;
-	char why[512], buf[32];
+	char buf[32];
 	uint64_t bytes = 0;
 	int fd, r = 0;
 
 	fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd >= 0 && fstatfs(fd, &sf) == 0)
-		snprintf(s->fs, sizeof(s->fs), "%s",
+		snprintf(f->fs, sizeof(f->fs), "%s",
 			 io_fs_name((long)sf.f_type, buf, sizeof(buf)));
 	if (fd < 0 && errno == EINVAL && statfs(path, &sf) == 0) {
-		snprintf(why, sizeof(why), "O_DIRECT refused by %s on %s",
+		snprintf(why, len, "O_DIRECT refused by %s on %s",
 			 io_fs_name((long)sf.f_type, buf, sizeof(buf)), path);
 		goto skip;
 	}
 	if (fd < 0) {
-		snprintf(why, sizeof(why), "cannot open '%s': %s", path,
+		snprintf(why, len, "cannot open '%s': %s", path,
 			 strerror(errno));
 		goto skip;
 	}
@@ -376,33 +387,67 @@ static int open_given_file(struct io_state *s, const char *path)
 	} else if (S_ISREG(st.st_mode)) {
 		bytes = (uint64_t)st.st_size;
 	} else {
-		snprintf(why, sizeof(why),
+		snprintf(why, len,
 			 "'%s' is neither a regular file nor a block device",
 			 path);
 		goto skip;
 	}
-	s->span = bytes / RANDREAD_BLOCK * RANDREAD_BLOCK;
-	if (!s->span) {
-		snprintf(why, sizeof(why), "'%s' is smaller than %u bytes",
+	f->span = bytes / RANDREAD_BLOCK * RANDREAD_BLOCK;
+	if (!f->span) {
+		snprintf(why, len, "'%s' is smaller than %u bytes",
 			 path, RANDREAD_BLOCK);
 		goto skip;
 	}
-	s->fd = fd;
-	return 0;
+	f->fd = fd;
+	return;
 fail:
-	snprintf(why, sizeof(why), "cannot use '%s': %s", path, strerror(-r));
+	snprintf(why, len, "cannot use '%s': %s", path, strerror(-r));
 skip:
 	if (fd >= 0)
 		close(fd);
-	skip_all(s, why);
-	return 0;
+}
+
+int io_randread_file(const struct bench_params *p, struct io_file *f,
+		     char *why, size_t len)
+{
+	uint64_t bytes = p->file_bytes / RANDREAD_BLOCK * RANDREAD_BLOCK;
+
+	*f = (struct io_file){ .fd = -1 };
+	if (p->randread_file) {
+		open_given_file(f, p->randread_file, why, len);
+		return 0;
+	}
+	if (!bytes) {
+		snprintf(why, len,
+			 "file_bytes is smaller than one 4096-byte block");
+		return 0;
+	}
+	return make_file(f, io_work_dir(p), bytes, (uint64_t)p->seed, why, len);
+}
+
+void io_file_params(struct bench_result *res, const struct bench_params *p,
+		    const struct io_file *f)
+{
+	bench_param_i64(res, "block_bytes", RANDREAD_BLOCK);
+	bench_param_i64(res, "file_bytes",
+			(int64_t)(f->span ? f->span :
+					    p->file_bytes / RANDREAD_BLOCK *
+						    RANDREAD_BLOCK));
+	if (p->randread_file) {
+		bench_param_str(res, "file", p->randread_file);
+	} else {
+		bench_param_str(res, "file",
+				"unnamed, written in full by the agent first");
+		bench_param_str(res, "dir", io_work_dir(p));
+	}
+	bench_param_str(res, "fs", f->fs);
 }
 
 static int randread_setup(struct bench_run *run, const struct bench_params *p,
 			  void **state)
 {
 	struct io_state *s = NULL;
-	uint64_t bytes = p->file_bytes / RANDREAD_BLOCK * RANDREAD_BLOCK;
+	char why[512];
 	int r;
 
 	r = state_new(run, p, "randread", randread_variants,
@@ -411,37 +456,23 @@ static int randread_setup(struct bench_run *run, const struct bench_params *p,
 	if (r < 0)
 		return r;
 	s->block = RANDREAD_BLOCK;
-	if (p->randread_file) {
-		r = open_given_file(s, p->randread_file);
-	} else if (!bytes) {
-		skip_all(s, "file_bytes is smaller than one 4096-byte block");
-	} else {
-		r = make_file(s, bytes, (uint64_t)p->seed);
-	}
+	r = io_randread_file(p, &s->f, why, sizeof(why));
 	if (r < 0)
 		return r;
+	if (s->f.fd < 0)
+		skip_all(s, why);
 	for (size_t i = 0; i < s->nv; i++) {
 		struct bench_result *res = s->v[i].res;
 
-		bench_param_i64(res, "block_bytes", RANDREAD_BLOCK);
-		bench_param_i64(res, "file_bytes",
-				(int64_t)(s->span ? s->span : bytes));
+		io_file_params(res, p, &s->f);
 		bench_param_i64(res, "io_ms", p->io_ms);
-		if (p->randread_file) {
-			bench_param_str(res, "file", p->randread_file);
-		} else {
-			bench_param_str(res, "file",
-					"unnamed, written in full by the agent first");
-			bench_param_str(res, "dir", work_dir(p));
-		}
-		bench_param_str(res, "fs", s->fs);
 		bench_param_str(res, "offsets",
 				"uniform 4 KiB-aligned over the whole file");
 		if (s->v[i].engine == IO_ENGINE_URING_SQPOLL)
 			bench_param_i64(res, "sq_thread_idle_ms",
 					IO_SQPOLL_IDLE_MS);
 	}
-	if (s->fd < 0)
+	if (s->f.fd < 0)
 		return 0;
 	return check_engines(s);
 }
@@ -495,7 +526,7 @@ static int seqwrite_setup(struct bench_run *run, const struct bench_params *p,
 
 		bench_param_i64(res, "block_bytes", (int64_t)p->seq_block);
 		bench_param_i64(res, "bytes", (int64_t)bytes);
-		bench_param_str(res, "dir", work_dir(p));
+		bench_param_str(res, "dir", io_work_dir(p));
 		bench_param_str(res, "datasync",
 				"one fdatasync after the last write, timed");
 		bench_param_str(res, "file",
@@ -516,12 +547,12 @@ static int seqwrite_setup(struct bench_run *run, const struct bench_params *p,
 		skip_all(s, why);
 		return 0;
 	}
-	r = make_file(s, bytes, (uint64_t)p->seed);
+	r = make_state_file(s, bytes, (uint64_t)p->seed);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < s->nv; i++)
-		bench_param_str(s->v[i].res, "fs", s->fs);
-	if (s->fd < 0)
+		bench_param_str(s->v[i].res, "fs", s->f.fs);
+	if (s->f.fd < 0)
 		return 0;
 	return check_engines(s);
 }

@@ -44,6 +44,7 @@ static const struct bench_params profiles[] = {
 		.wb_fsync_bytes = 16ULL << 20,
 		.mmap_bytes = 64ULL << 20,
 		.mmap_accesses = 2000000,
+		.scaling_ms = 200,
 		.timeout_s = 120,
 		.db_scale = 10,
 		.db_rate = 500,
@@ -65,6 +66,7 @@ static const struct bench_params profiles[] = {
 		.wb_fsync_bytes = 32ULL << 20,
 		.mmap_bytes = 512ULL << 20,
 		.mmap_accesses = 3000000,
+		.scaling_ms = 1000,
 		.timeout_s = 600,
 		.db_scale = 20,
 		.db_rate = 1000,
@@ -91,6 +93,7 @@ static const struct bench_params profiles[] = {
 		.wb_fsync_bytes = 6ULL << 30,
 		.mmap_bytes = 2ULL << 30,
 		.mmap_accesses = 10000000,
+		.scaling_ms = 2000,
 		.timeout_s = 1800,
 		.db_scale = 100,
 		.db_rate = 1000,
@@ -119,6 +122,7 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->wb_fsync_bytes = q->wb_fsync_bytes;
 		p->mmap_bytes = q->mmap_bytes;
 		p->mmap_accesses = q->mmap_accesses;
+		p->scaling_ms = q->scaling_ms;
 		p->timeout_s = q->timeout_s;
 		p->db_scale = q->db_scale;
 		p->db_rate = q->db_rate;
@@ -141,6 +145,7 @@ int bench_params_profile(struct bench_params *p, const char *profile)
  * older agents stay valid): each sets its has_ too. */
 #define METHOD_OPTIONAL_FIELDS(X) \
 	X(mmap_bytes, true) X(mmap_accesses, false) \
+	X(scaling_ms, false) \
 	X(wb_bytes, true) X(wb_fsync_bytes, true) \
 	X(with_database, false) X(db_scale, false) \
 	X(db_rate, false) X(db_seconds, false) \

@@ -71,6 +71,20 @@ void lat_hist_add(struct lat_hist *h, uint64_t ns)
 	h->buckets[lat_index(ns)]++;
 }
 
+void lat_hist_merge(struct lat_hist *dst, const struct lat_hist *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	dst->sum += src->sum;
+	for (unsigned int i = 0; i < LAT_BUCKETS; i++)
+		dst->buckets[i] += src->buckets[i];
+}
+
 double lat_hist_quantile(const struct lat_hist *h, double q)
 {
 	uint64_t rank, seen = 0;

@@ -43,6 +43,9 @@ struct lat_hist {
 void lat_hist_reset(struct lat_hist *h);
 void lat_hist_add(struct lat_hist *h, uint64_t ns);
 
+/* Adds every value of src to dst (the jobs of one run, io_scaling). */
+void lat_hist_merge(struct lat_hist *dst, const struct lat_hist *src);
+
 /*
  * Quantile q in [0, 1] in ns by nearest rank (the smallest recorded value
  * with at least ceil(q * count) values at or below it), as the middle of

@@ -114,6 +114,13 @@ static void test_method(void)
 	method_init(&m, "full", "full");
 	m.seq_block = 0;
 	expect_invalid(&f, "method.seq_block: 0 is not positive");
+	/* scaling_ms: optional (older agents), positive when present */
+	method_init(&m, "full", "full");
+	m.scaling_ms = 0;
+	expect_valid(&f);
+	m.has_scaling_ms = true;
+	expect_invalid(&f, "method.scaling_ms: 0 is not positive");
+	m.scaling_ms = 2000;
 	/* writeback's optional sizes: absent is fine, present is positive */
 	method_init(&m, "full", "full");
 	m.has_wb_bytes = true;

@@ -275,6 +275,15 @@ static void test_bounds(void)
 	f.ns[2] = 2e8;
 	expect_invalid(&f,
 		       "benchmarks[0] thp_chase/thp_always: iops: sample 2 is 2e+08 IO/s, outside [0, 1e+08]");
+	/* a queue depth (io_scaling's knee) is 1 to 32768 I/Os in flight */
+	fixture_init(&f);
+	f.m[0].metric = "knee_depth";
+	f.m[0].unit = "depth";
+	f.ns[1] = 64;
+	expect_valid(&f);
+	f.ns[1] = 0;
+	expect_invalid(&f,
+		       "benchmarks[0] thp_chase/thp_always: knee_depth: sample 1 is 0 depth, outside [1, 32768]");
 }
 
 /* A variant is ok, skipped or failed; a failed one measured nothing. */
