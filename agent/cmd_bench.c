@@ -32,6 +32,7 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(seq_bytes);
 	FILL(seq_block);
 	FILL(fs_increments);
+	FILL(bw_bytes);
 	FILL(timeout_s);
 #undef FILL
 	if (!b->seed) {

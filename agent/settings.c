@@ -45,7 +45,7 @@ const struct config_key agent_settings[] = {
 		   "quick (<= 30 s), standard (<= 3 min, default), full"),
 	CLI_FLAG("only", 0, "NAME[,NAME]", OPT_ONLY,
 		 "run only these benchmarks: thp_chase, thp_fault,\n"
-		 "randread, seqwrite, false_sharing"),
+		 "randread, seqwrite, false_sharing, membw"),
 	CONFIG_KEY("bench", "repeats", CONFIG_INT, B(repeats), NULL, 1, 1000,
 		   "repeats", "N", "repeats of every variant"),
 	CONFIG_KEY("bench", "chase_bytes", CONFIG_SIZE, B(chase_bytes), NULL,
@@ -73,6 +73,9 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("bench", "fs_increments", CONFIG_INT, B(fs_increments),
 		   NULL, 1000, 100000000000LL, "fs-increments", "N",
 		   "false_sharing increments per thread"),
+	CONFIG_KEY("bench", "bw_bytes", CONFIG_SIZE, B(bw_bytes), NULL,
+		   1 << 20, 256 * GiB, "bw-bytes", "SIZE",
+		   "membw array size (x3, raised to 4x the LLC)"),
 	CONFIG_KEY("bench", "steal_threshold_pct", CONFIG_INT,
 		   B(steal_threshold_pct), "5", 0, 100, "steal-threshold", "PCT",
 		   "flag repeats with more steal as noisy (default 5)"),

@@ -23,6 +23,7 @@ static const struct {
 	{ "s", 0, HUGE_VAL, 0 },
 	{ "MB/s", 0, BOUNDS_MAX_MBPS, 0 },
 	{ "IO/s", 0, BOUNDS_MAX_IOPS, 0 },
+	{ "GB/s", 0, BOUNDS_MAX_GBPS, 0 },
 };
 
 int bounds_check_metric(const char *metric, const char *unit,

@@ -23,6 +23,7 @@
 
 #define BOUNDS_MAX_IOPS 1e8
 #define BOUNDS_MAX_MBPS 1e6
+#define BOUNDS_MAX_GBPS 1e5 /* memory bandwidth of one variant */
 
 /*
  * Checks the samples of one metric. wall_s[k] is the wall time in seconds of

@@ -396,6 +396,8 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 		if (sizes[i].value == 0)
 			return codec_invalid(err, "method.%s: 0 is not positive",
 					     sizes[i].name);
+	if (m->has_bw_bytes && m->bw_bytes == 0)
+		return codec_invalid(err, "method.bw_bytes: 0 is not positive");
 	for (size_t i = 0; i < m->n_only; i++) {
 		size_t len = strlen(m->only[i]);
 

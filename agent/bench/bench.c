@@ -23,6 +23,7 @@
 static const struct bench_ops *const bench_table[] = {
 	&bench_thp_chase_ops, &bench_thp_fault_ops, &bench_randread_ops,
 	&bench_seqwrite_ops,  &bench_false_sharing_ops,
+	&bench_membw_ops,
 };
 
 size_t bench_count(void)

@@ -51,6 +51,7 @@ struct bench_params {
 	uint64_t seq_bytes; /* seqwrite bytes per engine per repeat */
 	uint64_t seq_block; /* seqwrite block size */
 	long long fs_increments; /* false_sharing increments per thread */
+	uint64_t bw_bytes; /* membw: one of its 3 arrays */
 	long long steal_threshold_pct; /* a repeat above it is noisy */
 	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
 	long long seed; /* PRNG seed: permutations, offsets, bootstrap */

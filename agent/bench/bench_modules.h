@@ -10,5 +10,6 @@ extern const struct bench_ops bench_thp_fault_ops;     /* thp_fault.c */
 extern const struct bench_ops bench_randread_ops;      /* bench_io.c */
 extern const struct bench_ops bench_seqwrite_ops;      /* bench_io.c */
 extern const struct bench_ops bench_false_sharing_ops; /* bench_false_sharing.c */
+extern const struct bench_ops bench_membw_ops;         /* membw.c */
 
 #endif

@@ -34,6 +34,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 64ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 20000000,
+		.bw_bytes = 48ULL << 20,
 		.timeout_s = 120,
 	},
 	{
@@ -48,6 +49,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 256ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 100000000,
+		.bw_bytes = 128ULL << 20,
 		.timeout_s = 600,
 	},
 	{
@@ -62,6 +64,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 1ULL << 30,
 		.seq_block = 128 << 10,
 		.fs_increments = 200000000,
+		.bw_bytes = 512ULL << 20,
 		.timeout_s = 1800,
 	},
 };
@@ -83,6 +86,7 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->seq_bytes = q->seq_bytes;
 		p->seq_block = q->seq_block;
 		p->fs_increments = q->fs_increments;
+		p->bw_bytes = q->bw_bytes;
 		p->timeout_s = q->timeout_s;
 		return 0;
 	}
@@ -97,6 +101,9 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 	X(file_bytes, true) X(io_ms, false)         \
 	X(iodepth, false) X(seq_bytes, true)        \
 	X(seq_block, true) X(fs_increments, false)
+/* The optional fields (has_<field>), newer than the key's first form:
+ * their differences come after randread_file, as their fields do. */
+#define METHOD_OPTIONAL_FIELDS(X) X(bw_bytes, true)
 
 /* v with the largest binary suffix that divides it exactly ("64M"). */
 static void put_size(FILE *f, unsigned long long v)
@@ -119,11 +126,16 @@ static void method_numbers(Fleetbench__Method *m, const struct bench_params *p)
 #define X(field, size) m->field = p->field;
 	METHOD_FIELDS(X)
 #undef X
+#define X(field, size)          \
+	m->has_##field = 1;     \
+	m->field = p->field;
+	METHOD_OPTIONAL_FIELDS(X)
+#undef X
 }
 
 /* Appends to f p's differences from prof, in the fields' order. */
 static void key_differences(FILE *f, const struct bench_params *p,
-			    const struct bench_params *prof)
+			    const struct bench_params *prof, bool optional)
 {
 #define X(field, size)                                                      \
 	if ((unsigned long long)p->field != (unsigned long long)prof->field) { \
@@ -133,7 +145,11 @@ static void key_differences(FILE *f, const struct bench_params *p,
 		else                                                          \
 			fprintf(f, "%lld", (long long)p->field);              \
 	}
-	METHOD_FIELDS(X)
+	if (optional) {
+		METHOD_OPTIONAL_FIELDS(X)
+	} else {
+		METHOD_FIELDS(X)
+	}
 #undef X
 }
 
@@ -157,7 +173,7 @@ int bench_method_new(const struct bench_params *p, const char *only,
 	if (!m->profile || !m->only || !f)
 		goto oom;
 	fputs(p->profile, f);
-	key_differences(f, p, &prof);
+	key_differences(f, p, &prof, false);
 	method_numbers(m, p);
 	for (size_t i = 0; i < bench_count(); i++) {
 		const char *name = bench_get(i)->name;
@@ -190,6 +206,7 @@ int bench_method_new(const struct bench_params *p, const char *only,
 	}
 	if (p->randread_file)
 		fputs("+randread_file", f);
+	key_differences(f, p, &prof, true);
 	m->randread_file = p->randread_file != NULL;
 	if (fclose(f) != 0 || !m->key) {
 		f = NULL;
