@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * membw against sysbench memory (Debian's sysbench package) on the same
+ * host, alternating the two in one run (sysbench, agent, sysbench, agent,
+ * ..., sysbench: each agent run is compared with the mean of the sysbench
+ * runs just before and after it, so a drifting host favours neither), and
+ * prints agent / sysbench GB/s per pair and the median per comparable
+ * pair. Target: every median in 0.90-1.10.
+ *
+ *   vs_sysbench [-s SIZE_MIB] [-p PAIRS] [-t SECONDS]
+ *
+ * What is comparable: sysbench memory --memory-oper=read|write
+ * --memory-access-mode=seq streams a buffer of --memory-block-size bytes
+ * per thread (--memory-scope=local) in 8-byte loads or stores, nothing
+ * else: a read-only or a write-only stream, not a copy. So its read is
+ * compared with the agent's read kernel (read_gbps: loads of one array,
+ * summed) and its write with the agent's write kernel (write_gbps: stores
+ * of one value over one array), never with copy or triad. Both count the
+ * bytes the program touches (a store's write-allocate read is counted by
+ * neither); sysbench prints MiB/sec, converted here to GB/s (1e9 bytes).
+ * One thread against 4k_1t, one per online vCPU (--threads) against
+ * 4k_all: sysbench's buffers come from posix_memalign, which THP backs
+ * only in THP mode "always"; then the thp variants are compared instead.
+ *
+ * SIZE_MIB (default 256) is sysbench's block (each thread's buffer) and
+ * the agent's --bw-bytes (one array, the threads' slices of it): both far
+ * beyond the last-level cache. Defaults: 5 pairs, 2 s per sysbench run,
+ * the agent with --repeats 1 (each kernel's best of its 3 iterations).
+ * sysbench is /usr/bin/sysbench (or SYSBENCH), the agent from this build
+ * (or AGENT). Exit 0 when every median is in the target, 3 when one is
+ * not, 1 when something failed.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_test.h"
+#include "run.h"
+#include "stats.h"
+#include "tool.h"
+
+#define MAX_PAIRS 64
+#define TARGET_LO 0.90
+#define TARGET_HI 1.10
+#define SYSBENCH_DEFAULT "/usr/bin/sysbench"
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+static const struct {
+	const char *name;
+	const char *oper; /* sysbench --memory-oper */
+	bool all; /* one thread per online vCPU, else one */
+	const char *metric; /* the agent's */
+} pairs[] = {
+	{ "read_1t", "read", false, "read_gbps" },
+	{ "write_1t", "write", false, "write_gbps" },
+	{ "read_all", "read", true, "read_gbps" },
+	{ "write_all", "write", true, "write_gbps" },
+};
+#define NPAIRS (sizeof(pairs) / sizeof(pairs[0]))
+
+/* sysbench's "... MiB transferred (R MiB/sec)" as GB/s; 0 when absent. */
+static double sysbench_gbps(const char *out)
+{
+	const char *p = strstr(out, "MiB transferred (");
+	double mib;
+
+	if (!p || sscanf(p, "MiB transferred (%lf MiB/sec)", &mib) != 1)
+		return 0;
+	return mib * 1048576.0 / 1e9;
+}
+
+static int run_sysbench(const char *sysbench, const char *oper, long threads,
+			unsigned long mib, unsigned long seconds,
+			double *ret_gbps)
+{
+	char block[64], th[32], t[32], op[64];
+	char *argv[] = { (char *)sysbench,
+			 "memory",
+			 block,
+			 "--memory-total-size=1000000G",
+			 "--memory-scope=local",
+			 op,
+			 "--memory-access-mode=seq",
+			 th,
+			 t,
+			 "run",
+			 NULL };
+	struct run_result rr;
+
+	snprintf(block, sizeof(block), "--memory-block-size=%luM", mib);
+	snprintf(op, sizeof(op), "--memory-oper=%s", oper);
+	snprintf(th, sizeof(th), "--threads=%ld", threads);
+	snprintf(t, sizeof(t), "--time=%lu", seconds);
+	if (run_program(argv, (uid_t)-1, &rr) < 0) {
+		fprintf(stderr, "cannot run %s\n", sysbench);
+		return -EIO;
+	}
+	*ret_gbps = rr.status == 0 ? sysbench_gbps(rr.out) : 0;
+	if (*ret_gbps <= 0)
+		fprintf(stderr, "%s failed (status %d): %s%s\n", sysbench,
+			rr.status, rr.out, rr.err);
+	run_result_release(&rr);
+	return *ret_gbps > 0 ? 0 : -EIO;
+}
+
+/* sysbench once per pair, in the pairs' order. */
+static int run_sysbench_all(const char *sysbench, long vcpus,
+			    unsigned long mib, unsigned long seconds,
+			    double gbps[NPAIRS])
+{
+	for (size_t i = 0; i < NPAIRS; i++)
+		if (run_sysbench(sysbench, pairs[i].oper,
+				 pairs[i].all ? vcpus : 1, mib, seconds,
+				 &gbps[i]) < 0)
+			return -EIO;
+	return 0;
+}
+
+/* One agent run measures every variant: the pairs' metrics from it. */
+static int run_agent(const char *agent, const char *page, unsigned long mib,
+		     double gbps[NPAIRS])
+{
+	char bytes[64];
+	char *argv[] = { (char *)agent, "bench",   "--profile",
+			 "quick",	"--only",  "membw",
+			 "--bw-bytes",	bytes,	   "--repeats",
+			 "1",		"--json",  NULL };
+	struct json_object *j;
+	struct run_result rr;
+	size_t found = 0;
+
+	snprintf(bytes, sizeof(bytes), "%luM", mib);
+	if (run_program(argv, (uid_t)-1, &rr) < 0) {
+		fprintf(stderr, "cannot run %s\n", agent);
+		return -EIO;
+	}
+	j = rr.status == 0 ? json_tokener_parse(rr.out) : NULL;
+	if (!j)
+		fprintf(stderr, "%s failed (status %d): %s%s\n", agent,
+			rr.status, rr.out, rr.err);
+	run_result_release(&rr);
+	if (!j)
+		return -EIO;
+	for (size_t i = 0; i < NPAIRS; i++) {
+		char variant[32];
+		struct json_object *res;
+
+		snprintf(variant, sizeof(variant), "%s_%s", page,
+			 pairs[i].all ? "all" : "1t");
+		res = jresult(j, "membw", variant);
+		if (!res || strcmp(jstatus(res), "ok")) {
+			fprintf(stderr, "agent %s: %s %s\n", variant,
+				jstatus(res),
+				res ? json_object_to_json_string(res) : "");
+			continue;
+		}
+		gbps[i] = jmedian(jmetric(res, pairs[i].metric));
+		found += gbps[i] > 0;
+	}
+	json_object_put(j);
+	return found == NPAIRS ? 0 : -EIO;
+}
+
+/* "thp" when THP's mode is always (sysbench's buffers are then huge
+ * pages too), else "4k". */
+static const char *sysbench_pages(void)
+{
+	char line[128] = "";
+	FILE *f = fopen(THP_ENABLED, "re");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = '\0';
+		fclose(f);
+	}
+	return strstr(line, "[always]") ? "thp" : "4k";
+}
+
+static unsigned long arg_mib = 256, arg_pairs = 5, arg_seconds = 2;
+
+static const struct tool_opt opts[] = {
+	{ .name = "size", .short_name = 's', .type = TOOL_ULONG,
+	  .target = &arg_mib, .min = 1, .max = 1ul << 20 },
+	{ .name = "pairs", .short_name = 'p', .type = TOOL_ULONG,
+	  .target = &arg_pairs, .min = 1, .max = MAX_PAIRS },
+	{ .name = "time", .short_name = 't', .type = TOOL_ULONG,
+	  .target = &arg_seconds, .min = 1, .max = 3600 },
+};
+
+static const struct tool tool = TOOL("vs_sysbench", opts,
+	"usage: vs_sysbench [-s SIZE_MIB] [-p PAIRS] [-t SECONDS]\n");
+
+int main(int argc, char **argv)
+{
+	const char *agent, *sysbench, *page;
+	double ratio[NPAIRS][MAX_PAIRS], before[NPAIRS];
+	long vcpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int npairs, rc = 0;
+
+	tool_parse(&tool, argc, argv);
+	npairs = (int)arg_pairs;
+	agent = getenv("AGENT") ? getenv("AGENT") : AGENT_PATH;
+	sysbench = getenv("SYSBENCH") ? getenv("SYSBENCH") : SYSBENCH_DEFAULT;
+	if (access(sysbench, X_OK) < 0) {
+		fprintf(stderr, "vs_sysbench: no sysbench at %s (apt-get install sysbench, or SYSBENCH=PATH)\n",
+			sysbench);
+		return 1;
+	}
+	if (vcpus < 1)
+		vcpus = 1;
+	page = sysbench_pages();
+
+	printf("vs_sysbench: %lu MiB per sysbench thread and per agent array, %lu s per sysbench run, 1 and %ld threads, %d pairs\n",
+	       arg_mib, arg_seconds, vcpus, npairs);
+	printf("sysbench memory seq read/write (8-byte ops, local scope) vs the agent's %s_1t/%s_all read_gbps/write_gbps\n",
+	       page, page);
+	printf("each agent run sits between two sysbench runs; ratio = agent / mean of the two\n");
+	printf("%-4s %-9s %12s %12s %12s %9s\n", "pair", "kernel",
+	       "sysb_before", "agent_GB/s", "sysb_after", "agent/sysb");
+	if (run_sysbench_all(sysbench, vcpus, arg_mib, arg_seconds, before) <
+	    0)
+		rc = 1;
+	for (int k = 0; k < npairs && rc == 0; k++) {
+		double after[NPAIRS], ag[NPAIRS] = { 0 };
+
+		if (run_agent(agent, page, arg_mib, ag) < 0 ||
+		    run_sysbench_all(sysbench, vcpus, arg_mib, arg_seconds,
+				     after) < 0) {
+			rc = 1;
+			break;
+		}
+		for (size_t i = 0; i < NPAIRS; i++) {
+			double s = (before[i] + after[i]) / 2;
+
+			ratio[i][k] = ag[i] / s;
+			printf("%-4d %-9s %12.2f %12.2f %12.2f %9.3f\n", k + 1,
+			       pairs[i].name, before[i], ag[i], after[i],
+			       ratio[i][k]);
+			before[i] = after[i];
+		}
+		fflush(stdout);
+	}
+	if (rc == 0) {
+		printf("median agent/sysbench GB/s over %d pairs (target %.2f-%.2f):\n",
+		       npairs, TARGET_LO, TARGET_HI);
+		for (size_t i = 0; i < NPAIRS; i++) {
+			double m = stats_median(ratio[i], (size_t)npairs);
+			bool ok = m >= TARGET_LO && m <= TARGET_HI;
+
+			printf("  %-9s (agent %s_%s %s, sysbench --memory-oper=%s --threads=%ld) %.3f %s\n",
+			       pairs[i].name, page, pairs[i].all ? "all" : "1t",
+			       pairs[i].metric, pairs[i].oper,
+			       pairs[i].all ? vcpus : 1, m,
+			       ok ? "ok" : "OUT OF TARGET");
+			if (!ok)
+				rc = 3;
+		}
+	}
+	return rc;
+}
