@@ -395,7 +395,7 @@ static void test_method(void)
 		{ "quick", "seqwrite,randread", 0, 64, false,
 		  "quick+iodepth=64+only=randread,seqwrite", 2 },
 		/* every benchmark named is no subset */
-		{ "full", "thp_chase,thp_fault,randread,seqwrite,false_sharing",
+		{ "full", "thp_chase,thp_fault,randread,seqwrite,false_sharing,membw",
 		  (1ULL << 30) + 4096, 0, true,
 		  "full+chase_bytes=1048580K+randread_file", 0 },
 	};
