@@ -34,7 +34,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 64ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 20000000,
-		.bw_bytes = 48ULL << 20,
+		.bw_bytes = 44ULL << 20,
 		.timeout_s = 120,
 	},
 	{
@@ -49,7 +49,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 256ULL << 20,
 		.seq_block = 128 << 10,
 		.fs_increments = 100000000,
-		.bw_bytes = 128ULL << 20,
+		.bw_bytes = 96ULL << 20,
 		.timeout_s = 600,
 	},
 	{
@@ -64,7 +64,7 @@ static const struct bench_params profiles[] = {
 		.seq_bytes = 1ULL << 30,
 		.seq_block = 128 << 10,
 		.fs_increments = 200000000,
-		.bw_bytes = 512ULL << 20,
+		.bw_bytes = 256ULL << 20,
 		.timeout_s = 1800,
 	},
 };

@@ -311,7 +311,7 @@ static void test_method(void)
 	base_params(&p);
 	p.repeats = 3; /* the profile's own */
 	CHECK_OK(bench_method_new(&p, NULL, &m));
-	CHECK(m && m->has_bw_bytes && m->bw_bytes == 48ULL << 20);
+	CHECK(m && m->has_bw_bytes && m->bw_bytes == 44ULL << 20);
 	CHECK_EQ_STR(m ? m->key : "", "quick");
 	fleetbench__method__free_unpacked(m, NULL);
 	p.bw_bytes = 1ULL << 30;
