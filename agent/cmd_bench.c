@@ -37,6 +37,7 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(mmap_bytes);
 	FILL(mmap_accesses);
 	FILL(scaling_ms);
+	FILL(bw_bytes);
 	FILL(timeout_s);
 	FILL(db_scale);
 	FILL(db_rate);

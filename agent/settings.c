@@ -46,8 +46,8 @@ const struct config_key agent_settings[] = {
 	CLI_FLAG("only", 0, "NAME[,NAME]", OPT_ONLY,
 		 "run only these benchmarks: thp_chase, thp_fault,\n"
 		 "randread, seqwrite, false_sharing, writeback,\n"
-		 "mmap_read; io_scaling, database (full profile only\n"
-		 "unless named)"),
+		 "mmap_read, membw; io_scaling, database (full profile\n"
+		 "only unless named)"),
 	CONFIG_KEY("bench", "repeats", CONFIG_INT, B(repeats), NULL, 1, 1000,
 		   "repeats", "N", "repeats of every variant"),
 	CONFIG_KEY("bench", "chase_bytes", CONFIG_SIZE, B(chase_bytes), NULL,
@@ -89,6 +89,9 @@ const struct config_key agent_settings[] = {
 		   "mmap_read dependent loads per repeat"),
 	CONFIG_KEY("bench", "scaling_ms", CONFIG_INT, B(scaling_ms), NULL, 10,
 		   3600000, "scaling-ms", "MS", "io_scaling time per point per repeat"),
+	CONFIG_KEY("bench", "bw_bytes", CONFIG_SIZE, B(bw_bytes), NULL,
+		   1 << 20, 256 * GiB, "bw-bytes", "SIZE",
+		   "membw array size (x3, raised to 4x the LLC)"),
 	CONFIG_KEY("bench", "steal_threshold_pct", CONFIG_INT,
 		   B(steal_threshold_pct), "5", 0, 100, "steal-threshold", "PCT",
 		   "flag repeats with more steal as noisy (default 5)"),

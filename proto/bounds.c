@@ -33,6 +33,7 @@ static const struct {
 	/* I/Os in flight (io_scaling's knee): an io_uring ring holds at most
 	 * 32768 entries */
 	{ "depth", 1, 32768, 0 },
+	{ "GB/s", 0, BOUNDS_MAX_GBPS, 0 },
 };
 
 int bounds_check_metric(const char *metric, const char *unit,

@@ -26,6 +26,7 @@
 #define BOUNDS_MAX_MISSES_PER_ACCESS 1e3
 #define BOUNDS_MAX_CYCLES_PER_ACCESS 1e7
 #define BOUNDS_MAX_TPS 1e8 /* tx/s: transactions a second */
+#define BOUNDS_MAX_GBPS 1e5 /* memory bandwidth of one variant */
 
 /*
  * Checks the samples of one metric. wall_s[k] is the wall time in seconds of

@@ -25,6 +25,7 @@ static const struct bench_ops *const bench_table[] = {
 	&bench_seqwrite_ops,  &bench_false_sharing_ops,
 	&bench_writeback_ops,
 	&bench_mmap_read_ops,
+	&bench_membw_ops,
 	&bench_io_scaling_ops,
 	&bench_database_ops,
 };

@@ -56,6 +56,7 @@ struct bench_params {
 	uint64_t mmap_bytes; /* mmap_read file size */
 	long long mmap_accesses; /* mmap_read dependent loads per repeat */
 	long long scaling_ms; /* io_scaling time per point per repeat */
+	uint64_t bw_bytes; /* membw: one of its 3 arrays */
 	long long steal_threshold_pct; /* a repeat above it is noisy */
 	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
 	/* writeback's tuned variant: vm.dirty_bytes (root), 0: not run */

@@ -12,6 +12,7 @@ extern const struct bench_ops bench_seqwrite_ops;      /* bench_io.c */
 extern const struct bench_ops bench_false_sharing_ops; /* bench_false_sharing.c */
 extern const struct bench_ops bench_writeback_ops;     /* writeback.c */
 extern const struct bench_ops bench_mmap_read_ops;     /* mmap_read.c */
+extern const struct bench_ops bench_membw_ops;         /* membw.c */
 extern const struct bench_ops bench_io_scaling_ops;    /* io_scaling.c */
 extern const struct bench_ops bench_database_ops;      /* database.c */
 

@@ -45,6 +45,7 @@ static const struct bench_params profiles[] = {
 		.mmap_bytes = 64ULL << 20,
 		.mmap_accesses = 2000000,
 		.scaling_ms = 200,
+		.bw_bytes = 44ULL << 20,
 		.timeout_s = 120,
 		.db_scale = 10,
 		.db_rate = 500,
@@ -67,6 +68,7 @@ static const struct bench_params profiles[] = {
 		.mmap_bytes = 512ULL << 20,
 		.mmap_accesses = 3000000,
 		.scaling_ms = 1000,
+		.bw_bytes = 96ULL << 20,
 		.timeout_s = 600,
 		.db_scale = 20,
 		.db_rate = 1000,
@@ -94,6 +96,7 @@ static const struct bench_params profiles[] = {
 		.mmap_bytes = 2ULL << 30,
 		.mmap_accesses = 10000000,
 		.scaling_ms = 2000,
+		.bw_bytes = 256ULL << 20,
 		.timeout_s = 1800,
 		.db_scale = 100,
 		.db_rate = 1000,
@@ -123,6 +126,7 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 		p->mmap_bytes = q->mmap_bytes;
 		p->mmap_accesses = q->mmap_accesses;
 		p->scaling_ms = q->scaling_ms;
+		p->bw_bytes = q->bw_bytes;
 		p->timeout_s = q->timeout_s;
 		p->db_scale = q->db_scale;
 		p->db_rate = q->db_rate;
@@ -145,7 +149,7 @@ int bench_params_profile(struct bench_params *p, const char *profile)
  * older agents stay valid): each sets its has_ too. */
 #define METHOD_OPTIONAL_FIELDS(X) \
 	X(mmap_bytes, true) X(mmap_accesses, false) \
-	X(scaling_ms, false) \
+	X(bw_bytes, true) X(scaling_ms, false) \
 	X(wb_bytes, true) X(wb_fsync_bytes, true) \
 	X(with_database, false) X(db_scale, false) \
 	X(db_rate, false) X(db_seconds, false) \
