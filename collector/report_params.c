@@ -182,6 +182,41 @@ static void enc_method(struct enc *e, const Fleetbench__Method *m)
 	pgparam_bool(p, m->randread_file);
 }
 
+/* An optional unsigned Method field: NULL when absent. */
+static void enc_opt_u64(struct enc *e, const char *name, bool has, uint64_t v)
+{
+	if (has)
+		enc_u64(e, name, v);
+	else
+		pgparam_null(e->p, PGPARAM_INT8);
+}
+
+/* 85-95: the optional Method fields (issue 15's benchmarks), each NULL
+ * when absent, all NULL without a method */
+static void enc_method_more(struct enc *e, const Fleetbench__Method *m)
+{
+	static const Fleetbench__Method none = FLEETBENCH__METHOD__INIT;
+
+	if (!m)
+		m = &none;
+	enc_opt_u64(e, "method.mmap_bytes", m->has_mmap_bytes, m->mmap_bytes);
+	enc_int8(e, m->has_mmap_accesses, m->mmap_accesses);
+	enc_opt_u64(e, "method.bw_bytes", m->has_bw_bytes, m->bw_bytes);
+	enc_int8(e, m->has_scaling_ms, m->scaling_ms);
+	enc_opt_u64(e, "method.wb_bytes", m->has_wb_bytes, m->wb_bytes);
+	enc_opt_u64(e, "method.wb_fsync_bytes", m->has_wb_fsync_bytes,
+		    m->wb_fsync_bytes);
+	if (m->has_with_database)
+		pgparam_bool(e->p, m->with_database);
+	else
+		pgparam_null(e->p, PGPARAM_BOOL);
+	enc_int8(e, m->has_db_scale, m->db_scale);
+	enc_int8(e, m->has_db_rate, m->db_rate);
+	enc_int8(e, m->has_db_seconds, m->db_seconds);
+	enc_opt_u64(e, "method.writeback_dirty_bytes",
+		    m->has_writeback_dirty_bytes, m->writeback_dirty_bytes);
+}
+
 /* Comparison text field k (0-6: name, benchmark, metric, numerator,
  * denominator, method, reason). */
 static const char *comparison_text(const Fleetbench__Comparison *c, int k)
@@ -488,6 +523,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	 * again (unique names, finite numbers), and the ends above are
 	 * counted from the message */
 	pgparam_bool(p, true);
+	enc_method_more(&e, r->method);
 	ret = pgparam_finish(p);
 	if (e.r < 0)
 		return e.r;

@@ -357,8 +357,11 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 		{ "io_ms", m->io_ms },
 		{ "iodepth", m->iodepth },
 		{ "fs_increments", m->fs_increments },
-		/* optional (issue 15): absent from older agents */
-		{ "scaling_ms", m->has_scaling_ms ? m->scaling_ms : 1 },
+		/* optional (issue 15): absent from older agents, positive
+		 * when present (1 stands for absent) */
+#define OPT(f) { #f, m->has_##f ? m->f : 1 }
+		OPT(mmap_accesses), OPT(scaling_ms), OPT(db_scale),
+		OPT(db_rate), OPT(db_seconds),
 	};
 	const struct {
 		const char *name;
@@ -369,6 +372,9 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 		{ "file_bytes", m->file_bytes },
 		{ "seq_bytes", m->seq_bytes },
 		{ "seq_block", m->seq_block },
+		OPT(mmap_bytes), OPT(bw_bytes), OPT(wb_bytes),
+		OPT(wb_fsync_bytes),
+#undef OPT
 	};
 	size_t klen = strlen(m->key), plen = strlen(m->profile);
 
@@ -398,13 +404,6 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 		if (sizes[i].value == 0)
 			return codec_invalid(err, "method.%s: 0 is not positive",
 					     sizes[i].name);
-	/* optional (older agents lack them), positive when present */
-	if ((m->has_wb_bytes && !m->wb_bytes) ||
-	    (m->has_wb_fsync_bytes && !m->wb_fsync_bytes))
-		return codec_invalid(err, "method.%s: 0 is not positive",
-				     m->has_wb_bytes && !m->wb_bytes ?
-					     "wb_bytes" :
-					     "wb_fsync_bytes");
 	for (size_t i = 0; i < m->n_only; i++) {
 		size_t len = strlen(m->only[i]);
 

@@ -91,7 +91,9 @@ $$;
  * variants, metrics of a variant, comparisons and parameter keys, finite
  * numbers, ends counted from the message), so the checks of those are not
  * made again; the arrays' alignment always is. A malformed report raises
- * SQLSTATE class 22 or 23 naming what is wrong. The run is queued for
+ * SQLSTATE class 22 or 23 naming what is wrong. mmap_bytes ..
+ * writeback_dirty_bytes are the optional Method fields (NULL: the agent
+ * did not send them). The run is queued for
  * fleetbench_ingest_end(), which the caller runs once before COMMIT.
  */
 CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
@@ -128,7 +130,13 @@ CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
 	v_metric_end integer[], m_metric text[], m_unit text[],
 	m_median double precision[], m_sample_end integer[],
 	v_sample_end integer[], samples double precision[],
-	validated boolean DEFAULT false)
+	validated boolean DEFAULT false,
+	mmap_bytes bigint DEFAULT NULL, mmap_accesses bigint DEFAULT NULL,
+	bw_bytes bigint DEFAULT NULL, scaling_ms bigint DEFAULT NULL,
+	wb_bytes bigint DEFAULT NULL, wb_fsync_bytes bigint DEFAULT NULL,
+	with_database boolean DEFAULT NULL, db_scale bigint DEFAULT NULL,
+	db_rate bigint DEFAULT NULL, db_seconds bigint DEFAULT NULL,
+	writeback_dirty_bytes bigint DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -315,11 +323,17 @@ BEGIN
 		INSERT INTO methods (key, profile, repeats, chase_bytes,
 				     chase_accesses, fault_bytes, file_bytes,
 				     io_ms, iodepth, seq_bytes, seq_block,
-				     fs_increments, "only", randread_file)
+				     fs_increments, "only", randread_file,
+				     mmap_bytes, mmap_accesses, bw_bytes,
+				     scaling_ms, wb_bytes, wb_fsync_bytes,
+				     with_database, db_scale, db_rate,
+				     db_seconds, writeback_dirty_bytes)
 		VALUES (mkey, method_profile, repeats, chase_bytes,
 			chase_accesses, fault_bytes, file_bytes, io_ms, iodepth,
 			seq_bytes, seq_block, fs_increments, method_only,
-			randread_file)
+			randread_file, mmap_bytes, mmap_accesses, bw_bytes,
+			scaling_ms, wb_bytes, wb_fsync_bytes, with_database,
+			db_scale, db_rate, db_seconds, writeback_dirty_bytes)
 		ON CONFLICT (key) DO NOTHING;
 	ELSIF bare AND method_key IS NOT NULL AND repeats IS NOT NULL THEN
 		-- a key first stored from a profile alone gains its
@@ -336,7 +350,19 @@ BEGIN
 		    seq_block = fleetbench_ingest_run.seq_block,
 		    fs_increments = fleetbench_ingest_run.fs_increments,
 		    "only" = method_only,
-		    randread_file = fleetbench_ingest_run.randread_file
+		    randread_file = fleetbench_ingest_run.randread_file,
+		    mmap_bytes = fleetbench_ingest_run.mmap_bytes,
+		    mmap_accesses = fleetbench_ingest_run.mmap_accesses,
+		    bw_bytes = fleetbench_ingest_run.bw_bytes,
+		    scaling_ms = fleetbench_ingest_run.scaling_ms,
+		    wb_bytes = fleetbench_ingest_run.wb_bytes,
+		    wb_fsync_bytes = fleetbench_ingest_run.wb_fsync_bytes,
+		    with_database = fleetbench_ingest_run.with_database,
+		    db_scale = fleetbench_ingest_run.db_scale,
+		    db_rate = fleetbench_ingest_run.db_rate,
+		    db_seconds = fleetbench_ingest_run.db_seconds,
+		    writeback_dirty_bytes =
+			    fleetbench_ingest_run.writeback_dirty_bytes
 		WHERE m.key = mkey AND m.repeats IS NULL;
 	END IF;
 

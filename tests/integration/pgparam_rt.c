@@ -259,6 +259,9 @@ static void report_full(void)
 		"{ns,fraction,MB/s,1/s}", "{2.5,4,NULL,1e-300}", "{4,7,0,1}",
 		"{7,7,7,8}", "{3,1,2,10,5,1,4,1e-300}",
 		/* 84 */ "true",
+		/* 85-95: the optional Method fields; absent ones NULL */
+		"67108864", "2000000", NULL, NULL, "268435456", "33554432",
+		"true", "10", NULL, "3", "0",
 	};
 
 	host.provider = "aws";
@@ -308,6 +311,22 @@ static void report_full(void)
 	method.n_only = 2;
 	method.only = only;
 	method.randread_file = true;
+	method.has_mmap_bytes = true;
+	method.mmap_bytes = 67108864;
+	method.has_mmap_accesses = true;
+	method.mmap_accesses = 2000000;
+	method.has_wb_bytes = true;
+	method.wb_bytes = 268435456;
+	method.has_wb_fsync_bytes = true;
+	method.wb_fsync_bytes = 33554432;
+	method.has_with_database = true;
+	method.with_database = true;
+	method.has_db_scale = true;
+	method.db_scale = 10;
+	method.has_db_seconds = true;
+	method.db_seconds = 3;
+	method.has_writeback_dirty_bytes = true;
+	method.writeback_dirty_bytes = 0;
 	c[0].name = "thp_speedup";
 	c[0].benchmark = "thp_chase";
 	c[0].metric = "ns_per_access";
@@ -406,6 +425,11 @@ static void report_full(void)
 	CHECK_EQ_STR(err,
 		     "method.seq_block: 18446744073709551615 does not fit a bigint");
 	method.seq_block = 1048576;
+	method.writeback_dirty_bytes = UINT64_MAX;
+	CHECK_EQ_INT(ingest_report_params(&r, &p, err), -ERANGE);
+	CHECK_EQ_STR(err,
+		     "method.writeback_dirty_bytes: 18446744073709551615 does not fit a bigint");
+	method.writeback_dirty_bytes = 0;
 	caps.vcpus = 1u << 31;
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), -ERANGE);
 	CHECK_EQ_STR(err,
@@ -448,7 +472,7 @@ static void report_bare(void)
 	want[19] = "false"; /* caps_present; 21-52 NULL */
 	for (int i = 53; i <= 83; i++)
 		want[i - 1] = "{}";
-	want[83] = "true"; /* validated */
+	want[83] = "true"; /* validated; 85-95 NULL: no method */
 
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);

@@ -86,14 +86,18 @@ runs_cols=$(q <<-'EOF'
 EOF
 )
 
-# the old layout's columns of run_figures (016 adds some)
-figures_cols=$(q <<-'EOF'
+# table_cols TABLE: its columns now, as a select list
+table_cols() {
+	q <<-EOF
 	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
 	FROM pg_attribute
-	WHERE attrelid = 'run_figures'::regclass AND attnum > 0
-	      AND NOT attisdropped
+	WHERE attrelid = '$1'::regclass AND attnum > 0 AND NOT attisdropped
 EOF
-)
+}
+# the old layout's columns of run_figures (016 adds some) and of methods
+# (017 adds the optional Method fields) ...
+figures_cols=$(table_cols run_figures)
+methods_cols=$(table_cols methods)
 
 # ... and of what compare and kernels return (016 adds some)
 out_cols() {
@@ -123,7 +127,7 @@ snapshot() {
 		SELECT 'bench_metrics', * FROM bench_metrics
 		ORDER BY run_id, benchmark, variant, metric;
 		SELECT 'comparisons', * FROM comparisons ORDER BY run_id, name;
-		SELECT 'methods', * FROM methods ORDER BY key;
+		SELECT 'methods', $methods_cols FROM methods ORDER BY key;
 		SELECT 'run_figures', $figures_cols FROM run_figures
 		ORDER BY run_id;
 		SELECT 'fleet_compare', $compare_cols FROM fleet_compare_by(
@@ -154,6 +158,7 @@ check_eq "and an alert" "$(q <<<"SELECT string_agg(kind, ' ' ORDER BY kind) FROM
 check_eq "010 applies to a database with reports" "$?" 0
 check_grep "it says so" "$tmp/migrate2.out" "applied 010_lean"
 check_grep "and 016" "$tmp/migrate2.out" "applied 016_more_figures"
+check_grep "and 017" "$tmp/migrate2.out" "applied 017_method_more"
 check_eq "the grants on fleet_compare and fleet_kernels outlive 016" "$(q <<-'EOF'
 	SELECT string_agg(c.relname, ' ' ORDER BY c.relname)
 	FROM pg_class AS c, aclexplode(c.relacl) AS a

@@ -486,6 +486,26 @@ check_eq "the method is stored" "$(q <<-EOF
 	WHERE key = 'quick+iodepth=4'
 EOF
 )" "quick|3|4|{randread}|f"
+# the optional Method fields (017): named, after validated; NULL when not
+# given, as from an agent before them
+LM=aaaaaaaa-1111-4222-8333-444444444445
+check_eq "the optional Method fields are stored, NULL when absent" "$(q <<-EOF
+	BEGIN;
+	$(lean_run $LM '{4,4}' '{3,4}' |
+		sed "s/'quick+iodepth=4'/'quick+mmap_bytes=64M'/; s/'{90,100,110,7}');/'{90,100,110,7}', mmap_bytes => 67108864, bw_bytes => 100663296, scaling_ms => 200, with_database => true, db_seconds => 3, writeback_dirty_bytes => 0);/")
+	SELECT 'ended' FROM fleetbench_ingest_end();
+	COMMIT;
+	SELECT mmap_bytes, mmap_accesses, bw_bytes, scaling_ms, wb_bytes,
+	       with_database, db_seconds, writeback_dirty_bytes FROM methods
+	WHERE key = 'quick+mmap_bytes=64M';
+	SELECT count(*) FROM methods
+	WHERE key = 'quick+iodepth=4' AND mmap_bytes IS NULL
+	      AND with_database IS NULL AND writeback_dirty_bytes IS NULL;
+EOF
+)" "t
+ended
+67108864|NULL|100663296|200|NULL|t|3|0
+1"
 check_eq "one run_results row" \
 	"$(q <<<"SELECT count(*), min(cardinality(v_benchmark)) FROM run_results WHERE run_id = '$LR'")" "1|2"
 check_eq "the variants, as bench_results" "$(q <<-EOF

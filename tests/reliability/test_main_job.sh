@@ -106,6 +106,10 @@ check_eq "and every one is of the method quick" "$(q <<-EOF
 	WHERE provider = 'main-job'
 EOF
 )" quick
+# the quick profile's sizes of issue 15's benchmarks, stored typed
+check_eq "its methods row holds the quick sizes of the newer benchmarks" \
+	"$(q <<<"SELECT mmap_bytes, mmap_accesses, bw_bytes, wb_bytes, wb_fsync_bytes, scaling_ms FROM methods WHERE key = 'quick'")" \
+	"67108864|2000000|46137344|67108864|16777216|200"
 check_eq "the runs exit 0, none crashes" "$crashes" 0
 check_eq "no sanitizer report from the collector" \
 	"$(grep -cE "$sanitizer_report" "$log")" 0
