@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Hits of the armed point so far: only one point is armed at a time. */
@@ -57,14 +58,18 @@ static void say(const char *name, const char *how)
 {
 	static const char pre[] = "fault point '";
 	static const char mid[] = "' reached: ";
+	const struct iovec iov[] = {
+		{ (void *)pre, sizeof(pre) - 1 },
+		{ (void *)name, strlen(name) },
+		{ (void *)mid, sizeof(mid) - 1 },
+		{ (void *)how, strlen(how) },
+		{ (void *)"\n", 1 },
+	};
 	ssize_t w;
 
-	/* plain write(2)s, not log.c: unbuffered, out before the crash */
-	w = write(STDERR_FILENO, pre, sizeof(pre) - 1);
-	w += write(STDERR_FILENO, name, strlen(name));
-	w += write(STDERR_FILENO, mid, sizeof(mid) - 1);
-	w += write(STDERR_FILENO, how, strlen(how));
-	w += write(STDERR_FILENO, "\n", 1);
+	/* one writev(2), not log.c: unbuffered, out before the crash, and
+	 * one line however many threads write to stderr at the same time */
+	w = writev(STDERR_FILENO, iov, sizeof(iov) / sizeof(iov[0]));
 	(void)w;
 }
 

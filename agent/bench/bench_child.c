@@ -348,6 +348,8 @@ static int move_messages(void *dstp, size_t *dst_n, size_t *dst_cap,
 {
 	void ***dst = dstp, ***src = srcp;
 
+	if (!*src_n) /* *src may be NULL then: nothing to copy */
+		return 0;
 	if (ARRAY_RESERVE(*dst, *dst_cap, *dst_n + *src_n) < 0)
 		return -ENOMEM;
 	memcpy(*dst + *dst_n, *src, *src_n * sizeof(void *));

@@ -127,18 +127,12 @@ static bool fatal(int r)
 static int work_file(struct io_file *f, const char *dir, uint64_t bytes,
 		     char *why, size_t len)
 {
-	struct statfs sf;
-	char buf[32];
+	bool memory;
 	int fd, r;
 
-	if (statfs(dir, &sf) < 0) {
-		r = -errno;
-		snprintf(why, len, "cannot use directory '%s': %s", dir,
-			 strerror(-r));
+	r = io_dir_fs(dir, f->fs, sizeof(f->fs), &memory, why, len);
+	if (r < 0)
 		return r;
-	}
-	snprintf(f->fs, sizeof(f->fs), "%s",
-		 io_fs_name((long)sf.f_type, buf, sizeof(buf)));
 	r = bench_check_space(dir, bytes, why, len);
 	if (r < 0)
 		return r;
@@ -152,7 +146,7 @@ static int work_file(struct io_file *f, const char *dir, uint64_t bytes,
 			 strerror(-fd));
 		return fd;
 	}
-	if (io_fs_is_memory((long)sf.f_type)) {
+	if (memory) {
 		close(fd);
 		snprintf(why, len,
 			 "%s on %s is memory-backed: O_DIRECT there reaches no device",

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -254,6 +255,25 @@ bool io_fs_is_memory(long f_type)
 	unsigned long m = (unsigned long)f_type & 0xffffffffUL;
 
 	return m == TMPFS_MAGIC || m == RAMFS_MAGIC;
+}
+
+int io_dir_fs(const char *dir, char *fs, size_t fslen, bool *memory,
+	      char *why, size_t len)
+{
+	struct statfs sf;
+	char buf[32];
+	int r;
+
+	if (statfs(dir, &sf) < 0) {
+		r = -errno;
+		snprintf(why, len, "cannot use directory '%s': %s", dir,
+			 strerror(-r));
+		return r;
+	}
+	snprintf(fs, fslen, "%s",
+		 io_fs_name((long)sf.f_type, buf, sizeof(buf)));
+	*memory = io_fs_is_memory((long)sf.f_type);
+	return 0;
 }
 
 /* ---- engines ---- */

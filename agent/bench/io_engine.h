@@ -90,6 +90,11 @@ const char *io_fs_name(long f_type, char *buf, size_t size);
  * the kernel accepts it (tmpfs does since Linux 6.6), reaches no device. */
 bool io_fs_is_memory(long f_type);
 
+/* statfs(dir): its filesystem's name into fs (io_fs_name()) and whether it
+ * is memory-backed. 0, or -errno with "cannot use directory ..." in why. */
+int io_dir_fs(const char *dir, char *fs, size_t fslen, bool *memory,
+	      char *why, size_t len);
+
 /* ---- engines ---- */
 
 enum io_engine {

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -149,20 +148,15 @@ struct wb_state {
 static int wb_open(struct wb_state *st, const char *dir, uint64_t bytes,
 		   struct bench_result *res, char *why, size_t len)
 {
-	struct statfs sf;
-	const char *fs;
-	char buf[32];
+	bool memory;
+	char fs[32];
 	int fd, r;
 
-	if (statfs(dir, &sf) < 0) {
-		r = -errno;
-		snprintf(why, len, "cannot use directory '%s': %s", dir,
-			 strerror(-r));
+	r = io_dir_fs(dir, fs, sizeof(fs), &memory, why, len);
+	if (r < 0)
 		return r;
-	}
-	fs = io_fs_name((long)sf.f_type, buf, sizeof(buf));
 	bench_param_str(res, "filesystem", fs);
-	if (io_fs_is_memory((long)sf.f_type)) {
+	if (memory) {
 		snprintf(why, len,
 			 "%s on %s is memory-backed: nothing is written back",
 			 fs, dir);
