@@ -49,6 +49,8 @@ static const struct sysctl_def sysctls[] = {
 	{ "net.ipv4.tcp_fin_timeout", SYSCTL_INT },
 	{ "vm.dirty_ratio", SYSCTL_INT },
 	{ "vm.dirty_background_ratio", SYSCTL_INT },
+	{ "vm.dirty_bytes", SYSCTL_INT },
+	{ "vm.dirty_background_bytes", SYSCTL_INT },
 	{ "vm.dirty_expire_centisecs", SYSCTL_INT },
 	{ "vm.dirty_writeback_centisecs", SYSCTL_INT },
 	{ "vm.swappiness", SYSCTL_INT },

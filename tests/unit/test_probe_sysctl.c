@@ -41,6 +41,8 @@ static const struct {
 	{ "net.ipv4.tcp_fin_timeout", 'i' },
 	{ "vm.dirty_ratio", 'i' },
 	{ "vm.dirty_background_ratio", 'i' },
+	{ "vm.dirty_bytes", 'i' },
+	{ "vm.dirty_background_bytes", 'i' },
 	{ "vm.dirty_expire_centisecs", 'i' },
 	{ "vm.dirty_writeback_centisecs", 'i' },
 	{ "vm.swappiness", 'i' },
@@ -117,7 +119,7 @@ static const char *const kvm_guest[N_SYSCTL] = {
 	"4096 131072 6291456", "4096 16384 4194304",
 	"4096", "512", "1000", "1", "9223372036854775807", "32768 60999",
 	"2", "60",
-	"20", "10", "3000", "500", "60", "100", "0", "65530", "45056", "0",
+	"20", "10", "0", "0", "3000", "500", "60", "100", "0", "65530", "45056", "0",
 };
 
 static const char *const vps[N_SYSCTL] = {
@@ -126,7 +128,7 @@ static const char *const vps[N_SYSCTL] = {
 	"4096 87380 16777216", "4096 65536 16777216",
 	"4096", "1024", "1000", "1", "9223372036854775807", "32768 60999",
 	"2", "60",
-	"20", "10", "3000", "500", "60", "100", "0", "1048576", "67584", "0",
+	"20", "10", "0", "0", "3000", "500", "60", "100", "0", "1048576", "67584", "0",
 };
 
 static const char *const baremetal[N_SYSCTL] = {
@@ -135,7 +137,7 @@ static const char *const baremetal[N_SYSCTL] = {
 	"4096 87380 134217728", "4096 65536 134217728",
 	"65535", "65535", "250000", "1", "26214400", "1024 65535",
 	"1", "15",
-	"10", "3", "1500", "100", "10", "50", "0", "262144", "1048576", "0",
+	"10", "3", "0", "0", "1500", "100", "10", "50", "0", "262144", "1048576", "0",
 };
 
 /* 5.4 still has the scheduler knobs in /proc/sys. */
@@ -145,7 +147,7 @@ static const char *const old_kernel[N_SYSCTL] = {
 	"4096 131072 6291456", "4096 16384 4194304",
 	"4096", "1024", "1000", "1", "9223372036854775807", "32768 60999",
 	"2", "60",
-	"20", "10", "3000", "500", "60", "100", "0", "65530", "67584", "0",
+	"20", "10", "0", "0", "3000", "500", "60", "100", "0", "65530", "67584", "0",
 };
 
 #define BAD_INT(p) "unknown (malformed: /proc/sys/" p " is not an integer)"
@@ -160,7 +162,7 @@ static const char *const malformed[N_SYSCTL] = {
 	BAD_INT("net/core/somaxconn"), "512", "1000", "1",
 	BAD_INT("fs/file-max"), /* does not fit 64 bits */
 	"32768 60999", "2", "60",
-	BAD_INT("vm/dirty_ratio"), "10", "3000", "500",
+	BAD_INT("vm/dirty_ratio"), "10", "0", "0", "3000", "500",
 	"unknown (malformed: /proc/sys/vm/swappiness empty)", "100",
 	BAD_INT("vm/overcommit_memory"), "65530", "45056", "0",
 };
