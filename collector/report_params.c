@@ -11,9 +11,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
+#include "method.h"
 #include "pbjson.h"
 #include "stats.h"
 
@@ -166,7 +168,19 @@ static void enc_method(struct enc *e, const Fleetbench__Method *m)
 			pgparam_null(p, method_types[i]);
 		return;
 	}
-	pgparam_text(p, m->key);
+	/* the key made again from the fields against the profiles this
+	 * collector knows (proto/method.h): a run an older agent made with
+	 * a profile's earlier parameters is keyed by them; a profile it
+	 * does not know keeps the agent's key */
+	char *key = NULL;
+	int r = method_key(m, &key);
+
+	if (r == -ENOMEM && !e->r) {
+		e->r = r;
+		snprintf(e->err, PG_ERR_LEN, "method.key: out of memory");
+	}
+	pgparam_text(p, key ? key : m->key);
+	free(key);
 	pgparam_text(p, m->profile);
 	pgparam_int8(p, m->repeats);
 	enc_u64(e, "method.chase_bytes", m->chase_bytes);

@@ -806,7 +806,11 @@ BEGIN
 		b.window_end, b.w_steal_pct, b.w_loadavg1, b.w_wall_s,
 		b.w_noisy,
 		b.metric_end, b.m_metric, b.m_unit, b.m_median, b.m_sample_end,
-		b.sample_end, b.samples);
+		b.sample_end, b.samples,
+		false,
+		mt.mmap_bytes, mt.mmap_accesses, mt.bw_bytes, mt.scaling_ms,
+		mt.wb_bytes, mt.wb_fsync_bytes, mt.with_database, mt.db_scale,
+		mt.db_rate, mt.db_seconds, mt.writeback_dirty_bytes);
 	PERFORM fleetbench_ingest_end();
 	RETURN stored;
 END

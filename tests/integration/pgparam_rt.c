@@ -241,7 +241,10 @@ static void report_full(void)
 		"{4,NULL}", "{NULL,0}",
 		/* 27-33 */ "0", "ok", "0", "EPERM", "1", "{READV,WRITEV}", "{}",
 		/* 34-38 */ "4", "9223372036854775807", ODD, "kvm", NULL,
-		/* 39-52 */ "quick+iodepth=64", "quick", "3", "134217728",
+		/* 39-52: the key the collector makes from the fields (the
+		 * agent's own says less than they do) */
+		"quick+chase_accesses=1000000+fault_bytes=64M+file_bytes=1G+iodepth=64+seq_bytes=256M+seq_block=1M+fs_increments=100000+wb_bytes=256M+wb_fsync_bytes=32M+with_database=1+only=randread,seqwrite+randread_file",
+		"quick", "3", "134217728",
 		"1000000", "67108864", "1073741824", "500", "64", "268435456",
 		"1048576", "100000", "{randread,seqwrite}", "true",
 		/* 53-63 */ "{thp_speedup," ODDQ "}", "{thp_chase,randread}",

@@ -425,7 +425,7 @@ static void test_method(void)
 	CHECK_EQ_INT(p.mmap_accesses, 3000000);
 	CHECK_OK(bench_params_profile(&p, "full"));
 	CHECK_EQ_INT(p.mmap_bytes, 2048 * MIB);
-	CHECK_EQ_INT(p.mmap_accesses, 10000000);
+	CHECK_EQ_INT(p.mmap_accesses, 5000000);
 }
 
 int main(void)
