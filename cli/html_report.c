@@ -68,7 +68,11 @@ static const char kernels_sql[] =
 	"writeback_p99_us, writeback_p99_us_lo, writeback_p99_us_hi, "
 	"writeback_stalls, writeback_stalls_lo, writeback_stalls_hi, "
 	"db_p99_always_vs_never, db_p99_always_vs_never_lo, "
-	"db_p99_always_vs_never_hi "
+	"db_p99_always_vs_never_hi, "
+	"mmap_hugetlb_speedup, mmap_hugetlb_speedup_lo, mmap_hugetlb_speedup_hi, "
+	"membw_thread_scaling, membw_thread_scaling_lo, membw_thread_scaling_hi, "
+	"writeback_tuned_vs_host, writeback_tuned_vs_host_lo, "
+	"writeback_tuned_vs_host_hi "
 	"FROM fleet_kernels_by(NULL, $1::timestamptz, $2)";
 
 /*

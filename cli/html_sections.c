@@ -33,6 +33,11 @@ static const struct family families[] = {
 	      "ns per access with 4 KiB pages over with THP "
 	      "(mmap_thp_speedup): above 1, THP is faster; 1 where the "
 	      "kernel gave the file no huge pages.",
+	      true },
+	    { "mmap_hugetlb_speedup", "mmap hugetlb speedup",
+	      "ns per access with 4 KiB pages over from a hugetlb memfd "
+	      "(mmap_hugetlb_speedup): above 1, hugetlb pages are faster; "
+	      "measured only where a 2 MiB pool was free.",
 	      true } } },
 	{ "membw-section", "Memory bandwidth",
 	  "STREAM-style copy, scale, add and triad over buffers far beyond "
@@ -45,6 +50,11 @@ static const struct family families[] = {
 	    { "membw_thp_gain", "THP gain on the triad bandwidth",
 	      "Triad GB/s with THP over with 4 KiB pages, all vCPUs "
 	      "(membw_thp_gain): above 1, THP moves more.",
+	      true },
+	    { "membw_thread_scaling", "Triad bandwidth, all vCPUs over one",
+	      "Triad GB/s with every vCPU over with one thread, 4 KiB pages "
+	      "(membw_thread_scaling): how far the memory bandwidth scales "
+	      "with the vCPUs.",
 	      true } } },
 	{ "ioscale-section", "I/O scaling and its knee",
 	  "io_uring random reads with 1 to all vCPUs' jobs at queue depths "
@@ -75,7 +85,13 @@ static const struct family families[] = {
 	    { "writeback_stalls", "Stalls over 100 ms",
 	      "write() calls that took over 100 ms, per repeat "
 	      "(writeback_stalls): lower is better.",
-	      false } } },
+	      false },
+	    { "writeback_tuned_vs_host", "p99 write(), tuned over host",
+	      "p99 write() latency under the asked vm.dirty_bytes over under "
+	      "the host's own settings (writeback_tuned_vs_host, run with "
+	      "--writeback-dirty-bytes): below 1, the tuning shortens the "
+	      "slow writes.",
+	      true } } },
 	{ "db-section", "Database tail latency under THP modes",
 	  "pgbench at a fixed rate against a throwaway PostgreSQL under THP "
 	  "never, madvise and always (benchmark database).",
@@ -121,7 +137,11 @@ static void family(FILE *f, const PGresult *res, const struct family *fam)
 		fprintf(f, "</h3>\n<p class=\"note\">");
 		html_esc(f, g->note);
 		fprintf(f, "</p>\n");
-		html_chart(f, res, g->metric, g->ratio);
+		if (measured(res, g->metric))
+			html_chart(f, res, g->metric, g->ratio);
+		else /* e.g. hugetlb without a pool, a flag not given */
+			fprintf(f, "<p class=\"note absent\" data-metric=\"%s\">No run measured it.</p>\n",
+				g->metric);
 	}
 	fprintf(f, "</section>\n");
 }

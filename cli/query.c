@@ -198,11 +198,13 @@ static const struct {
 		   FIG("hugetlb_2m_speedup"), FIG("hugetlb_1g_speedup") } },
 	{ "thp_fault", { FIG("thp_fault_p99_us") } },
 	{ "iouring", { FIG("iouring_vs_pread"), FIG("iouring_vs_libaio") } },
-	{ "mmap", { FIG("mmap_thp_speedup") } },
-	{ "membw", { FIG("membw_thp_gain"), FIG("membw_triad_gbps") } },
+	{ "mmap", { FIG("mmap_thp_speedup"), FIG("mmap_hugetlb_speedup") } },
+	{ "membw", { FIG("membw_thp_gain"), FIG("membw_triad_gbps"),
+		     FIG("membw_thread_scaling") } },
 	{ "ioscale", { FIG("iouring_qd32_vs_qd1"), FIG("iouring_knee_depth"),
 		       FIG("iouring_best_iops") } },
-	{ "writeback", { FIG("writeback_p99_us"), FIG("writeback_stalls") } },
+	{ "writeback", { FIG("writeback_p99_us"), FIG("writeback_stalls"),
+			 FIG("writeback_tuned_vs_host") } },
 	{ "db", { FIG("db_p99_always_vs_never") } },
 };
 
@@ -282,7 +284,8 @@ static const char compare_usage[] =
 	"JSON or with --figures, mmap_thp_speedup, membw_thp_gain,\n"
 	"membw_triad_gbps, iouring_qd32_vs_qd1, iouring_knee_depth,\n"
 	"iouring_best_iops, writeback_p99_us, writeback_stalls,\n"
-	"db_p99_always_vs_never), the shares of\n"
+	"db_p99_always_vs_never, mmap_hugetlb_speedup, membw_thread_scaling,\n"
+	"writeback_tuned_vs_host), the shares of\n"
 	"runs where io_uring was usable, SQPOLL permitted, 1 GiB pages present\n"
 	"and CPU steal flagged, and the most common THP mode. Every row is of\n"
 	"one method (the method column; in a table of one method, its header).\n"
@@ -457,10 +460,12 @@ static const char rank_usage[] =
 	"                           iouring_vs_libaio, iouring_iops, pread_iops,\n"
 	"                           mmap_thp_speedup, membw_thp_gain,\n"
 	"                           membw_triad_gbps, iouring_qd32_vs_qd1,\n"
-	"                           iouring_best_iops (higher is better);\n"
+	"                           iouring_best_iops, mmap_hugetlb_speedup,\n"
+	"                           membw_thread_scaling (higher is better);\n"
 	"                           thp_fault_p99_us, iouring_knee_depth,\n"
 	"                           writeback_p99_us, writeback_stalls,\n"
-	"                           db_p99_always_vs_never (lower is)\n"
+	"                           db_p99_always_vs_never,\n"
+	"                           writeback_tuned_vs_host (lower is)\n"
 	"      --per vcpu           divide each run's figure by its vCPUs (the\n"
 	"                           IOPS and GB/s metrics only)\n"
 	"      --require CAPS       only instance types that had these in every run:\n"

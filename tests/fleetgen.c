@@ -11,10 +11,11 @@
  * take them. tests/fixtures/README.md describes the fleet.
  *
  *   fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]
- *            [--method KEY [--thp-scale X]]
+ *            [--method PROFILE [--chase-bytes SIZE] [--thp-scale X]]
  *
- * --method sets Report.method (as an agent that sends one does): KEY's
- * profile is its part before '+'; --thp-scale multiplies the THP speedup
+ * --method sets Report.method as an agent of that profile does, with
+ * --chase-bytes as an override (its key then names it, "standard+
+ * chase_bytes=64M"); --thp-scale multiplies the THP speedup
  * (a quick run's smaller working set gains less); the runs' ids differ
  * from those of another method.
  *
@@ -76,6 +77,7 @@ static const struct fleet_type fleet[] = {
 
 static const char *arg_spool, *arg_host, *arg_kernel, *arg_method;
 static double arg_thp_scale = 1.0;
+static uint64_t arg_chase_bytes;
 static uint64_t arg_seed = 20250303;
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -146,32 +148,21 @@ static int sqpoll_crash(Fleetbench__Report *rep)
 	return 0;
 }
 
-/* Report.method from --method KEY, with the full profile's parameters. */
+/* Report.method as an agent of profile --method makes it (with
+ * --chase-bytes, if given, as its one override). */
 static int set_method(Fleetbench__Report *rep)
 {
-	Fleetbench__Method *m = calloc(1, sizeof(*m));
-	size_t plen = strcspn(arg_method, "+");
+	struct bench_params p = { 0 };
 
-	if (!m)
-		return -ENOMEM;
-	fleetbench__method__init(m);
-	rep->method = m;
-	m->key = strdup(arg_method);
-	m->profile = strndup(arg_method, plen);
-	if (!m->key || !m->profile)
-		return -ENOMEM;
-	m->repeats = REPEATS;
-	m->chase_bytes = strncmp(arg_method, "quick", plen) ? 1ull << 30 :
-							       128ull << 20;
-	m->chase_accesses = 10000000;
-	m->fault_bytes = 256ull << 20;
-	m->file_bytes = 1ull << 30;
-	m->io_ms = 3000;
-	m->iodepth = 32;
-	m->seq_bytes = 1ull << 30;
-	m->seq_block = 1ull << 20;
-	m->fs_increments = 100000;
-	return 0;
+	if (bench_params_profile(&p, arg_method) < 0) {
+		fprintf(stderr, "fleetgen: --method: '%s' is no profile\n",
+			arg_method);
+		return -EINVAL;
+	}
+	p.profile = (char *)arg_method;
+	if (arg_chase_bytes)
+		p.chase_bytes = arg_chase_bytes;
+	return bench_method_new(&p, NULL, &rep->method);
 }
 
 static int spool_run(struct spool *s, struct run *run)
@@ -251,6 +242,8 @@ static int gen_run(struct spool *s, size_t ti, int h, int k, int idx)
 	/* another method's runs are other runs */
 	for (const char *p = arg_method; p && *p; p++)
 		run.seed = mix(run.seed, (uint64_t)(unsigned char)*p) >> 1;
+	if (arg_chase_bytes)
+		run.seed = mix(run.seed, arg_chase_bytes) >> 1;
 	rng_seed(&run.rng, run.seed);
 	run_id(&run);
 	r = spool_run(s, &run);
@@ -263,12 +256,13 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_STRING("host", &arg_host),
 	TOOL_OPT_STRING("kernel", &arg_kernel),
 	TOOL_OPT_STRING("method", &arg_method),
+	TOOL_OPT_SIZE("chase-bytes", &arg_chase_bytes, 1ULL << 40),
 	TOOL_OPT_DOUBLE("thp-scale", &arg_thp_scale),
 };
 
 static const struct tool tool = TOOL("fleetgen", opts,
 	"usage: fleetgen --spool DIR [--seed N] [--host NAME] [--kernel old|new]\n"
-	"                [--method KEY [--thp-scale X]]\n");
+	"                [--method PROFILE [--chase-bytes SIZE] [--thp-scale X]]\n");
 
 int main(int argc, char **argv)
 {

@@ -856,7 +856,17 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        b.iouring_knee_depth, b.iouring_best_iops,
        b.writeback_p99_us, b.writeback_stalls,
        r.c_ratio[array_position(r.c_name, 'db_p99_always_vs_never')]
-	       AS db_p99_always_vs_never
+	       AS db_p99_always_vs_never,
+       -- since 019
+       r.c_ratio[array_position(r.c_name, 'mmap_hugetlb_speedup')]
+	       AS mmap_hugetlb_speedup,
+       r.c_ratio[array_position(r.c_name, 'membw_thread_scaling')]
+	       AS membw_thread_scaling,
+       r.c_ratio[array_position(r.c_name, 'writeback_tuned_vs_host')]
+	       AS writeback_tuned_vs_host,
+       fleetbench_flags(r.io_uring_setup = 'ok', r.sqpoll = 'ok',
+			r.hugepage_1g_present, coalesce(b.noisy, false))
+	       AS flags
 FROM runs r
 LEFT JOIN LATERAL (
 	SELECT true = ANY (x.w_noisy) AS noisy, m.*

@@ -115,7 +115,9 @@ $$;
  * lists each failed variant with the number of runs it failed in, most
  * first ("randread/io_uring_sqpoll (3)"), NULL when none failed. Every
  * group is of one method: the method column is always filled, whatever
- * keys holds. The figures of issue 15's benchmarks follow it (016).
+ * keys holds. The figures of issue 15's benchmarks follow it (016, 019);
+ * the capability counts read run_figures.flags (019), which the group
+ * index holds.
  */
 CREATE OR REPLACE FUNCTION fleetbench_groups(keys text[], filter jsonb,
 				  since timestamptz)
@@ -134,10 +136,10 @@ LANGUAGE sql STABLE AS $$
 	       count(*),
 	       count(DISTINCT f.kernel_release),
 	       mode() WITHIN GROUP (ORDER BY f.vcpus),
-	       count(*) FILTER (WHERE f.iouring_ok),
-	       count(*) FILTER (WHERE f.sqpoll_ok),
-	       count(*) FILTER (WHERE f.hugepage_1g),
-	       count(*) FILTER (WHERE f.steal_flagged),
+	       count(*) FILTER (WHERE f.flags & 1 <> 0), -- iouring_ok
+	       count(*) FILTER (WHERE f.flags & 2 <> 0), -- sqpoll_ok
+	       count(*) FILTER (WHERE f.flags & 4 <> 0), -- hugepage_1g
+	       count(*) FILTER (WHERE f.flags & 8 <> 0), -- steal_flagged
 	       mode() WITHIN GROUP (ORDER BY f.thp_enabled),
 	       min(f.started_at),
 	       max(f.started_at),
@@ -193,7 +195,13 @@ LANGUAGE sql STABLE AS $$
 	       fleetbench_median_ci(array_agg(f.writeback_stalls ORDER BY f.writeback_stalls)
 			FILTER (WHERE f.writeback_stalls IS NOT NULL)),
 	       fleetbench_median_ci(array_agg(f.db_p99_always_vs_never ORDER BY f.db_p99_always_vs_never)
-			FILTER (WHERE f.db_p99_always_vs_never IS NOT NULL))
+			FILTER (WHERE f.db_p99_always_vs_never IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.mmap_hugetlb_speedup ORDER BY f.mmap_hugetlb_speedup)
+			FILTER (WHERE f.mmap_hugetlb_speedup IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.membw_thread_scaling ORDER BY f.membw_thread_scaling)
+			FILTER (WHERE f.membw_thread_scaling IS NOT NULL)),
+	       fleetbench_median_ci(array_agg(f.writeback_tuned_vs_host ORDER BY f.writeback_tuned_vs_host)
+			FILTER (WHERE f.writeback_tuned_vs_host IS NOT NULL))
 	FROM fleetbench_runs(filter, since) AS f
 	GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, f.method
 $$;

@@ -42,13 +42,16 @@ RETURNS TABLE (
 	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
 	iouring_vs_libaio_hi numeric,
 	mmap_thp_speedup numeric, mmap_thp_speedup_lo numeric, mmap_thp_speedup_hi numeric,
+	mmap_hugetlb_speedup numeric, mmap_hugetlb_speedup_lo numeric, mmap_hugetlb_speedup_hi numeric,
 	membw_thp_gain numeric, membw_thp_gain_lo numeric, membw_thp_gain_hi numeric,
 	membw_triad_gbps numeric, membw_triad_gbps_lo numeric, membw_triad_gbps_hi numeric,
+	membw_thread_scaling numeric, membw_thread_scaling_lo numeric, membw_thread_scaling_hi numeric,
 	iouring_qd32_vs_qd1 numeric, iouring_qd32_vs_qd1_lo numeric, iouring_qd32_vs_qd1_hi numeric,
 	iouring_knee_depth numeric, iouring_knee_depth_lo numeric, iouring_knee_depth_hi numeric,
 	iouring_best_iops numeric, iouring_best_iops_lo numeric, iouring_best_iops_hi numeric,
 	writeback_p99_us numeric, writeback_p99_us_lo numeric, writeback_p99_us_hi numeric,
 	writeback_stalls numeric, writeback_stalls_lo numeric, writeback_stalls_hi numeric,
+	writeback_tuned_vs_host numeric, writeback_tuned_vs_host_lo numeric, writeback_tuned_vs_host_hi numeric,
 	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, thp_mode text,
@@ -89,12 +92,18 @@ BEGIN
 	       fleetbench_round((g.mmap_thp_speedup).median),
 	       fleetbench_round((g.mmap_thp_speedup).ci_low),
 	       fleetbench_round((g.mmap_thp_speedup).ci_high),
+	       fleetbench_round((g.mmap_hugetlb_speedup).median),
+	       fleetbench_round((g.mmap_hugetlb_speedup).ci_low),
+	       fleetbench_round((g.mmap_hugetlb_speedup).ci_high),
 	       fleetbench_round((g.membw_thp_gain).median),
 	       fleetbench_round((g.membw_thp_gain).ci_low),
 	       fleetbench_round((g.membw_thp_gain).ci_high),
 	       fleetbench_round((g.membw_triad_gbps).median),
 	       fleetbench_round((g.membw_triad_gbps).ci_low),
 	       fleetbench_round((g.membw_triad_gbps).ci_high),
+	       fleetbench_round((g.membw_thread_scaling).median),
+	       fleetbench_round((g.membw_thread_scaling).ci_low),
+	       fleetbench_round((g.membw_thread_scaling).ci_high),
 	       fleetbench_round((g.iouring_qd32_vs_qd1).median),
 	       fleetbench_round((g.iouring_qd32_vs_qd1).ci_low),
 	       fleetbench_round((g.iouring_qd32_vs_qd1).ci_high),
@@ -110,6 +119,9 @@ BEGIN
 	       fleetbench_round((g.writeback_stalls).median),
 	       fleetbench_round((g.writeback_stalls).ci_low),
 	       fleetbench_round((g.writeback_stalls).ci_high),
+	       fleetbench_round((g.writeback_tuned_vs_host).median),
+	       fleetbench_round((g.writeback_tuned_vs_host).ci_low),
+	       fleetbench_round((g.writeback_tuned_vs_host).ci_high),
 	       fleetbench_round((g.db_p99_always_vs_never).median),
 	       fleetbench_round((g.db_p99_always_vs_never).ci_low),
 	       fleetbench_round((g.db_p99_always_vs_never).ci_high),
@@ -135,13 +147,16 @@ SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
        iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi,
        iouring_vs_libaio, iouring_vs_libaio_lo, iouring_vs_libaio_hi,
        mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi,
+       mmap_hugetlb_speedup, mmap_hugetlb_speedup_lo, mmap_hugetlb_speedup_hi,
        membw_thp_gain, membw_thp_gain_lo, membw_thp_gain_hi,
        membw_triad_gbps, membw_triad_gbps_lo, membw_triad_gbps_hi,
+       membw_thread_scaling, membw_thread_scaling_lo, membw_thread_scaling_hi,
        iouring_qd32_vs_qd1, iouring_qd32_vs_qd1_lo, iouring_qd32_vs_qd1_hi,
        iouring_knee_depth, iouring_knee_depth_lo, iouring_knee_depth_hi,
        iouring_best_iops, iouring_best_iops_lo, iouring_best_iops_hi,
        writeback_p99_us, writeback_p99_us_lo, writeback_p99_us_hi,
        writeback_stalls, writeback_stalls_lo, writeback_stalls_hi,
+       writeback_tuned_vs_host, writeback_tuned_vs_host_lo, writeback_tuned_vs_host_hi,
        db_p99_always_vs_never, db_p99_always_vs_never_lo, db_p99_always_vs_never_hi,
        iouring_share, sqpoll_share, hugepage_1g_share, steal_share,
        thp_mode, first_run, last_run, failed, failures
@@ -226,13 +241,16 @@ RETURNS TABLE (
 	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
 	iouring_vs_libaio_hi numeric,
 	mmap_thp_speedup numeric, mmap_thp_speedup_lo numeric, mmap_thp_speedup_hi numeric,
+	mmap_hugetlb_speedup numeric, mmap_hugetlb_speedup_lo numeric, mmap_hugetlb_speedup_hi numeric,
 	membw_thp_gain numeric, membw_thp_gain_lo numeric, membw_thp_gain_hi numeric,
 	membw_triad_gbps numeric, membw_triad_gbps_lo numeric, membw_triad_gbps_hi numeric,
+	membw_thread_scaling numeric, membw_thread_scaling_lo numeric, membw_thread_scaling_hi numeric,
 	iouring_qd32_vs_qd1 numeric, iouring_qd32_vs_qd1_lo numeric, iouring_qd32_vs_qd1_hi numeric,
 	iouring_knee_depth numeric, iouring_knee_depth_lo numeric, iouring_knee_depth_hi numeric,
 	iouring_best_iops numeric, iouring_best_iops_lo numeric, iouring_best_iops_hi numeric,
 	writeback_p99_us numeric, writeback_p99_us_lo numeric, writeback_p99_us_hi numeric,
 	writeback_stalls numeric, writeback_stalls_lo numeric, writeback_stalls_hi numeric,
+	writeback_tuned_vs_host numeric, writeback_tuned_vs_host_lo numeric, writeback_tuned_vs_host_hi numeric,
 	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, thp_mode text,
@@ -280,13 +298,16 @@ LANGUAGE sql VOLATILE AS $$
 	       c.iouring_vs_libaio, c.iouring_vs_libaio_lo,
 	       c.iouring_vs_libaio_hi,
 	       c.mmap_thp_speedup, c.mmap_thp_speedup_lo, c.mmap_thp_speedup_hi,
+	       c.mmap_hugetlb_speedup, c.mmap_hugetlb_speedup_lo, c.mmap_hugetlb_speedup_hi,
 	       c.membw_thp_gain, c.membw_thp_gain_lo, c.membw_thp_gain_hi,
 	       c.membw_triad_gbps, c.membw_triad_gbps_lo, c.membw_triad_gbps_hi,
+	       c.membw_thread_scaling, c.membw_thread_scaling_lo, c.membw_thread_scaling_hi,
 	       c.iouring_qd32_vs_qd1, c.iouring_qd32_vs_qd1_lo, c.iouring_qd32_vs_qd1_hi,
 	       c.iouring_knee_depth, c.iouring_knee_depth_lo, c.iouring_knee_depth_hi,
 	       c.iouring_best_iops, c.iouring_best_iops_lo, c.iouring_best_iops_hi,
 	       c.writeback_p99_us, c.writeback_p99_us_lo, c.writeback_p99_us_hi,
 	       c.writeback_stalls, c.writeback_stalls_lo, c.writeback_stalls_hi,
+	       c.writeback_tuned_vs_host, c.writeback_tuned_vs_host_lo, c.writeback_tuned_vs_host_hi,
 	       c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi,
 	       c.iouring_share, c.sqpoll_share,
 	       c.hugepage_1g_share, c.steal_share, c.thp_mode, c.first_run,
@@ -340,7 +361,13 @@ LANGUAGE sql VOLATILE AS $$
 		fleetbench_figure_change('writeback_stalls', p.writeback_stalls, p.writeback_stalls_lo, p.writeback_stalls_hi,
 					 c.writeback_stalls, c.writeback_stalls_lo, c.writeback_stalls_hi),
 		fleetbench_figure_change('db_p99_always_vs_never', p.db_p99_always_vs_never, p.db_p99_always_vs_never_lo, p.db_p99_always_vs_never_hi,
-					 c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi)),
+					 c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi),
+		fleetbench_figure_change('mmap_hugetlb_speedup', p.mmap_hugetlb_speedup, p.mmap_hugetlb_speedup_lo, p.mmap_hugetlb_speedup_hi,
+					 c.mmap_hugetlb_speedup, c.mmap_hugetlb_speedup_lo, c.mmap_hugetlb_speedup_hi),
+		fleetbench_figure_change('membw_thread_scaling', p.membw_thread_scaling, p.membw_thread_scaling_lo, p.membw_thread_scaling_hi,
+					 c.membw_thread_scaling, c.membw_thread_scaling_lo, c.membw_thread_scaling_hi),
+		fleetbench_figure_change('writeback_tuned_vs_host', p.writeback_tuned_vs_host, p.writeback_tuned_vs_host_lo, p.writeback_tuned_vs_host_hi,
+					 c.writeback_tuned_vs_host, c.writeback_tuned_vs_host_lo, c.writeback_tuned_vs_host_hi)),
 		''), 'nothing beyond noise') END
 	FROM c
 	LEFT JOIN c AS p
@@ -385,7 +412,12 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	       ('writeback_p99_us', false, false),
 	       ('writeback_stalls', false, false),
 	       -- above 1: p99 latency worse with THP always than never
-	       ('db_p99_always_vs_never', false, false)
+	       ('db_p99_always_vs_never', false, false),
+	       -- 019: above 1, hugetlb pages read faster; all vCPUs stream more
+	       -- than one; below 1, the asked vm.dirty_bytes shortens slow writes
+	       ('mmap_hugetlb_speedup', true, false),
+	       ('membw_thread_scaling', true, false),
+	       ('writeback_tuned_vs_host', false, false)
 $$;
 
 -- Raises 22023 for a metric, per or require value rank does not know.
@@ -503,6 +535,9 @@ BEGIN
 				WHEN 'writeback_p99_us' THEN g.writeback_p99_us
 				WHEN 'writeback_stalls' THEN g.writeback_stalls
 				WHEN 'db_p99_always_vs_never' THEN g.db_p99_always_vs_never
+				WHEN 'mmap_hugetlb_speedup' THEN g.mmap_hugetlb_speedup
+				WHEN 'membw_thread_scaling' THEN g.membw_thread_scaling
+				WHEN 'writeback_tuned_vs_host' THEN g.writeback_tuned_vs_host
 			      END AS est) AS x
 		WHERE (x.est).n >= greatest(coalesce(min_runs, 6), 1)
 		  AND (NOT 'sqpoll' = ANY (need) OR g.sqpoll_ok = g.runs)

@@ -130,7 +130,13 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	       ('iouring_qd32_vs_qd1', 'io_uring QD32/QD1 gain', 'io_scaling',
 		NULL, NULL, 'iops'),
 	       ('db_p99_always_vs_never', 'database p99 THP always/never',
-		'database', 'thp_always', 'thp_never', 'latency_p99_ms')
+		'database', 'thp_always', 'thp_never', 'latency_p99_ms'),
+	       ('mmap_hugetlb_speedup', 'mmap hugetlb speedup', 'mmap_read',
+		'4k', 'hugetlb', 'ns_per_access'),
+	       ('membw_thread_scaling', 'memory bandwidth thread scaling',
+		'membw', '4k_all', '4k_1t', 'triad_gbps'),
+	       ('writeback_tuned_vs_host', 'write-back p99 tuned/host',
+		'writeback', 'tuned', 'host', 'write_p99_us')
 $$;
 
 /*

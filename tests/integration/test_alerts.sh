@@ -239,8 +239,9 @@ q <<<"UPDATE alert_settings SET gain_alpha = 0.01"
 
 # --- issue 15's gains, by the same rule ------------------------------------
 
-# more BW QD: r with membw's 4k_all and thp_all triad GB/s, thp_all's repeat
-# i at BW times 4k_all's (times 1 + i / 100, no ties), and io_scaling's
+# more BW QD [ONE]: r with membw's 4k_all and thp_all triad GB/s, thp_all's
+# repeat i at BW times 4k_all's (times 1 + i / 100, no ties), 4k_1t's at ONE
+# times (default 0.5: a thread scaling of about 2), and io_scaling's
 # j2_qd1 and j2_qd32 IOPS likewise at QD times, named by the run's own
 # comparison iouring_qd32_vs_qd1 (fleetbench_alert_gains() has no
 # variants of its own for it)
@@ -254,6 +255,7 @@ more() {
 						    FROM unnest(v.base) WITH ORDINALITY AS t(x, i))))))
 		FROM (VALUES ('membw', '4k_all', 'triad_gbps', 'GB/s', 1.0, 0, '{10,10.2,9.9,10.1,10}'::float8[]),
 			     ('membw', 'thp_all', 'triad_gbps', 'GB/s', $1, 1, '{10,10.2,9.9,10.1,10}'),
+			     ('membw', '4k_1t', 'triad_gbps', 'GB/s', ${3:-0.5}, 1, '{10,10.2,9.9,10.1,10}'),
 			     ('io_scaling', 'j2_qd1', 'iops', 'IO/s', 1.0, 0, '{9000,9100,8900,9050,9000}'),
 			     ('io_scaling', 'j2_qd32', 'iops', 'IO/s', $2, 1, '{9000,9100,8900,9050,9000}'))
 		     AS v(b, v, m, u, k, s, base))),
@@ -293,6 +295,11 @@ check_eq "a later run on the same pair adds nothing" \
 run m2 6.1 0 ok '' aws m6a.large "$(more 1.3 10)"
 run m2 6.8 60 ok '' aws m6a.large "$(more 1.25 10)"
 check_eq "gains that moved within noise raise nothing" "$(alerts_of m2)" "-"
+run m3 6.1 0 ok '' aws m6a.large "$(more 1.3 10 0.5)"
+run m3 6.8 60 ok '' aws m6a.large "$(more 1.3 10 0.9)"
+check_eq "the thread scaling that collapsed is an alert of its own (019's gains)" \
+	"$(q <<<"SELECT string_agg(figure, ' ') FROM alerts WHERE hostname = 'm3'")" \
+	membw_thread_scaling
 
 # --- a failing check never fails the COMMIT --------------------------------
 

@@ -159,6 +159,8 @@ check_eq "010 applies to a database with reports" "$?" 0
 check_grep "it says so" "$tmp/migrate2.out" "applied 010_lean"
 check_grep "and 016" "$tmp/migrate2.out" "applied 016_more_figures"
 check_grep "and 017" "$tmp/migrate2.out" "applied 017_method_more"
+check_grep "and 018" "$tmp/migrate2.out" "applied 018_profile_revision"
+check_grep "and 019" "$tmp/migrate2.out" "applied 019_more_columns"
 check_eq "the grants on fleet_compare and fleet_kernels outlive 016" "$(q <<-'EOF'
 	SELECT string_agg(c.relname, ' ' ORDER BY c.relname)
 	FROM pg_class AS c, aclexplode(c.relacl) AS a

@@ -289,7 +289,7 @@ check_eq "the default table keeps to the figures it always showed" \
 	"$(head -2 "$tmp/compare.txt" | grep -c -e mmap_thp_speedup -e membw -e writeback -e db_p99)" 0
 fb compare --figures mmap,writeback >"$tmp/compare-fig.txt"
 check_grep "--figures mmap,writeback: those families' columns" "$tmp/compare-fig.txt" \
-	'^provider +instance_type +kernel +hosts +runs +few_runs +mmap_thp_speedup +writeback_p99_us +writeback_stalls +iouring_share'
+	'^provider +instance_type +kernel +hosts +runs +few_runs +mmap_thp_speedup +mmap_hugetlb_speedup +writeback_p99_us +writeback_stalls +writeback_tuned_vs_host +iouring_share'
 check_eq "--figures leaves the other figures out" \
 	"$(head -2 "$tmp/compare-fig.txt" | grep -c -w -e thp_speedup -e iouring_vs_pread -e membw_thp_gain)" 0
 fb compare --figures all >"$tmp/compare-all.txt"
@@ -434,7 +434,7 @@ check_eq "without a standard run, the method most run is shown" \
 "$FLEETGEN" --spool "$tmp/standard" --seed 9 --host aws-m6i-1 \
 	--method standard >/dev/null 2>&1 && fleet_send "$tmp/standard"
 "$FLEETGEN" --spool "$tmp/chase64" --seed 9 --host aws-m6i-1 --kernel new \
-	--method standard+chase_bytes=64M --thp-scale 0.6 >/dev/null 2>&1 &&
+	--method standard --chase-bytes 64M --thp-scale 0.6 >/dev/null 2>&1 &&
 	fleet_send "$tmp/chase64"
 check_eq "their runs are stored with their methods" "$(q <<-'EOF'
 	SELECT string_agg(method || ' ' || n, ',' ORDER BY method)

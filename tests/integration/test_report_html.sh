@@ -75,7 +75,8 @@ selectors=('svg.chart' '#thp-chart svg.chart' '#iouring-chart svg.chart'
 	'section.family' '#mmap-section svg.chart' '#membw-section svg.chart'
 	'#ioscale-section svg.chart' '#writeback-section svg.chart'
 	'#db-section svg.chart' '#ioscale-section svg[data-metric="iouring_knee_depth"]'
-	'#db-section g.kernel circle.median' '#db-section g.kernel')
+	'#db-section g.kernel circle.median' '#db-section g.kernel'
+	'#writeback-section p.absent[data-metric="writeback_tuned_vs_host"]')
 for t in $types; do
 	selectors+=("#thp-chart g.kernel[data-instance-type=\"$t\"]"
 		"#iouring-chart g.kernel[data-instance-type=\"$t\"] circle.median"
@@ -103,13 +104,15 @@ check_eq "no console errors" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
 check_eq "the page fetched nothing but itself" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT jsonb_array_length(:'j'::jsonb -> 'requests')")" 1
-check_eq "eleven charts: THP, io_uring and issue 15's nine" "$(count 'svg.chart')" 11
+check_eq "thirteen charts: THP, io_uring and issue 15's eleven measured" "$(count 'svg.chart')" 13
 check_eq "a section per benchmark family of issue 15" "$(count 'section.family')" 5
-check_eq "mmap'd-file reads: the THP speedup" "$(count '#mmap-section svg.chart')" 1
-check_eq "memory bandwidth: triad GB/s and the THP gain" "$(count '#membw-section svg.chart')" 2
+check_eq "mmap'd-file reads: the THP and the hugetlb speedup" "$(count '#mmap-section svg.chart')" 2
+check_eq "memory bandwidth: triad GB/s, the THP gain, the thread scaling" "$(count '#membw-section svg.chart')" 3
 check_eq "I/O scaling: the knee, the best IOPS, depth 32 over 1" \
 	"$(count '#ioscale-section svg.chart')|$(count '#ioscale-section svg[data-metric="iouring_knee_depth"]')" "3|1"
 check_eq "write-back: p99 and stalls" "$(count '#writeback-section svg.chart')" 2
+check_eq "and the tuned over host figure, which no run measured, says so" \
+	"$(count '#writeback-section p.absent[data-metric="writeback_tuned_vs_host"]')" 1
 # the database ran on the two hetzner types only (--with-database)
 check_eq "database: its chart, a median for the kernels that ran it" \
 	"$(count '#db-section svg.chart')|$(count '#db-section g.kernel circle.median')|$(count '#db-section g.kernel')" \
