@@ -98,6 +98,11 @@ struct bench_ops {
 	void (*teardown)(struct bench_run *run, void *state);
 	/* Adds the comparisons (ratios with intervals) from the samples. */
 	void (*compare)(struct bench_run *run, void *state);
+	/* Optional, in the agent: after the benchmark's process died
+	 * without its teardown (killed on its timeout, by a signal),
+	 * removes what it left on the host. Says what it did in what ("":
+	 * nothing); the number of things done, or -errno. */
+	int (*recover)(const struct bench_params *p, char *what, size_t len);
 };
 
 /* ---- driver ---- */

@@ -384,6 +384,22 @@ static int child_read(int fd, Fleetbench__BenchRun **ret)
 	return 0;
 }
 
+/* ops->recover after a benchmark process that died without its teardown,
+ * what it did or could not do added to note ("; ..."). */
+static void recover(struct bench_run *run, const struct bench_ops *ops,
+		    char *note, size_t notelen)
+{
+	char what[1024];
+	size_t len = strlen(note);
+	int r;
+
+	if (!ops->recover)
+		return;
+	r = ops->recover(run->params, what, sizeof(what));
+	if (r != 0 && what[0])
+		snprintf(note + len, notelen - len, "; %s", what);
+}
+
 int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 		       struct bench_out *out)
 {
@@ -409,6 +425,8 @@ int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 	}
 	r = child_wait(pid, run->params->timeout_s, &status, &timed_out);
 	where_restore(run, w, note, sizeof(note));
+	if (r == 0 && (timed_out || WIFSIGNALED(status)))
+		recover(run, ops, note, sizeof(note));
 	if (r < 0)
 		return r;
 	if (bench_interrupted())

@@ -12,6 +12,9 @@
 #  - SIGKILL of the agent and its benchmark process at once: the THP mode
 #    stays changed and the kept mode and directory stay until the next
 #    start, which restores the mode and removes them;
+#  - the benchmark's timeout (--bench-timeout): the agent kills its process
+#    and restores the mode and removes the directory and the kept mode at
+#    once, saying so in the failure;
 #  - without --with-database: skipped, "not asked: --with-database"; not
 #    root: refused; pgbench missing (--pg-bindir): skipped naming it.
 # Root only (it changes the host's THP mode): as another user only the
@@ -204,5 +207,16 @@ check_has "next start: says it restored the mode" "$tmp/next.err" \
 check_has "next start: says it removed the directory" "$tmp/next.err" \
 	"removed 1 PostgreSQL directory"
 left "SIGKILL of both, then the next start"
+
+# the benchmark's own timeout: the driver kills its process mid-run and
+# cleans up at once, the directory and the kept mode too
+"$AGENT" bench "${small[@]}" --repeats 3 --db-seconds 4 --bench-timeout 8 \
+	--json >"$tmp/timeout.json" 2>"$tmp/timeout.err"
+check_eq "timeout: exit 4, the report printed with the failure" "$?" 4
+check_eq "timeout: every variant failed, timed out, and the clean-up said" \
+	"$(jq -r '[.benchmarks[] | select(.benchmark == "database") | .failure
+		   | test("timed out after 8 s in database.*; removed 1 PostgreSQL directory")]
+		  | unique | join(",")' "$tmp/timeout.json")" true
+left "timeout"
 
 finish
