@@ -18,8 +18,9 @@
 -- Runs stored before this migration that carry the comparisons get their
 -- figures here, and their groups are noted in fleet_dirty;
 -- every other group's new figures are NULL, as a recompute gives.
--- fleet_compare_by() and fleet_kernels_by() return the new columns, so
--- they and their views are dropped and made again as in 016.
+-- fleet_compare_by() and fleet_kernels_by() return the new columns:
+-- schema/functions/40_queries.sql drops and makes them again itself (016
+-- did it here, keeping their views' grants by hand).
 
 -- ---- run_figures ----
 
@@ -81,39 +82,3 @@ ALTER TABLE fleet_summary
 	ADD COLUMN mmap_hugetlb_speedup fleetbench_estimate,
 	ADD COLUMN membw_thread_scaling fleetbench_estimate,
 	ADD COLUMN writeback_tuned_vs_host fleetbench_estimate;
-
--- ---- compare and kernels: a new return type ----
-
-CREATE TEMPORARY TABLE fleetbench_019_grants ON COMMIT DROP AS
-SELECT c.oid::regclass::text AS name,
-       ARRAY(SELECT format('GRANT %s ON %s TO %s%s', a.privilege_type,
-			   c.oid::regclass,
-			   CASE WHEN a.grantee = 0 THEN 'PUBLIC'
-				ELSE quote_ident(pg_get_userbyid(a.grantee)) END,
-			   CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION'
-				ELSE '' END)
-	     FROM aclexplode(c.relacl) AS a
-	     WHERE a.grantee <> c.relowner) AS grants
-FROM pg_class AS c
-WHERE c.oid IN (to_regclass('fleet_compare'), to_regclass('fleet_kernels'));
-
-DROP VIEW IF EXISTS fleet_compare;
-DROP VIEW IF EXISTS fleet_kernels;
-DROP FUNCTION IF EXISTS fleet_compare_by(text[], jsonb, timestamptz, text);
-DROP FUNCTION IF EXISTS fleet_kernels_by(jsonb, timestamptz, text);
-
-DO $$
-DECLARE
-	v record;
-	s text;
-BEGIN
-	FOR v IN SELECT * FROM fleetbench_019_grants LOOP
-		-- a placeholder until schema/functions/40_queries.sql
-		EXECUTE format('CREATE VIEW %s AS SELECT NULL::text AS method',
-			       v.name);
-		FOREACH s IN ARRAY v.grants LOOP
-			EXECUTE s;
-		END LOOP;
-	END LOOP;
-END
-$$;

@@ -6,6 +6,18 @@
 -- Functions are CREATE OR REPLACE (a trigger function is never dropped: its
 -- triggers depend on it); views are dropped and made again.
 
+-- fleet_compare_by() and fleet_kernels_by() return a column per headline
+-- figure: a new figure changes their return type, which CREATE OR REPLACE
+-- refuses, so they are dropped and made again here, with their views
+-- first (migrate keeps the views' grants over the function files, and
+-- refuses, naming it, a view of the database's users over them that the
+-- CASCADE took along). Their EXECUTE is PUBLIC's default again after each
+-- run of this file.
+DROP VIEW IF EXISTS fleet_kernels CASCADE;
+DROP VIEW IF EXISTS fleet_compare CASCADE;
+DROP FUNCTION IF EXISTS fleet_kernels_by(jsonb, timestamptz, text);
+DROP FUNCTION IF EXISTS fleet_compare_by(text[], jsonb, timestamptz, text);
+
 /*
  * One row per group of runs (by the keys in by, default provider,
  * instance_type, kernel), among the runs of one method matching filter
@@ -137,7 +149,6 @@ $$;
 
 -- `fleetbench compare` with its defaults: per provider, instance type and
 -- kernel release, over all runs of the default method.
-DROP VIEW IF EXISTS fleet_compare CASCADE;
 CREATE VIEW fleet_compare AS
 SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
        thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction,
@@ -379,7 +390,6 @@ LANGUAGE sql VOLATILE AS $$
 $$;
 
 -- `fleetbench kernels` for every instance type (the CLI picks one).
-DROP VIEW IF EXISTS fleet_kernels CASCADE;
 CREATE VIEW fleet_kernels AS SELECT * FROM fleet_kernels_by();
 COMMENT ON VIEW fleet_kernels IS
 	'per instance type and kernel, oldest kernel first, of the default method per kernel: fleet_compare''s figures, failures and what changed from the kernel before';
