@@ -148,6 +148,12 @@ int collector_setup(const struct agent_config *cfg, struct collector *c)
 	r = collector_endpoints(cfg->endpoints, c);
 	if (r != ST_OK)
 		return r;
+	if (cfg->endpoint_order && strcmp(cfg->endpoint_order, "listed") &&
+	    strcmp(cfg->endpoint_order, "random")) {
+		log_error("endpoint_order '%s': expected listed or random",
+			  cfg->endpoint_order);
+		return ST_USAGE;
+	}
 	if (cfg->backoff_max_ms < cfg->backoff_ms) {
 		log_error("backoff_max_ms %lld is below backoff_ms %lld",
 			  cfg->backoff_max_ms, cfg->backoff_ms);

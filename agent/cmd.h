@@ -50,6 +50,8 @@ struct agent_config {
 	long long retries;
 	long long backoff_ms;
 	long long backoff_max_ms;
+	long long retry_wait_max_ms;
+	char *endpoint_order; /* listed, random */
 	bool insecure;
 	/* [bench]: sizes left 0 are taken from the profile */
 	struct bench_params bench;

@@ -34,6 +34,12 @@ static void send_event_log(void *data, const struct send_event_info *ev)
 			 ev->endpoint, ev->detail ? ": " : "",
 			 ev->detail ? ev->detail : "", ev->run_id);
 		break;
+	case SEND_RETRY_AFTER:
+		log_info("%s asks to come back later%s%s: offering report %s again in %ld ms",
+			 ev->endpoint, ev->detail ? ": " : "",
+			 ev->detail ? ev->detail : "", ev->run_id,
+			 ev->delay_ms);
+		break;
 	case SEND_QUARANTINED:
 		log_error("%s", ev->detail);
 		break;
@@ -125,6 +131,9 @@ int agent_flush_spool(const struct agent_config *cfg, struct spool *s,
 		.retries = (int)cfg->retries,
 		.backoff_ms = (int)cfg->backoff_ms,
 		.backoff_max_ms = (int)cfg->backoff_max_ms,
+		.retry_wait_max_ms = (int)cfg->retry_wait_max_ms,
+		.endpoints_random = cfg->endpoint_order &&
+				    !strcmp(cfg->endpoint_order, "random"),
 		.interrupted = bench_interrupted,
 		.event = send_event_log,
 		.event_data = (void *)cfg,

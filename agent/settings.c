@@ -174,6 +174,17 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("collector", "backoff_max_ms", CONFIG_INT, A(backoff_max_ms),
 		   "30000", 0, 3600000, "backoff-max", "MS",
 		   "longest reconnect delay (default 30000)"),
+	CONFIG_KEY("collector", "retry_wait_max_ms", CONFIG_INT,
+		   A(retry_wait_max_ms), "900000", 0, 86400000, "retry-wait-max",
+		   "MS",
+		   "wait out a collector's retry-after hint up to this\n"
+		   "within the pass; a longer one ends the pass\n"
+		   "(default 900000; 0: never wait)"),
+	CONFIG_KEY("collector", "endpoint_order", CONFIG_STR, A(endpoint_order),
+		   "listed", 0, 0, "endpoint-order", "ORDER",
+		   "listed: each pass starts at the first endpoint;\n"
+		   "random: at a random one, then in turn (spreads\n"
+		   "a fleet over several collectors; default listed)"),
 	/* a switch: sets true */
 	CONFIG_KEY("collector", "insecure", CONFIG_BOOL, A(insecure), "false", 0,
 		   0, "insecure", NULL, "plaintext, no CURVE: for tests only"),

@@ -294,14 +294,16 @@ int fleet_msg_make(const struct fleet *f, size_t agent, struct fleet_msg *m)
 	return r < 0 ? -1 : 0;
 }
 
-int fleet_send(void *sock, const struct fleet_msg *m, bool granted)
+int fleet_send(void *sock, const struct fleet_msg *m, bool granted,
+	       unsigned offer_flags)
 {
 	_cleanup_free_ uint8_t *offer = NULL;
 	const void *buf = m->buf;
 	size_t len = m->len;
 
 	if (!granted) {
-		int r = codec_pack_offer(m->run_id, m->len, &offer, &len);
+		int r = codec_pack_offer(m->run_id, m->len, offer_flags, &offer,
+					 &len);
 
 		if (r < 0)
 			return r;

@@ -88,9 +88,11 @@ int fleet_msg_make(const struct fleet *f, size_t agent, struct fleet_msg *m);
 /*
  * Sends what a simulated agent sends next for m, as agent/ship/send.c does
  * (docs/wire.md, "Offer and grant"): its Offer until it is granted, then
- * the report; with ZMQ_DONTWAIT. 0, or -errno (-EAGAIN: not now).
+ * the report; with ZMQ_DONTWAIT; the Offer with offer_flags (CODEC_OFFER_).
+ * 0, or -errno (-EAGAIN: not now).
  */
-int fleet_send(void *sock, const struct fleet_msg *m, bool granted);
+int fleet_send(void *sock, const struct fleet_msg *m, bool granted,
+	       unsigned offer_flags);
 
 /* Whether an Ack answering m is the one expected: GRANTED exactly while
  * m waits for its grant (granted false); anything else for the report. */

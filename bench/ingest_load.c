@@ -74,8 +74,9 @@ static void *bystander_run(void *arg)
 
 static int sim_send(struct sim *s)
 {
+	/* agents that queue their offers: no retry-after hints */
 	int r = fleet_send(s->sock, &s->msgs[s->next],
-			   s->load->no_offers || s->granted);
+			   s->load->no_offers || s->granted, 0);
 
 	if (r < 0) {
 		if (r != -EAGAIN)

@@ -7,9 +7,18 @@
 #include <string.h>
 
 #include "array.h"
+#include "codec.h"
 
 struct admit {
 	size_t budget; /* 0: no bound */
+	struct admit_control ctl;
+	size_t in_hand; /* reports received, not yet answered */
+	/* the rate's window: its start, reports the database answered in
+	 * it, whether offers were left waiting in it */
+	int64_t win_ms;
+	size_t win_done;
+	bool win_backlogged;
+	double slot_ms; /* the last moment promised */
 	size_t held; /* bytes granted or received, not yet answered */
 	/* offers waiting, a ring: queue[(head + i) % cap] for i < n */
 	struct admit_offer *queue;
@@ -98,8 +107,11 @@ bool admit_ready(const struct admit *a)
 
 bool admit_next(struct admit *a, int64_t now, struct admit_offer *ret)
 {
-	if (!admit_ready(a))
+	if (!admit_ready(a)) {
+		if (a->n)
+			a->win_backlogged = true; /* more offered than taken */
 		return false;
+	}
 	/* the test first: no call while there is room */
 	if (a->n_grants == a->cap_grants &&
 	    ARRAY_RESERVE(a->grants, a->cap_grants, a->n_grants + 1) < 0)
@@ -112,6 +124,21 @@ bool admit_next(struct admit *a, int64_t now, struct admit_offer *ret)
 	hold(a, ret->bytes);
 	a->stats.granted++;
 	return true;
+}
+
+bool admit_take(struct admit *a, struct admit_offer *ret)
+{
+	if (!a->n)
+		return false;
+	*ret = a->queue[a->head];
+	a->head = (a->head + 1) % a->cap;
+	a->n--;
+	return true;
+}
+
+void admit_stats_note_in_hand(struct admit *a)
+{
+	a->stats.offers_in_hand++;
 }
 
 static void grant_drop(struct admit *a, size_t i)
@@ -143,6 +170,7 @@ void admit_received(struct admit *a, const char *run_id, size_t bytes)
 				break;
 			}
 	hold(a, bytes);
+	a->in_hand++;
 }
 
 int64_t admit_lapse_next(const struct admit *a)
@@ -176,4 +204,140 @@ size_t admit_waiting(const struct admit *a)
 const struct admit_stats *admit_stats(const struct admit *a)
 {
 	return &a->stats;
+}
+
+/* ---- admission control ---- */
+
+void admit_set_control(struct admit *a, const struct admit_control *c)
+{
+	a->ctl = *c;
+	if (a->ctl.retry_max_ms < a->ctl.retry_min_ms)
+		a->ctl.retry_max_ms = a->ctl.retry_min_ms;
+}
+
+/* Closes the rate's window once it is ADMIT_RATE_WINDOW_MS long: a window
+ * with offers left waiting measures what the database can do (averaged
+ * with the last measure); one without only raises it. */
+static void rate_roll(struct admit *a, int64_t now)
+{
+	int64_t dt = now - a->win_ms;
+	double r;
+
+	if (!a->win_ms) {
+		a->win_ms = now;
+		return;
+	}
+	if (dt < ADMIT_RATE_WINDOW_MS)
+		return;
+	r = (double)a->win_done * 1000.0 / (double)dt;
+	if (a->win_backlogged)
+		a->stats.rate = a->stats.rate > 0 ? (a->stats.rate + r) / 2 : r;
+	else if (r > a->stats.rate)
+		a->stats.rate = r;
+	a->win_ms = now;
+	a->win_done = 0;
+	a->win_backlogged = false;
+}
+
+void admit_answered(struct admit *a, size_t n_db, size_t n_all, int64_t now)
+{
+	rate_roll(a, now);
+	a->win_done += n_db;
+	a->in_hand = n_all < a->in_hand ? a->in_hand - n_all : 0;
+}
+
+size_t admit_backlog(const struct admit *a)
+{
+	return a->n + a->n_grants + a->in_hand;
+}
+
+/* Reports/s for the bound and the hints: as measured, or before any
+ * measure what ADMIT_COLD_BOUND within wait_ms would be. */
+static double rate_of(const struct admit *a)
+{
+	double cold = ADMIT_COLD_BOUND * 1000.0 / (double)a->ctl.wait_ms;
+
+	return a->stats.rate > 0 ? a->stats.rate : cold;
+}
+
+size_t admit_bound(const struct admit *a)
+{
+	double b;
+
+	if (a->ctl.wait_ms <= 0)
+		return 0;
+	if (a->stats.rate <= 0)
+		return ADMIT_COLD_BOUND;
+	b = a->stats.rate * (double)a->ctl.wait_ms / 1000.0;
+	return b < ADMIT_MIN_BOUND ? ADMIT_MIN_BOUND : (size_t)b;
+}
+
+/* The next moment of its own for an agent turned away: 1/rate after the
+ * last one promised, and not before the backlog has drained to half the
+ * bound (plus down_ms). */
+uint32_t admit_hint(struct admit *a, int64_t now, int64_t down_ms)
+{
+	double rate = rate_of(a), at, hint;
+	size_t backlog = admit_backlog(a), half = admit_bound(a) / 2;
+
+	rate_roll(a, now);
+	at = (double)(now + down_ms);
+	if (backlog > half)
+		at += (double)(backlog - half) * 1000.0 / rate;
+	if (a->slot_ms < at)
+		a->slot_ms = at;
+	a->slot_ms += 1000.0 / rate;
+	hint = a->slot_ms - (double)now;
+	if (hint < (double)a->ctl.retry_min_ms)
+		hint = (double)a->ctl.retry_min_ms;
+	if (hint > (double)a->ctl.retry_max_ms)
+		hint = (double)a->ctl.retry_max_ms;
+	if (hint > CODEC_MAX_RETRY_AFTER_MS)
+		hint = CODEC_MAX_RETRY_AFTER_MS;
+	if (hint < 1)
+		hint = 1;
+	if ((uint32_t)hint > a->stats.hint_max_ms)
+		a->stats.hint_max_ms = (uint32_t)hint;
+	a->stats.turned_away++;
+	return (uint32_t)hint;
+}
+
+/* Agents promised a moment still ahead. */
+static size_t promised(const struct admit *a, int64_t now)
+{
+	double ahead = a->slot_ms - (double)now;
+
+	return ahead > 0 ? (size_t)(ahead * rate_of(a) / 1000.0) : 0;
+}
+
+bool admit_control_offer(struct admit *a, bool returning, int64_t now,
+			 uint32_t *retry_after_ms)
+{
+	size_t bound = admit_bound(a), backlog = admit_backlog(a);
+
+	if (!bound)
+		return true;
+	rate_roll(a, now);
+	if (returning ? backlog < bound :
+			backlog + promised(a, now) < bound) {
+		a->stats.returned += returning;
+		return true;
+	}
+	*retry_after_ms = admit_hint(a, now, 0);
+	return false;
+}
+
+bool admit_control_report(struct admit *a, const uint8_t *id, size_t id_len,
+			  int64_t now, uint32_t *retry_after_ms)
+{
+	size_t bound = admit_bound(a);
+
+	for (size_t i = 0; i < a->n_grants; i++)
+		if (a->grants[i].id_len == id_len &&
+		    !memcmp(a->grants[i].id, id, id_len))
+			return true;
+	if (!bound || admit_backlog(a) + promised(a, now) < bound)
+		return true;
+	*retry_after_ms = admit_hint(a, now, 0);
+	return false;
 }

@@ -13,6 +13,19 @@
  * agent went away). Reports that come without an offer (agents older
  * than offers) are let in as they come and count against the budget.
  * Nothing here touches a socket: the serve loop sends the grants.
+ *
+ * Admission control (docs/wire.md, "Admission control"): the collector
+ * measures its commit rate (reports the database answered per second,
+ * over windows of ADMIT_RATE_WINDOW_MS in which offers were left waiting:
+ * what it can do, not what it was offered) and lets in only what it can
+ * answer within wait_ms: its backlog (offers waiting, grants outstanding,
+ * reports in hand) stays under rate x wait_ms. An offer past that bound,
+ * from an agent that honours hints, is answered RETRY_LATER at once with
+ * a retry-after hint: a moment of its own, spaced 1/rate from the
+ * previous one and after the backlog has drained to half the bound, so
+ * the agents turned away come back at the rate the collector stores. An
+ * agent that comes back (its Offer says so) is let in before new ones,
+ * which are turned away while moments promised are still ahead.
  */
 #ifndef FLEETBENCH_ADMIT_H
 #define FLEETBENCH_ADMIT_H
@@ -25,6 +38,10 @@
 #define ADMIT_LAPSE_MS 10000
 #define ADMIT_QUEUE_MAX 10000 /* offers waiting (320 bytes each); beyond, RETRY_LATER */
 #define ADMIT_GRANTS_MAX 4096 /* grants whose report has not come */
+#define ADMIT_RATE_WINDOW_MS 1000
+#define ADMIT_COLD_BOUND 256 /* reports let in before a rate is measured */
+#define ADMIT_MIN_BOUND 64 /* the bound never goes below */
+#define ADMIT_PROMISES_MAX 200000 /* past: hints without a promise */
 
 /* One offer: who made it and for what. */
 struct admit_offer {
@@ -37,8 +54,19 @@ struct admit_offer {
 
 struct admit_stats {
 	unsigned long offers, granted, lapsed, queue_full;
+	unsigned long turned_away; /* RETRY_LATER with a hint: over the bound */
+	unsigned long returned; /* agents back after a hint, let in */
+	unsigned long offers_in_hand; /* offers for a report still in hand */
+	uint32_t hint_max_ms; /* the longest hint given */
+	double rate; /* reports/s the database answers, as measured */
 	size_t queue_peak; /* most offers waiting at once */
 	size_t held_peak; /* most bytes let in at once */
+};
+
+/* Admission control's settings; wait_ms 0: none (offers only queue). */
+struct admit_control {
+	int64_t wait_ms; /* answer what is let in within this */
+	int64_t retry_min_ms, retry_max_ms; /* the hints' range */
 };
 
 struct admit;
@@ -47,6 +75,39 @@ struct admit;
  * out of memory. */
 struct admit *admit_new(size_t budget);
 void admit_free(struct admit *a);
+
+/* Turns admission control on (wait_ms > 0) or off. */
+void admit_set_control(struct admit *a, const struct admit_control *c);
+
+/*
+ * Whether an offer from an agent that honours hints may queue now
+ * (returning: it comes back after a hint); when not, *retry_after_ms says
+ * when to come back. Call before admit_offer(). Offers from agents that
+ * do not honour hints queue as before (they would end their pass on a
+ * RETRY_LATER).
+ */
+bool admit_control_offer(struct admit *a, bool returning, int64_t now,
+			 uint32_t *retry_after_ms);
+
+/*
+ * Whether a report that came without a grant (from peer id) may be let in
+ * now; when not, *retry_after_ms is the hint (no promise: its sender
+ * offers nothing). A report whose sender holds a grant is always let in.
+ */
+bool admit_control_report(struct admit *a, const uint8_t *id, size_t id_len,
+			  int64_t now, uint32_t *retry_after_ms);
+
+/* A hint for an agent turned away for another reason (the collector is
+ * stopping: back after down_ms, spread like the others). */
+uint32_t admit_hint(struct admit *a, int64_t now, int64_t down_ms);
+
+/* n_all reports received were answered, n_db of them by the database
+ * (stored, or found stored): the backlog's measure, and the rate's. */
+void admit_answered(struct admit *a, size_t n_db, size_t n_all, int64_t now);
+
+/* The bound in reports (0: no admission control) and the backlog. */
+size_t admit_bound(const struct admit *a);
+size_t admit_backlog(const struct admit *a);
 
 /* Queues an offer. 0, or -ENOBUFS when ADMIT_QUEUE_MAX offers wait
  * already (answer RETRY_LATER), or -ENOMEM. */
@@ -59,6 +120,13 @@ int admit_offer(struct admit *a, const struct admit_offer *o);
  * taken: the caller sends GRANTED, or calls admit_cancel() when it cannot.
  */
 bool admit_next(struct admit *a, int64_t now, struct admit_offer *ret);
+
+/* Takes the first waiting offer into *ret, whatever the budget (to turn
+ * it away); false when none waits. */
+bool admit_take(struct admit *a, struct admit_offer *ret);
+
+/* Counts an offer whose report was in hand already. */
+void admit_stats_note_in_hand(struct admit *a);
 
 /* Undoes the grant of admit_next() that could not be sent. */
 void admit_cancel(struct admit *a, const struct admit_offer *o);

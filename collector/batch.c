@@ -39,16 +39,23 @@ void item_decide(struct item *it, Fleetbench__Ack__Status status,
 	snprintf(it->reason, sizeof(it->reason), "%s", reason ? reason : "");
 }
 
-/* Sends an Ack to the peer of routing id id: 0 or -errno. */
 int ack_send(struct ingest *g, const uint8_t *id, size_t id_len,
-		    const char *run_id, Fleetbench__Ack__Status status,
-		    const char *reason)
+	     const char *run_id, Fleetbench__Ack__Status status,
+	     const char *reason)
+{
+	return ack_send_after(g, id, id_len, run_id, status, reason, 0);
+}
+
+int ack_send_after(struct ingest *g, const uint8_t *id, size_t id_len,
+		   const char *run_id, Fleetbench__Ack__Status status,
+		   const char *reason, uint32_t retry_after_ms)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
 	size_t len;
 	int r;
 
-	r = codec_pack_ack(run_id, status, reason, &buf, &len);
+	r = codec_pack_ack_after(run_id, status, reason, retry_after_ms, &buf,
+				 &len);
 	if (r == 0 && zmq_send(g->sock, id, id_len,
 			       ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
 		r = -errno;
@@ -293,16 +300,21 @@ static void item_answer(struct ingest *g, struct item *it)
 static void batch_answer(struct ingest *g, struct batch *b)
 {
 	int n = b->n;
+	size_t n_db = 0;
 
 	for (int i = 0; i < n; i++) {
 		struct item *it = &b->items[i];
 
+		n_db += it->db &&
+			(it->status == FLEETBENCH__ACK__STATUS__COMMITTED ||
+			 it->status == FLEETBENCH__ACK__STATUS__DUPLICATE);
 		if (it->ack)
 			item_answer(g, it);
 		pgparam_release(&it->params);
 		admit_release(g->admit, it->charge);
 		it->charge = 0;
 	}
+	admit_answered(g->admit, n_db, (size_t)n, mono_ms());
 	b->n = 0;
 	b->handed = 0;
 	b->bytes = 0;

@@ -29,6 +29,9 @@ struct collector_config {
 	long long batch_wait_ms;
 	long long db_connections;
 	uint64_t admit_bytes;
+	long long admit_wait_ms;
+	long long retry_after_min_ms;
+	long long retry_after_max_ms;
 	bool insecure;
 	char *schema_dir;
 	char *alert_hook;

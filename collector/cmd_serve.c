@@ -190,6 +190,11 @@ int cmd_serve(const struct collector_config *cfg)
 	void *zctx = NULL;
 	int r, ret = 1;
 
+	if (cfg->retry_after_max_ms < cfg->retry_after_min_ms) {
+		log_error("retry_after_max_ms (%lld) is below retry_after_min_ms (%lld)",
+			  cfg->retry_after_max_ms, cfg->retry_after_min_ms);
+		goto out;
+	}
 	if (serve_keys(cfg, &keys, &allow) < 0)
 		goto out;
 	if (db_open(&d, cfg) < 0 || serve_check_schema(&d) < 0)
@@ -250,6 +255,11 @@ int cmd_serve(const struct collector_config *cfg)
 		.batch_wait_ms = (int)cfg->batch_wait_ms,
 		.connections = (int)cfg->db_connections,
 		.admit_bytes = (size_t)cfg->admit_bytes,
+		.admit = {
+			.wait_ms = cfg->admit_wait_ms,
+			.retry_min_ms = cfg->retry_after_min_ms,
+			.retry_max_ms = cfg->retry_after_max_ms,
+		},
 		.dsn = cfg->dsn,
 	});
 	ret = r < 0 ? 1 : 0;

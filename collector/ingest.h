@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "admit.h"
 #include "fleetbench.pb-c.h"
 #include "link.h"
 #include "pg.h"
@@ -34,6 +35,8 @@ struct ingest_opts {
 	 * received, or received and not yet answered (admit.h); 0: every
 	 * offer is granted at once */
 	size_t admit_bytes;
+	/* admission control (admit.h); wait_ms 0: none */
+	struct admit_control admit;
 };
 
 /*

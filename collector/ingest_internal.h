@@ -50,6 +50,7 @@ struct item {
 struct stats {
 	unsigned long received, committed, duplicate, rejected, retry_later,
 		unacked, dropped, ack_lost;
+	unsigned long stopping; /* turned away with a hint while stopping */
 };
 
 /*
@@ -102,10 +103,14 @@ struct ingest {
 void item_decide(struct item *it, Fleetbench__Ack__Status status,
 		 const char *reason);
 
-/* Sends an Ack to the peer of routing id id: 0 or -errno. */
+/* Sends an Ack to the peer of routing id id: 0 or -errno. ack_send_after()
+ * adds a retry-after hint to a RETRY_LATER (0: none). */
 int ack_send(struct ingest *g, const uint8_t *id, size_t id_len,
 	     const char *run_id, Fleetbench__Ack__Status status,
 	     const char *reason);
+int ack_send_after(struct ingest *g, const uint8_t *id, size_t id_len,
+		   const char *run_id, Fleetbench__Ack__Status status,
+		   const char *reason, uint32_t retry_after_ms);
 
 /* c's connection is lost (err says why): logged, and the next attempt
  * scheduled right away. */

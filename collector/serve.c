@@ -63,18 +63,81 @@ static void item_parse(struct item *it, zmq_msg_t *m)
 
 /* ---- offers (admit.h) ---- */
 
-/* An Offer: queued for a grant, or answered at once when it is malformed
- * or the queue is full. */
+/* Whether the report run_id is in hand: received, not yet answered. */
+static bool in_hand(const struct ingest *g, const char *run_id)
+{
+	for (int k = 0; k < g->n_batches; k++) {
+		const struct batch *b = &g->batches[k];
+
+		for (int i = 0; i < b->n; i++)
+			if (!strcmp(b->items[i].run_id, run_id))
+				return true;
+	}
+	return false;
+}
+
+/* Answers RETRY_LATER with a hint; counted, a lost answer too. */
+static void turn_away(struct ingest *g, const struct item *it,
+		      const char *run_id, uint32_t hint, const char *why)
+{
+	g->stats.retry_later++;
+	if (ack_send_after(g, it->id, it->id_len, run_id,
+			   FLEETBENCH__ACK__STATUS__RETRY_LATER, why, hint) < 0)
+		g->stats.ack_lost++;
+}
+
+/* While stopping: everything that comes is turned away, to come back
+ * once the collector is expected up again. */
+#define STOPPING_HINT_MS 2000
+
+/*
+ * An Offer: queued for a grant, or answered at once when it is malformed,
+ * its report is in hand already, admission control turns it away, the
+ * collector is stopping or the queue is full.
+ */
 static void offer_receive(struct ingest *g, const struct item *it,
 			  zmq_msg_t *m)
 {
 	struct admit_offer o = { .id_len = (uint8_t)it->id_len };
 	char err[CODEC_ERR_LEN];
+	unsigned flags = 0;
+	uint32_t hint = 0;
+	int64_t now = mono_ms();
 	int r;
 
 	memcpy(o.id, it->id, it->id_len);
 	r = codec_unpack_offer(zmq_msg_data(m), zmq_msg_size(m), o.run_id,
-			       &o.bytes, err);
+			       &o.bytes, &flags, err);
+	if (r == 0 && g->stop) {
+		turn_away(g, it, o.run_id,
+			  admit_hint(g->admit, now, STOPPING_HINT_MS),
+			  "the collector is stopping: come back later");
+		return;
+	}
+	if (r == 0 && in_hand(g, o.run_id)) {
+		/* sent before, not answered yet: not again meanwhile */
+		admit_stats_note_in_hand(g->admit);
+		snprintf(err, sizeof(err),
+			 "report %s is in hand already: its answer comes soon",
+			 o.run_id);
+		turn_away(g, it, o.run_id,
+			  (uint32_t)(g->o->admit.retry_min_ms > 0 ?
+					     g->o->admit.retry_min_ms :
+					     1000),
+			  err);
+		return;
+	}
+	if (r == 0 && (flags & CODEC_OFFER_HINTS) &&
+	    !admit_control_offer(g->admit, flags & CODEC_OFFER_RETURNING, now,
+				 &hint)) {
+		snprintf(err, sizeof(err),
+			 "%zu reports wait already, %zu is what %.0f reports/s store in %lld ms: come back in %u ms",
+			 admit_backlog(g->admit), admit_bound(g->admit),
+			 admit_stats(g->admit)->rate,
+			 (long long)g->o->admit.wait_ms, hint);
+		turn_away(g, it, o.run_id, hint, err);
+		return;
+	}
 	if (r == 0)
 		r = admit_offer(g->admit, &o);
 	if (r == 0)
@@ -90,11 +153,28 @@ static void offer_receive(struct ingest *g, const struct item *it,
 				 "%zu offers wait already: send again later" :
 				 "the collector is out of memory: send again later",
 			 admit_waiting(g->admit));
-		r = ack_send(g, it->id, it->id_len, o.run_id,
-			     FLEETBENCH__ACK__STATUS__RETRY_LATER, err);
+		r = ack_send_after(g, it->id, it->id_len, o.run_id,
+				   FLEETBENCH__ACK__STATUS__RETRY_LATER, err,
+				   admit_hint(g->admit, now, 0));
 	}
 	if (r < 0)
 		g->stats.ack_lost++;
+}
+
+/* Stopping: the offers waiting are told to come back later. */
+static void offers_turn_away(struct ingest *g)
+{
+	struct admit_offer o;
+	int64_t now = mono_ms();
+
+	while (admit_take(g->admit, &o)) {
+		struct item it = { .id_len = o.id_len };
+
+		memcpy(it.id, o.id, o.id_len);
+		turn_away(g, &it, o.run_id,
+			  admit_hint(g->admit, now, STOPPING_HINT_MS),
+			  "the collector is stopping: come back later");
+	}
 }
 
 /* Grants waiting offers while there is room, lapsing old grants first. */
@@ -110,6 +190,31 @@ static void offers_grant(struct ingest *g)
 		if (ack_send(g, o.id, o.id_len, o.run_id,
 			     FLEETBENCH__ACK__STATUS__GRANTED, NULL) < 0)
 			admit_cancel(g->admit, &o);
+}
+
+/*
+ * A report is turned away before it is decoded while the collector is
+ * stopping, or when it came without a grant and admission control has no
+ * room (an agent older than offers, or one sending directly to a
+ * collector that once refused its offer). True when answered.
+ */
+static bool report_turned_away(struct ingest *g, const struct item *it)
+{
+	int64_t now = mono_ms();
+	uint32_t hint = 0;
+
+	if (g->stop) {
+		hint = admit_hint(g->admit, now, STOPPING_HINT_MS);
+		g->stats.stopping++;
+		turn_away(g, it, "", hint,
+			  "the collector is stopping: send again later");
+		return true;
+	}
+	if (admit_control_report(g->admit, it->id, it->id_len, now, &hint))
+		return false;
+	turn_away(g, it, "", hint,
+		  "the collector has more reports than it can store in time: send again later");
+	return true;
 }
 
 /*
@@ -177,6 +282,10 @@ static int item_receive(struct ingest *g, struct item *it)
 		goto out;
 	}
 	g->stats.received++;
+	if (frames == 1 && report_turned_away(g, it)) {
+		r = 2; /* answered: nothing to store */
+		goto out;
+	}
 	if (frames != 1) {
 		char why[64];
 
@@ -258,11 +367,14 @@ static void log_stats(const struct ingest *g)
 	const struct stats *s = &g->stats;
 	const struct admit_stats *a = admit_stats(g->admit);
 
-	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu; offers %lu: granted %lu, lapsed %lu, refused (queue full) %lu, most waiting %zu, most KiB let in %zu",
+	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu; offers %lu: granted %lu, lapsed %lu, refused (queue full) %lu, most waiting %zu, most KiB let in %zu; admission: rate %.0f reports/s, bound %zu, backlog %zu, turned away %lu (longest hint %u ms), back after a hint %lu, offers for a report in hand %lu, turned away while stopping %lu",
 		 s->received, s->committed, s->duplicate, s->rejected,
 		 s->retry_later, s->unacked, s->dropped, s->ack_lost,
 		 link_server_refused(g->o->server), a->offers, a->granted,
-		 a->lapsed, a->queue_full, a->queue_peak, a->held_peak >> 10);
+		 a->lapsed, a->queue_full, a->queue_peak, a->held_peak >> 10,
+		 a->rate, admit_bound(g->admit), admit_backlog(g->admit),
+		 a->turned_away, a->hint_max_ms, a->returned,
+		 a->offers_in_hand, s->stopping);
 }
 
 static void signals_read(struct ingest *g)
@@ -349,6 +461,8 @@ int ingest_run(const struct ingest_opts *o)
 	int ret = 0, r;
 
 	g.admit = admit_new(o->admit_bytes);
+	if (g.admit)
+		admit_set_control(g.admit, &o->admit);
 	r = g.admit ? batches_init(&g) : -ENOMEM;
 	if (r < 0) {
 		batches_release(&g);
@@ -360,8 +474,9 @@ int ingest_run(const struct ingest_opts *o)
 	while (!g.stop || !batch_idle(&g)) {
 		zmq_pollitem_t pi[2 + INGEST_CONNECTIONS_MAX] = {
 			{ NULL, o->sigfd, ZMQ_POLLIN, 0 },
+			/* stopping: what comes is turned away, not taken */
 			{ g.sock, 0,
-			  !g.stop && !batch_full(&g, g.filling) ? ZMQ_POLLIN : 0,
+			  g.stop || !batch_full(&g, g.filling) ? ZMQ_POLLIN : 0,
 			  0 },
 		};
 		int at[INGEST_CONNECTIONS_MAX]; /* each one's item, or -1 */
@@ -387,8 +502,11 @@ int ingest_run(const struct ingest_opts *o)
 			log_error("cannot poll the socket: %s", zmq_strerror(errno));
 			break;
 		}
-		if (pi[0].revents & ZMQ_POLLIN)
+		if (pi[0].revents & ZMQ_POLLIN) {
 			signals_read(&g);
+			if (g.stop)
+				offers_turn_away(&g);
+		}
 		for (int i = 0; i < g.n_conns; i++) {
 			struct conn *c = &g.conns[i];
 			short revents = at[i] < 0 ? 0 : pi[at[i]].revents;

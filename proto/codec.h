@@ -103,10 +103,18 @@ int codec_validate_capabilities(const Fleetbench__Capabilities *c,
  * split character never goes out). Unpacking returns -EBADMSG for anything
  * that is not an Ack of at most CODEC_MAX_ACK bytes with a status from
  * COMMITTED to GRANTED, a run_id empty or a UUID, and valid UTF-8
- * strings within their limits; -ENOMEM when malloc failed.
+ * strings within their limits, and a retry_after_ms only with RETRY_LATER
+ * and at most CODEC_MAX_RETRY_AFTER_MS; -ENOMEM when malloc failed.
+ * codec_pack_ack_after() adds retry_after_ms to a RETRY_LATER (0: none;
+ * more than CODEC_MAX_RETRY_AFTER_MS is cut to it; other statuses get
+ * none).
  */
+#define CODEC_MAX_RETRY_AFTER_MS 86400000u /* a day */
 int codec_pack_ack(const char *run_id, Fleetbench__Ack__Status status,
 		   const char *reason, uint8_t **ret, size_t *ret_len);
+int codec_pack_ack_after(const char *run_id, Fleetbench__Ack__Status status,
+			 const char *reason, uint32_t retry_after_ms,
+			 uint8_t **ret, size_t *ret_len);
 int codec_unpack_ack(const uint8_t *data, size_t len, Fleetbench__Ack **ret);
 void codec_free_ack(Fleetbench__Ack *a);
 
@@ -116,15 +124,19 @@ void codec_free_ack(Fleetbench__Ack *a);
  * a canonical UUID or bytes outside 1..CODEC_MAX_MESSAGE, or -ENOMEM.
  * codec_is_offer() tells an Offer from a Report by its first two bytes
  * (field 100's tag), without decoding. codec_unpack_offer() decodes and
- * checks one: 0 with *ret_run_id and *ret_bytes filled; -EBADMSG for
+ * checks one: 0 with *ret_run_id, *ret_bytes and *ret_flags (the
+ * CODEC_OFFER_ flags of the fields set true) filled; -EBADMSG for
  * anything else, err saying why.
  */
 #define CODEC_MAX_OFFER 64 /* bytes of one packed Offer */
-int codec_pack_offer(const char *run_id, size_t bytes, uint8_t **ret,
-		     size_t *ret_len);
+#define CODEC_OFFER_HINTS 1u /* offer_hints */
+#define CODEC_OFFER_RETURNING 2u /* offer_returning */
+int codec_pack_offer(const char *run_id, size_t bytes, unsigned flags,
+		     uint8_t **ret, size_t *ret_len);
 bool codec_is_offer(const uint8_t *data, size_t len);
 int codec_unpack_offer(const uint8_t *data, size_t len, char ret_run_id[37],
-		       uint32_t *ret_bytes, char err[CODEC_ERR_LEN]);
+		       uint32_t *ret_bytes, unsigned *ret_flags,
+		       char err[CODEC_ERR_LEN]);
 
 /*
  * UUIDs: thin wrappers over common/uuid_str.h (libuuid), kept under the

@@ -74,7 +74,10 @@ enum offer_mode {
 	OFFER_GRANT, /* GRANTED at once */
 	OFFER_OLD, /* as a collector older than offers: a broken Report */
 	OFFER_RETRY, /* RETRY_LATER */
+	OFFER_HINT, /* RETRY_LATER, come back in HINT_MS; GRANTED once back */
 };
+
+#define HINT_MS 150
 
 struct server {
 	void *ctx;
@@ -88,21 +91,32 @@ struct server {
 	_Atomic enum offer_mode offer_mode; /* set while it runs */
 	pthread_mutex_t lock;
 	unsigned offers; /* Offers received, not counted in received */
+	unsigned offers_hints; /* of them, saying the agent honours hints */
+	unsigned offers_returning; /* saying they come back after a hint */
 	unsigned received;
 	char seen[MAX_SEEN][37]; /* run ids, in arrival order */
 	atomic_bool stop;
 };
 
-static inline void reply(void *router, const zmq_msg_t *id, const char *run_id,
-			 Fleetbench__Ack__Status status, const char *reason)
+static inline void reply_after(void *router, const zmq_msg_t *id,
+			       const char *run_id,
+			       Fleetbench__Ack__Status status,
+			       const char *reason, uint32_t retry_after_ms)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
 	size_t len;
 
-	CHECK_OK(codec_pack_ack(run_id, status, reason, &buf, &len));
+	CHECK_OK(codec_pack_ack_after(run_id, status, reason, retry_after_ms,
+				      &buf, &len));
 	zmq_send(router, zmq_msg_data((zmq_msg_t *)id),
 		 zmq_msg_size((zmq_msg_t *)id), ZMQ_SNDMORE);
 	zmq_send(router, buf, len, 0);
+}
+
+static inline void reply(void *router, const zmq_msg_t *id, const char *run_id,
+			 Fleetbench__Ack__Status status, const char *reason)
+{
+	reply_after(router, id, run_id, status, reason, 0);
 }
 
 static inline void answer(struct server *srv, const zmq_msg_t *id,
@@ -158,17 +172,32 @@ static inline void offer_answer(struct server *srv, const zmq_msg_t *id,
 	Fleetbench__Report *rep = NULL;
 	char err[CODEC_ERR_LEN], run_id[37];
 	uint32_t bytes;
+	unsigned flags = 0;
+	enum offer_mode mode = atomic_load(&srv->offer_mode);
 
-	pthread_mutex_lock(&srv->lock);
-	srv->offers++;
-	pthread_mutex_unlock(&srv->lock);
-	switch (atomic_load(&srv->offer_mode)) {
-	case OFFER_GRANT:
-	case OFFER_RETRY:
+	if (mode != OFFER_OLD) {
 		CHECK_OK(codec_unpack_offer(zmq_msg_data(payload),
 					    zmq_msg_size(payload), run_id,
-					    &bytes, err));
+					    &bytes, &flags, err));
 		CHECK(bytes > 0);
+	}
+	pthread_mutex_lock(&srv->lock);
+	srv->offers++;
+	srv->offers_hints += !!(flags & CODEC_OFFER_HINTS);
+	srv->offers_returning += !!(flags & CODEC_OFFER_RETURNING);
+	pthread_mutex_unlock(&srv->lock);
+	switch (mode) {
+	case OFFER_HINT:
+		if (flags & CODEC_OFFER_RETURNING)
+			reply(router, id, run_id,
+			      FLEETBENCH__ACK__STATUS__GRANTED, NULL);
+		else
+			reply_after(router, id, run_id,
+				    FLEETBENCH__ACK__STATUS__RETRY_LATER,
+				    "busy", HINT_MS);
+		break;
+	case OFFER_GRANT:
+	case OFFER_RETRY:
 		reply(router, id, run_id,
 		      atomic_load(&srv->offer_mode) == OFFER_GRANT ?
 			      FLEETBENCH__ACK__STATUS__GRANTED :
@@ -403,6 +432,7 @@ static inline struct send_opts opts_for(const char *const *endpoints, size_t n,
 		.retries = 0,
 		.backoff_ms = 10,
 		.backoff_max_ms = 20,
+		.retry_wait_max_ms = 60000,
 		.heartbeat_ms = 1000,
 		.interrupted = interrupted,
 		.event = record,

@@ -30,6 +30,7 @@ struct sender {
 	void *sock; /* connected to endpoints[ep], or NULL */
 	size_t ep;
 	bool direct; /* endpoints[ep] takes no offers: send reports at once */
+	bool returning; /* the report comes back after a retry-after hint */
 	struct rng rng;
 };
 
@@ -37,6 +38,7 @@ struct sender {
 struct answer {
 	Fleetbench__Ack__Status status;
 	char reason[CODEC_MAX_REASON + 1];
+	uint32_t retry_after_ms; /* with RETRY_LATER: the hint, 0: none */
 };
 
 static int fail(char *err, int r, const char *fmt, ...)
@@ -52,20 +54,23 @@ static int fail(char *err, int r, const char *fmt, ...)
 	return r;
 }
 
+static void emit_info(struct sender *sd, struct send_event_info *info)
+{
+	info->endpoint = sd->o->endpoints[sd->ep];
+	if (sd->o->event)
+		sd->o->event(sd->o->event_data, info);
+}
+
 static void emit(struct sender *sd, enum send_event ev, const char *run_id,
 		 const char *detail, long delay_ms, unsigned attempt)
 {
-	struct send_event_info info = {
-		.event = ev,
-		.run_id = run_id,
-		.endpoint = sd->o->endpoints[sd->ep],
-		.detail = detail,
-		.delay_ms = delay_ms,
-		.attempt = attempt,
-	};
-
-	if (sd->o->event)
-		sd->o->event(sd->o->event_data, &info);
+	emit_info(sd, &(struct send_event_info){
+			      .event = ev,
+			      .run_id = run_id,
+			      .detail = detail,
+			      .delay_ms = delay_ms,
+			      .attempt = attempt,
+		      });
 }
 
 static bool interrupted(struct sender *sd)
@@ -210,6 +215,9 @@ static int await_ack(struct sender *sd, const char *run_id, bool offer,
 		ret->status = ack->status;
 		snprintf(ret->reason, sizeof(ret->reason), "%s",
 			 ack->reason ? ack->reason : "");
+		ret->retry_after_ms = ack->has_retry_after_ms ?
+					      ack->retry_after_ms :
+					      0;
 		codec_free_ack(ack);
 		return 1;
 	}
@@ -250,7 +258,10 @@ static int offer(struct sender *sd, const char *run_id, size_t len,
 	size_t blen;
 	int r;
 
-	r = codec_pack_offer(run_id, len, &buf, &blen);
+	r = codec_pack_offer(run_id, len,
+			     CODEC_OFFER_HINTS |
+				     (sd->returning ? CODEC_OFFER_RETURNING : 0),
+			     &buf, &blen);
 	if (r < 0)
 		return fail(sd->err, r, "cannot offer report %s: %s", run_id,
 			    strerror(-r));
@@ -302,18 +313,35 @@ static int attempt(struct sender *sd, const char *run_id, const void *payload,
 			 ret);
 }
 
-/* The k-th reconnect's delay (k >= 1), with equal jitter. */
+/* The k-th reconnect's delay (k >= 1): full jitter, a random share of
+ * the capped exponential (send.h). */
 static long backoff_delay(struct sender *sd, unsigned k)
 {
-	uint64_t d = (uint64_t)sd->o->backoff_ms;
+	return (long)send_backoff_full_jitter(&sd->rng,
+					      (uint64_t)sd->o->backoff_ms,
+					      (uint64_t)sd->o->backoff_max_ms,
+					      k);
+}
 
-	for (unsigned i = 1; i < k && d < (uint64_t)sd->o->backoff_max_ms; i++)
+uint64_t send_backoff_full_jitter(struct rng *rng, uint64_t base,
+				  uint64_t cap, unsigned k)
+{
+	uint64_t d = base;
+
+	for (unsigned i = 1; i < k && d < cap; i++)
 		d *= 2;
-	if (d > (uint64_t)sd->o->backoff_max_ms)
-		d = (uint64_t)sd->o->backoff_max_ms;
-	if (d < 2)
-		return (long)d;
-	return (long)(d - d / 2 + rng_below(&sd->rng, d / 2 + 1));
+	if (d > cap)
+		d = cap;
+	return rng_below(rng, d + 1);
+}
+
+uint64_t send_retry_after_delay(struct rng *rng, uint32_t hint_ms)
+{
+	uint64_t spread = hint_ms / 10 < SEND_HINT_JITTER_MAX_MS ?
+				  hint_ms / 10 :
+				  SEND_HINT_JITTER_MAX_MS;
+
+	return (uint64_t)hint_ms + rng_below(rng, spread + 1);
 }
 
 static int pause_ms(struct sender *sd, long ms)
@@ -346,11 +374,31 @@ static int deliver(struct sender *sd, const char *run_id, const void *payload,
 	size_t failed_endpoints = 0;
 	unsigned timeouts = 0;
 
+	sd->returning = false;
 	for (;;) {
 		int r = sd->sock ? 0 : connect_endpoint(sd);
 
 		if (r == 0)
 			r = attempt(sd, run_id, payload, len, ret);
+		if (r == 1 && ret->status == FLEETBENCH__ACK__STATUS__RETRY_LATER &&
+		    ret->retry_after_ms &&
+		    ret->retry_after_ms <= (uint32_t)sd->o->retry_wait_max_ms) {
+			/* told when to come back: wait, then offer again on
+			 * a new connection (the collector keeps none) */
+			long d = (long)send_retry_after_delay(&sd->rng,
+							      ret->retry_after_ms);
+
+			disconnect(sd);
+			sd->sum->retry_after++;
+			emit(sd, SEND_RETRY_AFTER, run_id,
+			     *ret->reason ? ret->reason : NULL, d, 0);
+			r = pause_ms(sd, d);
+			if (r < 0)
+				return r;
+			sd->returning = true;
+			timeouts = 0;
+			continue;
+		}
 		if (r != 0)
 			return r;
 		/* Lazy Pirate: the socket may be wedged, so drop it whole */
@@ -387,15 +435,16 @@ static int opts_check(const struct send_opts *o, char *err)
 	if (o->server_public && !o->keys)
 		return fail(err, -EINVAL, "CURVE without the agent's keys");
 	if (o->timeout_ms <= 0 || o->retries < 0 || o->backoff_ms < 0 ||
-	    o->backoff_max_ms < o->backoff_ms)
+	    o->backoff_max_ms < o->backoff_ms || o->retry_wait_max_ms < 0)
 		return fail(err, -EINVAL,
-			    "timeout must be positive, retries and backoff not negative, backoff_max at least backoff");
+			    "timeout must be positive, retries, backoff and retry_wait_max not negative, backoff_max at least backoff");
 	return 0;
 }
 
 /* Acts on the collector's answer; 1 when the pass goes on, 0 stop, -errno. */
 static int settle(struct sender *sd, struct spool *s,
-		  const struct spool_entry *e, const struct answer *a)
+		  const struct spool_entry *e, const struct answer *a,
+		  const void *payload, size_t len)
 {
 	int r;
 
@@ -409,13 +458,18 @@ static int settle(struct sender *sd, struct spool *s,
 			return fail(sd->err, r,
 				    "report %s was stored but cannot leave the spool: %s",
 				    e->run_id, strerror(-r));
-		if (a->status == FLEETBENCH__ACK__STATUS__COMMITTED) {
+		if (a->status == FLEETBENCH__ACK__STATUS__COMMITTED)
 			sd->sum->committed++;
-			emit(sd, SEND_COMMITTED, e->run_id, NULL, 0, 0);
-		} else {
+		else
 			sd->sum->duplicate++;
-			emit(sd, SEND_DUPLICATE, e->run_id, NULL, 0, 0);
-		}
+		emit_info(sd, &(struct send_event_info){
+				      .event = a->status == FLEETBENCH__ACK__STATUS__COMMITTED ?
+						       SEND_COMMITTED :
+						       SEND_DUPLICATE,
+				      .run_id = e->run_id,
+				      .report = payload,
+				      .report_len = len,
+			      });
 		return 1;
 	case FLEETBENCH__ACK__STATUS__REJECTED: {
 		const char *reason = *a->reason ? a->reason :
@@ -456,6 +510,8 @@ int send_flush(void *zctx, struct spool *s, const struct send_opts *o,
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)mono_ms() ^ (uint64_t)getpid() << 32;
 	rng_seed(&sd.rng, seed);
+	if (o->endpoints_random)
+		sd.ep = (size_t)rng_below(&sd.rng, o->n_endpoints);
 	n = spool_list(s, &entries);
 	if (n < 0)
 		return fail(err, n, "cannot list the spool: %s", strerror(-n));
@@ -488,7 +544,7 @@ int send_flush(void *zctx, struct spool *s, const struct send_opts *o,
 			ret->unreachable = true;
 		if (r <= 0)
 			break;
-		r = settle(&sd, s, e, &answer);
+		r = settle(&sd, s, e, &answer, payload, len);
 		if (r <= 0)
 			break;
 		left_spool++;

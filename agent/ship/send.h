@@ -16,15 +16,21 @@
 #include <stddef.h>
 
 #include "link.h"
+#include "rand.h"
 #include "spool.h"
 
 #define SEND_ERR_LEN 256
+/* A retry-after hint is waited out plus a random tenth of it, at most
+ * this: agents turned away together do not come back together. */
+#define SEND_HINT_JITTER_MAX_MS 1000
 
 enum send_event {
 	SEND_COMMITTED, /* stored now: removed from the spool */
 	SEND_DUPLICATE, /* stored before: removed from the spool */
 	SEND_REJECTED, /* moved to rejected/; detail: the collector's reason */
 	SEND_RETRY_LATER, /* the pass stops; detail: the reason, if any */
+	SEND_RETRY_AFTER, /* told to come back: waiting delay_ms, then
+			     offering again; detail: the reason */
 	SEND_QUARANTINED, /* damaged file moved to quarantine/; detail: why */
 	SEND_TIMEOUT, /* no Ack within timeout_ms: the socket is closed */
 	SEND_BACKOFF, /* waiting delay_ms before reconnecting */
@@ -41,8 +47,11 @@ struct send_event_info {
 	const char *run_id; /* the report concerned */
 	const char *endpoint; /* the endpoint in use */
 	const char *detail; /* reason or explanation; NULL when none */
-	long delay_ms; /* SEND_BACKOFF */
+	long delay_ms; /* SEND_BACKOFF, SEND_RETRY_AFTER */
 	unsigned attempt; /* SEND_TIMEOUT, SEND_BACKOFF: 1 for the first */
+	/* SEND_COMMITTED, SEND_DUPLICATE: the packed report delivered */
+	const void *report;
+	size_t report_len;
 };
 
 typedef void (*send_event_fn)(void *data, const struct send_event_info *ev);
@@ -56,6 +65,12 @@ struct send_opts {
 	int retries; /* reconnects to one endpoint after its first timeout */
 	int backoff_ms; /* delay before the first reconnect, doubling after */
 	int backoff_max_ms; /* cap of the delay */
+	/* a RETRY_LATER's retry-after hint up to this is waited out within
+	 * the pass; a longer one (or none) ends the pass */
+	int retry_wait_max_ms;
+	/* the pass starts at a random endpoint (then goes round in order),
+	 * not at the first */
+	bool endpoints_random;
 	int heartbeat_ms; /* ZMTP heartbeats; <= 0: LINK_HEARTBEAT_DEFAULT_MS */
 	bool (*interrupted)(void); /* checked while waiting; NULL: never */
 	send_event_fn event; /* NULL: no events */
@@ -67,6 +82,7 @@ struct send_summary {
 	unsigned offers; /* Offer messages handed to a socket */
 	unsigned committed, duplicate, rejected, quarantined;
 	unsigned remaining; /* reports of this pass still in the spool */
+	unsigned retry_after; /* RETRY_LATERs with a hint waited out */
 	bool retry_later; /* the collector said RETRY_LATER: the pass stopped */
 	bool unreachable; /* no endpoint answered in time: the pass stopped */
 };
@@ -83,12 +99,18 @@ struct send_summary {
  * the run id) and says REJECTED or RETRY_LATER, and GRANTED only answers an
  * offer, COMMITTED and DUPLICATE only a report; any other Ack is ignored.
  * COMMITTED and DUPLICATE remove the report (spool_ack), REJECTED moves it
- * to rejected/ with the reason (spool_reject), RETRY_LATER stops the pass
- * leaving it spooled, as does an endpoint list that is exhausted: the delay
- * before a reconnect is min(backoff_max_ms, backoff_ms * 2^(k-1)) for the
- * k-th reconnect, of which a random half is taken off (equal jitter), and an
- * endpoint that timed out 1 + retries times in a row is left for the next
- * (the last working endpoint stays in use for the following reports).
+ * to rejected/ with the reason (spool_reject). A RETRY_LATER with a
+ * retry-after hint of at most retry_wait_max_ms closes the socket, waits
+ * send_retry_after_delay() and offers the same report again (saying it
+ * comes back); one without a hint, or a longer one, stops the pass
+ * leaving the report spooled, as does an endpoint list that is exhausted:
+ * the delay before a reconnect is a random share, from none to all, of
+ * min(backoff_max_ms, backoff_ms * 2^(k-1)) for the k-th reconnect (full
+ * jitter), and an endpoint that timed out 1 + retries times in a row is
+ * left for the next (the last working endpoint stays in use for the
+ * following reports). Reports go in spool order, one at a time: a report
+ * is sent again only after a new offer, which the collector answers
+ * RETRY_LATER while the earlier copy is still in its hands.
  *
  * Returns 0 when the pass ran (reports may remain: see *ret), -EINTR when
  * interrupted() became true, -EINVAL for bad opts, or another -errno when
@@ -97,5 +119,14 @@ struct send_summary {
  */
 int send_flush(void *zctx, struct spool *s, const struct send_opts *o,
 	       struct send_summary *ret, char err[SEND_ERR_LEN]);
+
+/* The k-th reconnect's delay (k >= 1): uniform in [0, min(cap, base *
+ * 2^(k-1))]. */
+uint64_t send_backoff_full_jitter(struct rng *rng, uint64_t base,
+				  uint64_t cap, unsigned k);
+
+/* The wait for a retry-after hint: the hint plus up to a tenth of it
+ * (at most SEND_HINT_JITTER_MAX_MS), never less than the hint. */
+uint64_t send_retry_after_delay(struct rng *rng, uint32_t hint_ms);
 
 #endif

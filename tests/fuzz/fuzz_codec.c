@@ -109,7 +109,8 @@ static void check_offer(const uint8_t *data, size_t size)
 {
 	char err[CODEC_ERR_LEN], run_id[37] = "";
 	uint32_t bytes = 0;
-	int ret = codec_unpack_offer(data, size, run_id, &bytes, err);
+	unsigned flags = 0;
+	int ret = codec_unpack_offer(data, size, run_id, &bytes, &flags, err);
 
 	require(ret == 0 || ret == -EBADMSG || ret == -ENOMEM,
 		"offer unpack returns a documented error");

@@ -107,7 +107,7 @@ static int payload(size_t i, uint8_t **ret, size_t *ret_len)
 		return 0;
 	}
 	if (arg_offer)
-		return codec_pack_offer(arg_offer, OFFER_BYTES, ret, ret_len);
+		return codec_pack_offer(arg_offer, OFFER_BYTES, 0, ret, ret_len);
 	*ret = malloc(arg_bytes ? arg_bytes : 1);
 	if (!*ret)
 		return -ENOMEM;

@@ -242,6 +242,41 @@ static void test_ack(void)
 	a = NULL;
 	free(buf);
 
+	/* retry_after_ms: kept with RETRY_LATER, cut to its limit, left out
+	 * of other statuses; an Ack carrying it otherwise is refused */
+	CHECK_OK(codec_pack_ack_after(RUN_ID, FLEETBENCH__ACK__STATUS__RETRY_LATER,
+				      NULL, 2500, &buf, &len));
+	CHECK_OK(codec_unpack_ack(buf, len, &a));
+	CHECK(a && a->has_retry_after_ms && a->retry_after_ms == 2500);
+	codec_free_ack(a);
+	a = NULL;
+	free(buf);
+	CHECK_OK(codec_pack_ack_after(RUN_ID, FLEETBENCH__ACK__STATUS__RETRY_LATER,
+				      NULL, UINT32_MAX, &buf, &len));
+	CHECK_OK(codec_unpack_ack(buf, len, &a));
+	CHECK(a && a->retry_after_ms == CODEC_MAX_RETRY_AFTER_MS);
+	codec_free_ack(a);
+	a = NULL;
+	free(buf);
+	CHECK_OK(codec_pack_ack_after(RUN_ID, FLEETBENCH__ACK__STATUS__GRANTED,
+				      NULL, 2500, &buf, &len));
+	CHECK_OK(codec_unpack_ack(buf, len, &a));
+	CHECK(a && !a->has_retry_after_ms);
+	codec_free_ack(a);
+	a = NULL;
+	free(buf);
+	raw.run_id = RUN_ID;
+	raw.has_retry_after_ms = true;
+	raw.retry_after_ms = 100;
+	raw.status = FLEETBENCH__ACK__STATUS__COMMITTED;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+	raw.status = FLEETBENCH__ACK__STATUS__RETRY_LATER;
+	raw.retry_after_ms = CODEC_MAX_RETRY_AFTER_MS + 1;
+	len = protobuf_c_message_pack(&raw.base, packed);
+	CHECK_EQ_INT(codec_unpack_ack(packed, len, &a), -EBADMSG);
+	raw.has_retry_after_ms = false;
+
 	/* a long reason is cut at the limit on a character boundary, a bad
 	 * one before its first invalid byte */
 	reason = repeat_char('a', CODEC_MAX_REASON + 8);
@@ -324,13 +359,24 @@ static void test_offer(void)
 	char err[CODEC_ERR_LEN], run_id[37];
 	size_t len, rep_len;
 	uint32_t bytes = 0;
+	unsigned flags = 0;
 
-	CHECK_OK(codec_pack_offer(RUN_ID, 22345, &buf, &len));
+	CHECK_OK(codec_pack_offer(RUN_ID, 22345, 0, &buf, &len));
 	CHECK(len <= CODEC_MAX_OFFER);
 	CHECK(codec_is_offer(buf, len));
-	CHECK_OK(codec_unpack_offer(buf, len, run_id, &bytes, err));
+	CHECK_OK(codec_unpack_offer(buf, len, run_id, &bytes, &flags, err));
 	CHECK_EQ_STR(run_id, RUN_ID);
 	CHECK_EQ_INT(bytes, 22345);
+	CHECK_EQ_INT(flags, 0);
+	free(buf);
+	/* the flags of an agent that honours hints, coming back after one */
+	CHECK_OK(codec_pack_offer(RUN_ID, 22345,
+				  CODEC_OFFER_HINTS | CODEC_OFFER_RETURNING, &buf,
+				  &len));
+	CHECK(len <= CODEC_MAX_OFFER);
+	CHECK(codec_is_offer(buf, len));
+	CHECK_OK(codec_unpack_offer(buf, len, run_id, &bytes, &flags, err));
+	CHECK_EQ_INT(flags, CODEC_OFFER_HINTS | CODEC_OFFER_RETURNING);
 	/* an old collector: not a Report, so REJECTED without a run id */
 	CHECK_EQ_INT(codec_unpack_report(buf, len, &r, err), -EBADMSG);
 	CHECK(r == NULL);
@@ -341,47 +387,47 @@ static void test_offer(void)
 	fixture_init(&f);
 	CHECK_OK(codec_pack_report(&f.r, &rep_buf, &rep_len));
 	CHECK(!codec_is_offer(rep_buf, rep_len));
-	CHECK_EQ_INT(codec_unpack_offer(rep_buf, rep_len, run_id, &bytes, err),
+	CHECK_EQ_INT(codec_unpack_offer(rep_buf, rep_len, run_id, &bytes, &flags, err),
 		     -EBADMSG);
 	free(rep_buf);
 	CHECK(!codec_is_offer((const uint8_t *)"\xa2", 1));
 
-	CHECK_EQ_INT(codec_pack_offer("not-a-uuid", 10, &buf, &len), -EINVAL);
-	CHECK_EQ_INT(codec_pack_offer(RUN_ID, 0, &buf, &len), -EINVAL);
-	CHECK_EQ_INT(codec_pack_offer(RUN_ID, CODEC_MAX_MESSAGE + 1, &buf, &len),
+	CHECK_EQ_INT(codec_pack_offer("not-a-uuid", 10, 0, &buf, &len), -EINVAL);
+	CHECK_EQ_INT(codec_pack_offer(RUN_ID, 0, 0, &buf, &len), -EINVAL);
+	CHECK_EQ_INT(codec_pack_offer(RUN_ID, CODEC_MAX_MESSAGE + 1, 0, &buf, &len),
 		     -EINVAL);
 
 	raw.offer_run_id = "not-a-uuid";
 	raw.offer_bytes = 10;
 	len = protobuf_c_message_pack(&raw.base, packed);
 	CHECK(codec_is_offer(packed, len));
-	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, &flags, err),
 		     -EBADMSG);
 	CHECK(strstr(err, "offer_run_id") != NULL);
 	raw.offer_run_id = RUN_ID;
 	raw.offer_bytes = CODEC_MAX_MESSAGE + 1;
 	len = protobuf_c_message_pack(&raw.base, packed);
-	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, &flags, err),
 		     -EBADMSG);
 	CHECK(strstr(err, "offer_bytes") != NULL);
 	raw.offer_bytes = 0;
 	len = protobuf_c_message_pack(&raw.base, packed);
-	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, &flags, err),
 		     -EBADMSG);
 	/* a field an Offer does not have: field 1 (a Report's) appended */
 	raw.offer_bytes = 10;
 	len = protobuf_c_message_pack(&raw.base, packed);
 	packed[len++] = 0x08;
 	packed[len++] = 0x01;
-	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, err),
+	CHECK_EQ_INT(codec_unpack_offer(packed, len, run_id, &bytes, &flags, err),
 		     -EBADMSG);
 	CHECK(strstr(err, "fields it does not have") != NULL);
 	/* truncated, and too long */
-	CHECK_EQ_INT(codec_unpack_offer(packed, 10, run_id, &bytes, err),
+	CHECK_EQ_INT(codec_unpack_offer(packed, 10, run_id, &bytes, &flags, err),
 		     -EBADMSG);
 	memset(packed, 0, sizeof(packed));
 	CHECK_EQ_INT(codec_unpack_offer(packed, CODEC_MAX_OFFER + 1, run_id,
-					&bytes, err),
+					&bytes, &flags, err),
 		     -EBADMSG);
 }
 

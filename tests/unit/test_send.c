@@ -101,17 +101,17 @@ static void test_failover(void)
 		if (e->event != SEND_BACKOFF)
 			continue;
 		backoffs++;
-		/* k-th delay: min(max, base * 2^(k-1)), less up to half */
+		/* k-th delay: full jitter over min(max, base * 2^(k-1)) */
 		if (e->attempt == 1)
-			CHECK_(e->delay_ms >= 20 && e->delay_ms <= 40,
+			CHECK_(e->delay_ms >= 0 && e->delay_ms <= 40,
 			       "first backoff %ld ms", e->delay_ms);
 		else
-			CHECK_(e->delay_ms >= 30 && e->delay_ms <= 60,
+			CHECK_(e->delay_ms >= 0 && e->delay_ms <= 60,
 			       "second backoff %ld ms (capped at 60)",
 			       e->delay_ms);
 	}
 	CHECK_EQ_INT(backoffs, 2);
-	CHECK_(elapsed >= 3 * 300 + 20 + 30, "took %lld ms", (long long)elapsed);
+	CHECK_(elapsed >= 3 * 300, "took %lld ms", (long long)elapsed);
 	server_stop(&good);
 	scene_stop(&sc);
 }
@@ -194,6 +194,98 @@ static void test_offer_retry_later(void)
 	CHECK_EQ_INT(spooled(sc.s), 2);
 	CHECK_EQ_INT(count_events(&sc.log, SEND_RETRY_LATER), 1);
 	scene_stop(&sc);
+}
+
+/*
+ * A RETRY_LATER with a retry-after hint is waited out within the pass:
+ * the agent offers again no sooner than the hint, saying it comes back,
+ * and the report goes once granted. A hint longer than retry_wait_max_ms
+ * ends the pass as a RETRY_LATER without one does.
+ */
+static void test_retry_after(void)
+{
+	struct scene sc;
+	int64_t t0, elapsed;
+	int waits = 0;
+
+	scene_start(&sc, "retry-after", true, ACT_COMMIT, 0, NULL, 2);
+	atomic_store(&sc.srv.offer_mode, OFFER_HINT);
+	t0 = mono_ms();
+	CHECK_EQ_INT(flush(sc.s, &sc.o, &sc.sum), 0);
+	elapsed = mono_ms() - t0;
+	CHECK(!sc.sum.retry_later);
+	CHECK_EQ_INT(sc.sum.committed, 2);
+	CHECK_EQ_INT(sc.sum.retry_after, 2);
+	CHECK_EQ_INT(spooled(sc.s), 0);
+	/* each report: offered, told to wait, offered again, sent once */
+	CHECK_EQ_INT(sc.sum.offers, 4);
+	CHECK_EQ_INT(sc.sum.sent, 2);
+	CHECK_EQ_INT(server_received(&sc.srv), 2);
+	pthread_mutex_lock(&sc.srv.lock);
+	CHECK_EQ_INT(sc.srv.offers_hints, 4);
+	CHECK_EQ_INT(sc.srv.offers_returning, 2);
+	pthread_mutex_unlock(&sc.srv.lock);
+	for (int i = 0; i < sc.log.n; i++) {
+		const struct send_event_info *e = &sc.log.ev[i];
+
+		if (e->event != SEND_RETRY_AFTER)
+			continue;
+		waits++;
+		/* the hint, plus up to a tenth of it */
+		CHECK_(e->delay_ms >= HINT_MS && e->delay_ms <= HINT_MS * 11 / 10,
+		       "waited %ld ms for a %d ms hint", e->delay_ms, HINT_MS);
+		CHECK_EQ_STR(sc.log.detail[i], "busy");
+	}
+	CHECK_EQ_INT(waits, 2);
+	CHECK_(elapsed >= 2 * HINT_MS, "took %lld ms", (long long)elapsed);
+	scene_stop(&sc);
+
+	/* a hint beyond what the agent waits: the pass ends */
+	scene_start(&sc, "retry-after-long", true, ACT_COMMIT, 0, NULL, 2);
+	atomic_store(&sc.srv.offer_mode, OFFER_HINT);
+	sc.o.retry_wait_max_ms = HINT_MS - 1;
+	CHECK_EQ_INT(flush(sc.s, &sc.o, &sc.sum), 0);
+	CHECK(sc.sum.retry_later);
+	CHECK_EQ_INT(sc.sum.retry_after, 0);
+	CHECK_EQ_INT(sc.sum.offers, 1);
+	CHECK_EQ_INT(sc.sum.sent, 0);
+	CHECK_EQ_INT(spooled(sc.s), 2);
+	scene_stop(&sc);
+}
+
+/* The delays: full jitter stays within [0, min(cap, base * 2^(k-1))] and
+ * spreads over it; a hint's wait within [hint, hint + min(hint/10, 1 s)]. */
+static void test_delays(void)
+{
+	struct rng rng;
+	uint64_t lo = UINT64_MAX, hi = 0, sum = 0;
+	const int n = 10000;
+
+	rng_seed(&rng, 7);
+	for (int i = 0; i < n; i++) {
+		uint64_t d = send_backoff_full_jitter(&rng, 500, 30000, 3);
+
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		sum += d;
+	}
+	CHECK_(hi <= 2000 && hi >= 1900, "largest of 3rd backoffs %llu ms",
+	       (unsigned long long)hi);
+	CHECK_(lo <= 100, "smallest of 3rd backoffs %llu ms",
+	       (unsigned long long)lo);
+	/* uniform over [0, 2000]: the mean near 1000 */
+	CHECK_(sum / n >= 950 && sum / n <= 1050, "mean %llu ms",
+	       (unsigned long long)(sum / n));
+	for (int i = 0; i < n; i++)
+		CHECK(send_backoff_full_jitter(&rng, 500, 30000, 40) <= 30000);
+	CHECK_EQ_INT(send_backoff_full_jitter(&rng, 0, 0, 1), 0);
+	for (int i = 0; i < n; i++) {
+		uint64_t d = send_retry_after_delay(&rng, 5000);
+		uint64_t l = send_retry_after_delay(&rng, 60000);
+
+		CHECK(d >= 5000 && d <= 5500);
+		CHECK(l >= 60000 && l <= 61000);
+	}
 }
 
 /* RETRY_LATER stops the pass: nothing leaves the spool. */
@@ -390,6 +482,8 @@ int main(void)
 	test_statuses();
 	test_failover();
 	test_retry_later();
+	test_retry_after();
+	test_delays();
 	test_old_collector();
 	test_offer_retry_later();
 	test_too_large();

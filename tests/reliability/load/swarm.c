@@ -180,7 +180,7 @@ static void agent_timeout(struct swarm *s, struct agent *a, int64_t now)
 /* Sends msgs[next] once granted, else its offer. */
 static int agent_send(struct swarm *s, struct agent *a, int64_t now)
 {
-	int r = fleet_send(a->sock, &a->msgs[a->next], a->granted);
+	int r = fleet_send(a->sock, &a->msgs[a->next], a->granted, 0);
 
 	if (r == -EAGAIN || r == -EINTR)
 		return 0; /* not writable after all: poll again */
