@@ -4,7 +4,11 @@
  * order they came while the bytes let in stay within the budget; a report
  * larger than the budget still goes when nothing else is in; answered
  * reports and lapsed or cancelled grants make room; a report that came
- * without an offer counts; the queue has a bound.
+ * without an offer counts; the queue has a bound. Admission control
+ * measures the rate the database answers at, bounds the backlog by what
+ * it stores within wait_ms, spaces the hints it turns agents away with
+ * by 1/rate, lets agents coming back in before new ones, and lets a
+ * granted report in whatever the backlog.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -151,8 +155,130 @@ static void test_queue_bound(void)
 	admit_free(a);
 }
 
+static const struct admit_control control = {
+	.wait_ms = 4000,
+	.retry_min_ms = 1000,
+	.retry_max_ms = 600000,
+};
+
+/* One tick of a database storing `per_tick` reports: grants what the
+ * budget allows, receives and answers them. */
+static void store_tick(struct admit *a, int64_t now)
+{
+	struct admit_offer o;
+	size_t n = 0, bytes = 0;
+
+	while (admit_next(a, now, &o)) {
+		admit_received(a, o.run_id, o.bytes);
+		bytes += o.bytes;
+		n++;
+	}
+	admit_release(a, bytes);
+	admit_answered(a, n, n, now);
+}
+
+static void test_control(void)
+{
+	struct admit *a = admit_new(100); /* 10 offers of 10 bytes at once */
+	int64_t now = 1000;
+	uint32_t hint = 0, h1 = 0, h2 = 0;
+	int admitted = 0, turned = 0, i;
+	double rate;
+
+	admit_set_control(a, &control);
+	/* before any measure: ADMIT_COLD_BOUND, then hints */
+	CHECK_EQ_INT(admit_bound(a), ADMIT_COLD_BOUND);
+	for (i = 0; i < 300; i++) {
+		struct admit_offer o = offer(i, 10);
+
+		if (admit_control_offer(a, false, now, &hint)) {
+			CHECK_OK(admit_offer(a, &o));
+			admitted++;
+		} else {
+			CHECK_(hint >= control.retry_min_ms,
+			       "hint %u ms below the least", hint);
+			turned++;
+		}
+	}
+	CHECK_EQ_INT(admitted, ADMIT_COLD_BOUND);
+	CHECK_EQ_INT(turned, 300 - ADMIT_COLD_BOUND);
+	CHECK_EQ_INT(admit_stats(a)->turned_away, 300 - ADMIT_COLD_BOUND);
+	CHECK_EQ_INT(admit_backlog(a), ADMIT_COLD_BOUND);
+
+	/* 2 s of a database storing 10 reports each 100 ms, offers left
+	 * waiting: the rate measured is about 100/s, the bound 4 s of it */
+	for (int t = 0; t < 20; t++) {
+		now += 100;
+		store_tick(a, now);
+	}
+	rate = admit_stats(a)->rate;
+	CHECK_(rate >= 85 && rate <= 105, "rate %.1f reports/s", rate);
+	CHECK_(admit_bound(a) == (size_t)(rate * 4),
+	       "bound %zu at %.1f reports/s", admit_bound(a), rate);
+	CHECK_EQ_INT(admit_backlog(a), ADMIT_COLD_BOUND - 200);
+
+	/* new offers fill the backlog up to the bound, less the agents
+	 * promised a moment still ahead; then they are turned away, each a
+	 * moment 1/rate after the last */
+	for (i = 1000; i < 2000; i++) {
+		struct admit_offer o = offer(i, 10);
+
+		if (!admit_control_offer(a, false, now, &hint))
+			break;
+		CHECK_OK(admit_offer(a, &o));
+	}
+	CHECK(i < 2000);
+	CHECK(admit_backlog(a) < admit_bound(a));
+	CHECK_(admit_backlog(a) + 100 >= admit_bound(a),
+	       "backlog %zu, bound %zu", admit_backlog(a), admit_bound(a));
+	h1 = hint;
+	CHECK(!admit_control_offer(a, false, now, &h2));
+	CHECK_(h2 > h1 && h2 - h1 <= (uint32_t)(1000 / rate) + 1,
+	       "hints %u then %u ms at %.1f reports/s", h1, h2, rate);
+	/* one coming back is let in while new ones are not */
+	CHECK(admit_control_offer(a, true, now, &hint));
+	CHECK_EQ_INT(admit_stats(a)->returned, 1);
+	CHECK(!admit_control_offer(a, false, now, &hint));
+	/* a hint for after a restart is at least the time down */
+	CHECK(admit_hint(a, now, 2000) >= 2000);
+	admit_free(a);
+}
+
+/* A report whose sender holds a grant is let in whatever the backlog; one
+ * without is turned away with a hint; with control off, all goes. */
+static void test_control_report_and_off(void)
+{
+	struct admit *a = admit_new(0); /* no budget: grants at once */
+	struct admit_offer o = offer(0, 10), g;
+	struct admit_control off = control;
+	uint32_t hint = 0;
+
+	admit_set_control(a, &control);
+	CHECK_OK(admit_offer(a, &o));
+	for (int i = 1; i < ADMIT_COLD_BOUND; i++) {
+		struct admit_offer k = offer(i, 10);
+
+		CHECK_OK(admit_offer(a, &k));
+	}
+	CHECK(admit_next(a, 0, &g));
+	CHECK_EQ_STR(g.run_id, o.run_id);
+	CHECK(admit_control_report(a, o.id, o.id_len, 0, &hint));
+	CHECK(!admit_control_report(a, (const uint8_t *)"stranger", 8, 0,
+				    &hint));
+	CHECK(hint >= control.retry_min_ms && hint <= control.retry_max_ms);
+	off.wait_ms = 0;
+	admit_set_control(a, &off);
+	CHECK_EQ_INT(admit_bound(a), 0);
+	CHECK(admit_control_offer(a, false, 0, &hint));
+	CHECK(admit_control_report(a, (const uint8_t *)"stranger", 8, 0,
+				   &hint));
+	admit_free(a);
+}
+
 int main(void)
 {
+	test_control();
+	test_control_report_and_off();
 	test_budget_and_order();
 	test_large_and_unbounded();
 	test_lapse_cancel_unoffered();
