@@ -42,6 +42,7 @@ struct agent_config {
 	long long steal_window_ms;
 	char *spool_dir;
 	uint64_t spool_limit;
+	char *state_dir; /* the last delivered report's kernel (state.h) */
 	/* [collector] */
 	char *endpoints;
 	char *server_public_key;
@@ -64,6 +65,7 @@ enum {
 	OPT_ONLY,
 	OPT_NAME,
 	OPT_NO_SEND,
+	OPT_IF_KERNEL_CHANGED,
 };
 
 /* The settings table (settings.c): every flag and config key, with help. */
@@ -79,6 +81,7 @@ extern const char *arg_only;
 extern const char *arg_name;
 extern bool arg_json;
 extern bool arg_no_send;
+extern bool arg_if_kernel_changed;
 
 /* The commands: each returns an exit status. */
 int cmd_probe(struct agent_config *cfg, const struct cli *cli);

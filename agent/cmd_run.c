@@ -2,15 +2,20 @@
 /*
  * fleetbench-agent run: probe and bench in one report; with a collector
  * configured (or --no-send) the report is spooled, then the spool is sent.
+ * --if-kernel-changed first asks the state directory (state.h) whether
+ * the running kernel has been reported already.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "cleanup.h"
 #include "clock.h"
 #include "cmd.h"
 #include "log.h"
 #include "pack.h"
+#include "state.h"
 
 /*
  * What the bench part of a report may add to the probe part, for the room
@@ -87,6 +92,46 @@ static int spool_report(const struct agent_config *cfg, struct spool *s,
 	return ST_OK;
 }
 
+/*
+ * --if-kernel-changed: whether the running kernel is the one of the last
+ * delivered report, so that this run has nothing to add. Anything that
+ * leaves it in doubt (no state yet, a damaged one, uname failing) runs.
+ */
+static bool kernel_unchanged(const struct agent_config *cfg)
+{
+	char err[STATE_ERR_LEN] = "";
+	struct state st;
+	struct utsname u;
+	bool same;
+	int r;
+
+	if (uname(&u) < 0) {
+		log_warn("cannot read the running kernel (uname): %s: running",
+			 strerror(errno));
+		return false;
+	}
+	r = state_read(cfg->state_dir, &st, err);
+	if (r == -ENOENT) {
+		log_info("no delivered report recorded in '%s' yet: running",
+			 cfg->state_dir);
+		return false;
+	}
+	if (r < 0) {
+		log_warn("%s: running", err);
+		return false;
+	}
+	same = state_kernel_unchanged(&st, u.release, u.version);
+	if (same)
+		log_info("kernel %s unchanged since the last delivered report %s: nothing to do",
+			 u.release, st.run_id);
+	else
+		log_info("kernel %s (%s) is not that of the last delivered report %s, %s (%s): running",
+			 u.release, u.version, st.run_id, st.kernel_release,
+			 st.kernel_version);
+	state_release(&st);
+	return same;
+}
+
 int cmd_run(struct agent_config *cfg, const struct cli *cli)
 {
 	struct json_object *report = NULL;
@@ -99,6 +144,9 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 	size_t failed = 0;
 	int r, ret;
 
+	/* before anything else: a run with nothing to do touches nothing */
+	if (arg_if_kernel_changed && kernel_unchanged(cfg))
+		return ST_OK;
 	if (spooling && !arg_no_send) {
 		ret = collector_setup(cfg, &c);
 		if (ret != ST_OK)

@@ -4,26 +4,100 @@
  * becomes of each report; run flushes through here too.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "cmd.h"
 #include "log.h"
 #include "send.h"
+#include "state.h"
+
+/* What a send pass's events see: the config, and the newest report the
+ * collector stored, for the state directory. */
+struct pass {
+	const struct agent_config *cfg;
+	uint8_t *last; /* a copy of the packed report; NULL: none yet */
+	size_t last_len, last_cap;
+	int64_t last_ms; /* when its Ack came */
+	bool lost; /* a copy could not be kept (out of memory) */
+};
+
+/*
+ * Keeps a copy of a delivered report: the pass delivers oldest first, so
+ * the last copy kept is the newest. Only it is decoded, once the pass is
+ * over (pass_record), so a long pass costs a copy per report, not a decode
+ * and two fsyncs.
+ */
+static void pass_keep(struct pass *p, const struct send_event_info *ev)
+{
+	if (!ev->report || !ev->report_len)
+		return;
+	if (ev->report_len > p->last_cap) {
+		uint8_t *n = realloc(p->last, ev->report_len);
+
+		if (!n) {
+			p->lost = true;
+			return;
+		}
+		p->last = n;
+		p->last_cap = ev->report_len;
+	}
+	memcpy(p->last, ev->report, ev->report_len);
+	p->last_len = ev->report_len;
+	p->last_ms = wall_ms();
+	p->lost = false;
+}
+
+/*
+ * Writes the kernel of the pass's newest delivered report into the state
+ * directory. A failure is a warning: the reports are stored all the same,
+ * and the worst that follows is one run --if-kernel-changed too many.
+ */
+static void pass_record(struct pass *p)
+{
+	char err[STATE_ERR_LEN] = "";
+	struct state st;
+	int r;
+
+	if (p->lost) {
+		log_warn("cannot record the kernel of the last delivered report in '%s': out of memory",
+			 p->cfg->state_dir);
+		return;
+	}
+	if (!p->last)
+		return;
+	r = state_from_report(p->last, p->last_len, p->last_ms, &st, err);
+	if (r < 0) {
+		log_warn("cannot record the kernel of the last delivered report in '%s': %s",
+			 p->cfg->state_dir, err);
+		return;
+	}
+	r = state_write(p->cfg->state_dir, &st, err);
+	if (r < 0)
+		log_warn("cannot record kernel %s of delivered report %s: %s",
+			 st.kernel_release, st.run_id, err);
+	state_release(&st);
+}
 
 /* One log line per event of a send pass (send.h). */
 static void send_event_log(void *data, const struct send_event_info *ev)
 {
-	const struct agent_config *cfg = data;
+	struct pass *p = data;
+	const struct agent_config *cfg = p->cfg;
 
 	switch (ev->event) {
 	case SEND_COMMITTED:
 		log_info("report %s stored by %s", ev->run_id, ev->endpoint);
+		pass_keep(p, ev);
 		break;
 	case SEND_DUPLICATE:
 		log_info("report %s was already stored (duplicate)", ev->run_id);
+		pass_keep(p, ev);
 		break;
 	case SEND_REJECTED:
 		log_error("report %s rejected by %s: %s; moved to %s/rejected/",
@@ -122,6 +196,7 @@ static void print_summary(FILE *f, const struct send_summary *sum)
 int agent_flush_spool(const struct agent_config *cfg, struct spool *s,
 		      const struct collector *c, FILE *out)
 {
+	struct pass pass = { .cfg = cfg };
 	const struct send_opts o = {
 		.endpoints = c->endpoints,
 		.n_endpoints = c->n_endpoints,
@@ -136,7 +211,7 @@ int agent_flush_spool(const struct agent_config *cfg, struct spool *s,
 				    !strcmp(cfg->endpoint_order, "random"),
 		.interrupted = bench_interrupted,
 		.event = send_event_log,
-		.event_data = (void *)cfg,
+		.event_data = &pass,
 	};
 	struct send_summary sum;
 	char err[SEND_ERR_LEN] = "";
@@ -149,6 +224,9 @@ int agent_flush_spool(const struct agent_config *cfg, struct spool *s,
 	}
 	r = send_flush(zctx, s, &o, &sum, err);
 	zmq_ctx_term(zctx);
+	/* what was delivered counts however the pass ended */
+	pass_record(&pass);
+	free(pass.last);
 	if (r == -EINTR) {
 		log_error("interrupted: unsent reports stay in the spool");
 		print_summary(out, &sum);

@@ -19,6 +19,7 @@ const char *arg_only;
 const char *arg_name = "agent";
 bool arg_json;
 bool arg_no_send;
+bool arg_if_kernel_changed;
 static const char *arg_config;
 
 static const struct command {
@@ -71,6 +72,9 @@ static int parse_options(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_NO_SEND:
 			arg_no_send = true;
+			break;
+		case OPT_IF_KERNEL_CHANGED:
+			arg_if_kernel_changed = true;
 			break;
 		case 'h':
 			agent_usage(stdout);

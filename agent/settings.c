@@ -136,6 +136,10 @@ const struct config_key agent_settings[] = {
 	CLI_HEADING("run, send and spool:"),
 	CLI_FLAG("no-send", 0, NULL, OPT_NO_SEND,
 		 "run: spool the report, do not send it"),
+	CLI_FLAG("if-kernel-changed", 0, NULL, OPT_IF_KERNEL_CHANGED,
+		 "run: only when the running kernel (uname release\n"
+		 "and version) is not the last delivered report's;\n"
+		 "else log it and exit 0 (boot timer, docs/agent.md)"),
 	CONFIG_KEY("agent", "spool_dir", CONFIG_STR, A(spool_dir),
 		   "/var/lib/fleetbench/spool", 0, 0, "spool-dir", "DIR",
 		   "spool directory: reports wait there until the\n"
@@ -144,6 +148,11 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("agent", "spool_limit", CONFIG_SIZE, A(spool_limit), "256M",
 		   0, 0, "spool-limit", "SIZE",
 		   "bytes the spool may hold, 0: no limit (default 256M)"),
+	CONFIG_KEY("agent", "state_dir", CONFIG_STR, A(state_dir),
+		   "/var/lib/fleetbench/state", 0, 0, "state-dir", "DIR",
+		   "state directory: the kernel of the last delivered\n"
+		   "report, for --if-kernel-changed (created 0700, not\n"
+		   "its parents; default /var/lib/fleetbench/state)"),
 	{
 		.section = "collector",
 		.name = "endpoints",

@@ -6,8 +6,11 @@
 # connection, with the agents in two inventory groups of different provider
 # and instance type. Then it proves that both agents' reports are stored
 # under their inventory labels, that the allowlist holds exactly the two
-# agent keys, that a second run changes nothing, that the units pass
-# systemd-analyze verify, and that ansible-lint passes (production profile).
+# agent keys, that the boot unit's `run --if-kernel-changed` does nothing
+# after a delivery under the running kernel and runs and delivers when the
+# state directory names another kernel, that a second run changes nothing,
+# that the units pass systemd-analyze verify, and that ansible-lint passes
+# (production profile).
 #
 # systemd is not PID 1 here, so the roles start no fleetbench service
 # (fleetbench_*_systemd: false) and this test runs the units' ExecStart
@@ -343,6 +346,57 @@ check_eq "agents pin the collector's public key" \
 	"$(cat "$agent_a/etc/fleetbench/collector.pub" "$agent_b/etc/fleetbench/collector.pub" | sort -u)" \
 	"$(cat "$collector/etc/fleetbench/keys/collector.pub")"
 
+# --- the kernel check at boot ---------------------------------------------
+
+# kernel_in FILE: the kernel_release of a state file
+kernel_in() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kernel_release"])' \
+		"$1" 2>&1
+}
+
+step "agent-a's kernel check (fleetbench-agent-kernel.service)"
+state_dir=$agent_a/var/lib/fleetbench/state
+state_file=$state_dir/last-delivered.json
+check_eq "the state directory is mode 0700, the agent user's" \
+	"$(stat -c '%a %u' "$state_dir")" "700 $(uid_in "$agent_a" fleetbench)"
+check_grep "agent.conf names the state directory" \
+	"$agent_a/etc/fleetbench/agent.conf" '^state_dir = /var/lib/fleetbench/state$'
+check_eq "the delivery recorded the running kernel" \
+	"$(kernel_in "$state_file")" "$(uname -r)"
+runs=$(psql_q 'SELECT count(*) FROM runs')
+
+# after a reboot into the same kernel: nothing to do
+unit_exec "$agent_a" fleetbench-agent-kernel.service >"$tmp/kernel1.out" \
+	2>"$tmp/kernel1.err" {hosts_lock}>&-
+check_eq "the same kernel: the check exits 0" "$?" 0
+check_grep "the same kernel: the check says so" "$tmp/kernel1.err" \
+	"kernel $(uname -r) unchanged since the last delivered report [0-9a-f-]{36}: nothing to do"
+check_eq "the same kernel: no report" "$(psql_q 'SELECT count(*) FROM runs')" \
+	"$runs"
+
+# after a roll-out's reboot: the last delivered report names another
+# kernel (rewritten in place: the agent's user keeps owning the file)
+python3 -c 'import json, sys
+with open(sys.argv[1]) as f:
+    st = json.load(f)
+st["kernel_release"] = "5.10.0-0.test-amd64"
+with open(sys.argv[1], "w") as f:
+    json.dump(st, f)' "$state_file"
+unit_exec "$agent_a" fleetbench-agent-kernel.service >"$tmp/kernel2.out" \
+	2>"$tmp/kernel2.err" {hosts_lock}>&-
+check_eq "another kernel: the check runs and delivers (exit status)" "$?" 0
+check_grep "another kernel: the check names both" "$tmp/kernel2.err" \
+	"kernel $(uname -r) .* is not that of the last delivered report .*5\.10\.0-0\.test-amd64"
+check_grep "another kernel: its report is committed" "$tmp/kernel2.err" \
+	'committed 1,.* remaining 0'
+check_eq "another kernel: one more report, agent-a's" \
+	"$(psql_q "SELECT count(*) FROM runs WHERE machine_id = '$(cat "$agent_a/etc/machine-id")'")" 2
+check_eq "another kernel: the state names the running kernel again" \
+	"$(kernel_in "$state_file")" "$(uname -r)"
+check_eq "the state directory holds the state and the units' lock only" \
+	"$(cd "$state_dir" && ls -A)" "last-delivered.json
+run.lock"
+
 # --- second run -----------------------------------------------------------
 
 step "site.yml, second run"
@@ -361,7 +415,9 @@ awk '/^TASK \[/ { task = $0 } /^changed: / { print task; print }' \
 step "systemd-analyze verify"
 for unit in "$collector/etc/systemd/system/fleetbench-collector.service" \
 	"$agent_a/etc/systemd/system/fleetbench-agent.service" \
-	"$agent_a/etc/systemd/system/fleetbench-agent.timer"; do
+	"$agent_a/etc/systemd/system/fleetbench-agent.timer" \
+	"$agent_a/etc/systemd/system/fleetbench-agent-kernel.service" \
+	"$agent_a/etc/systemd/system/fleetbench-agent-kernel.timer"; do
 	root=${unit%/etc/systemd/system/*}
 	SYSTEMD_LOG_COLOR=0 systemd-analyze verify --root="$root" \
 		"/etc/systemd/system/${unit##*/}" >"$tmp/verify.log" 2>&1
@@ -372,6 +428,29 @@ done
 check_eq "the timer has a randomized delay" \
 	"$(unit_value "$agent_a/etc/systemd/system/fleetbench-agent.timer" RandomizedDelaySec)" \
 	4h
+kernel_timer=$agent_a/etc/systemd/system/fleetbench-agent-kernel.timer
+check_eq "the kernel check runs after boot" \
+	"$(unit_value "$kernel_timer" OnBootSec)" 2min
+check_eq "the kernel check has a randomized delay" \
+	"$(unit_value "$kernel_timer" RandomizedDelaySec)" 5min
+check_eq "the kernel check is enabled by the boot's timers.target" \
+	"$(unit_value "$kernel_timer" WantedBy)" timers.target
+for svc in fleetbench-agent fleetbench-agent-kernel; do
+	file=$agent_a/etc/systemd/system/$svc.service
+	check_eq "$svc.service is hardened" \
+		"$(grep -cE '^(NoNewPrivileges|ProtectSystem|PrivateTmp)=' "$file")" 3
+	check_eq "$svc.service runs as the agent's user" \
+		"$(unit_value "$file" User)" fleetbench
+	check_eq "$svc.service may write the work, spool and state directories" \
+		"$(unit_value "$file" ReadWritePaths)" \
+		"/var/lib/fleetbench/work /var/lib/fleetbench/spool /var/lib/fleetbench/state"
+done
+check_eq "the daily run takes turns with the kernel check" \
+	"$(unit_value "$agent_a/etc/systemd/system/fleetbench-agent.service" ExecStart)" \
+	"/usr/bin/flock /var/lib/fleetbench/state/run.lock /usr/bin/fleetbench-agent run -c /etc/fleetbench/agent.conf"
+check_eq "the kernel check runs --if-kernel-changed, taking turns" \
+	"$(unit_value "$agent_a/etc/systemd/system/fleetbench-agent-kernel.service" ExecStart)" \
+	"/usr/bin/flock /var/lib/fleetbench/state/run.lock /usr/bin/fleetbench-agent run --if-kernel-changed -c /etc/fleetbench/agent.conf"
 check_eq "the collector's service is hardened" \
 	"$(grep -cE '^(NoNewPrivileges|ProtectSystem|PrivateTmp)=' "$collector/etc/systemd/system/fleetbench-collector.service")" \
 	3

@@ -219,13 +219,14 @@ stop_collector() {
 }
 
 # agent_argv NAME COMMAND [ARGS]: sets the array argv to the command line
-# of the agent with key NAME and spool NAME ("${argv[@]}" & gives the
-# agent's own pid in $!)
+# of the agent with key NAME, spool NAME and state directory NAME
+# ("${argv[@]}" & gives the agent's own pid in $!)
 agent_argv() {
 	local name=$1 cmd=$2
 
 	shift 2
 	argv=("$AGENT" "$cmd" --spool-dir "$tmp/spool.$name"
+		--state-dir "$tmp/state.$name"
 		--endpoint "$endpoint" --server-key "$keys/collector.pub"
 		--agent-key "$keys/$name.key" --send-timeout $((1500 * slow))
 		--retries 0 --backoff 100 "$@")
@@ -345,7 +346,8 @@ fleet_load() {
 # fleet_load's collector with `fleetbench-agent send`; its output goes to
 # $tmp/send.log. Returns send's exit status (0: all delivered).
 fleet_send() {
-	"$AGENT" send --spool-dir "$1" --endpoint "$fleet_endpoint" \
+	"$AGENT" send --spool-dir "$1" --state-dir "$1.state" \
+		--endpoint "$fleet_endpoint" \
 		--server-key "$fleet_keys/collector.pub" \
 		--agent-key "$fleet_keys/agent.key" --send-timeout 10000 \
 		>"$tmp/send.log" 2>&1

@@ -31,7 +31,8 @@ mkdir -p "$work" "$cwd"
 # The user's command line: the defaults (send timeout, retries, backoff,
 # probe steal window), only the paths are the test's.
 argv=("$AGENT" run --profile quick --provider main-job --instance-type soak
-	--dir "$work" --spool-dir "$tmp/spool.m1" --endpoint "$endpoint"
+	--dir "$work" --spool-dir "$tmp/spool.m1" --state-dir "$tmp/state.m1"
+	--endpoint "$endpoint"
 	--server-key "$keys/collector.pub" --agent-key "$keys/m1.key")
 
 # leftovers DIR: the entries under DIR, a few of them, on one line

@@ -4,17 +4,25 @@
  * exit statuses and the messages for bad flags and bad config, label
  * sources, and that the probe needs no root.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "cleanup.h"
+#include "file.h"
 #include "fleetbench.pb-c.h"
 #include "probe.h"
 #include "probe_test.h"
 #include "run.h"
+#include "state.h"
+
+/* the run id of the state files test_if_kernel_changed() writes */
+#define STATE_RUN_ID "5d1c0f3e-8b2a-4c6d-9e7f-0a1b2c3d4e5f"
 
 static const char *agent;
 
@@ -163,6 +171,155 @@ static void test_show(void)
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "usage: fleetbench-agent show FILE") != NULL);
 	run_result_release(&r);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* Writes dir/last-delivered.json as the agent does, for kernel release
+ * and version, or text as it is when release is NULL. */
+static void write_state(const char *dir, const char *release,
+			const char *version, const char *text)
+{
+	char path[256];
+	struct json_object *o = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" STATE_FILE, dir);
+	if (release) {
+		o = json_object_new_object();
+		json_object_object_add(o, "kernel_release",
+				       json_object_new_string(release));
+		json_object_object_add(o, "kernel_version",
+				       json_object_new_string(version));
+		json_object_object_add(o, "run_id",
+				       json_object_new_string(STATE_RUN_ID));
+		json_object_object_add(o, "delivered_unix_ms",
+				       json_object_new_int64(1767225600000LL));
+		text = json_object_to_json_string(o);
+	}
+	f = fopen(path, "we");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	json_object_put(o);
+}
+
+/* How many reports wait in the spool dir (0: none, or no spool at all). */
+static int spooled_in(const char *dir)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += strstr(de->d_name, ".fbr") &&
+		     !strstr(de->d_name, ".fbr.tmp");
+	return n;
+}
+
+/*
+ * run --if-kernel-changed: with the running kernel in the state file it
+ * logs why and exits 0 at once, having probed, benchmarked and spooled
+ * nothing (the spool is not even made); another release, another build of
+ * the same release, no state file or a damaged one: it runs as usual and
+ * spools its report. --no-send delivers nothing, so the state file stays
+ * as it was.
+ */
+static void test_if_kernel_changed(void)
+{
+	char dir[] = "/tmp/fleetbench-test-kernel-XXXXXX";
+	char spool[64], state[64], path[128], cmd[128], want[256];
+	struct utsname u;
+	struct run_result r;
+	char *text = NULL;
+	int n = 0;
+
+#define KERNEL_RUN(...)                                                       \
+	RUN_AGENT(&r, -1, "run", "--if-kernel-changed", "--no-send",         \
+		  "--spool-dir", spool, "--state-dir", state, "--config",      \
+		  conf_path, "--steal-window", "0", "--profile", "quick",      \
+		  "--only", "false_sharing", "--repeats", "2",                 \
+		  "--fs-increments", "1000", ##__VA_ARGS__)
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_EQ_INT(uname(&u), 0);
+	snprintf(spool, sizeof(spool), "%s/spool", dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/" STATE_FILE, state);
+	CHECK_EQ_INT(mkdir(state, 0700), 0);
+
+	/* the running kernel delivered already: nothing to do */
+	write_state(state, u.release, u.version, NULL);
+	KERNEL_RUN();
+	CHECK_EQ_INT(r.status, 0);
+	CHECK_EQ_STR(r.out, "");
+	snprintf(want, sizeof(want),
+		 "kernel %s unchanged since the last delivered report %s: nothing to do",
+		 u.release, STATE_RUN_ID);
+	CHECK(strstr(r.err, want) != NULL);
+	CHECK(strstr(r.err, "warning") == NULL);
+	run_result_release(&r);
+	CHECK(access(spool, F_OK) < 0 && errno == ENOENT);
+
+	/* another release: a run as usual, spooled */
+	write_state(state, "5.10.0-28-cloud-amd64", u.version, NULL);
+	KERNEL_RUN();
+	CHECK_EQ_INT(r.status, 0);
+	CHECK(strstr(r.out, "false_sharing") != NULL);
+	CHECK(strstr(r.err, "is not that of the last delivered report") &&
+	      strstr(r.err, "5.10.0-28-cloud-amd64"));
+	CHECK(strstr(r.err, "spooled in") != NULL);
+	run_result_release(&r);
+	CHECK_EQ_INT(spooled_in(spool), ++n);
+	/* nothing was delivered: the state is as it was */
+	CHECK(read_full_file(path, 4096, &text) > 0 &&
+	      strstr(text, "5.10.0-28-cloud-amd64"));
+	free(text);
+	text = NULL;
+
+	/* the same release built again (another uname -v): runs */
+	write_state(state, u.release, "#1 SMP an older build", NULL);
+	KERNEL_RUN();
+	CHECK_EQ_INT(r.status, 0);
+	CHECK(strstr(r.err, "is not that of the last delivered report") != NULL);
+	run_result_release(&r);
+	CHECK_EQ_INT(spooled_in(spool), ++n);
+
+	/* a damaged state file: named in a warning, then a run */
+	write_state(state, NULL, NULL, "{\"kernel_release\": \"6.1");
+	KERNEL_RUN();
+	CHECK_EQ_INT(r.status, 0);
+	CHECK(strstr(r.err, "warning") && strstr(r.err, path) &&
+	      strstr(r.err, "damaged") && strstr(r.err, ": running"));
+	CHECK(strstr(r.out, "false_sharing") != NULL);
+	run_result_release(&r);
+	CHECK_EQ_INT(spooled_in(spool), ++n);
+
+	/* the first run of a host: no state file */
+	CHECK_EQ_INT(unlink(path), 0);
+	KERNEL_RUN();
+	CHECK_EQ_INT(r.status, 0);
+	CHECK(strstr(r.err, "no delivered report recorded") != NULL);
+	CHECK(strstr(r.err, "warning") == NULL);
+	run_result_release(&r);
+	CHECK_EQ_INT(spooled_in(spool), ++n);
+	/* and no state was made up for it */
+	CHECK(access(path, F_OK) < 0 && errno == ENOENT);
+
+	/* without the flag the same state changes nothing: a run */
+	write_state(state, u.release, u.version, NULL);
+	RUN_AGENT(&r, -1, "run", "--no-send", "--spool-dir", spool,
+		  "--state-dir", state, "--config", conf_path, "--steal-window",
+		  "0", "--profile", "quick", "--only", "false_sharing",
+		  "--repeats", "2", "--fs-increments", "1000");
+	CHECK_EQ_INT(r.status, 0);
+	CHECK(strstr(r.err, "unchanged") == NULL);
+	run_result_release(&r);
+	CHECK_EQ_INT(spooled_in(spool), ++n);
+#undef KERNEL_RUN
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_EQ_INT(system(cmd), 0);
@@ -317,6 +474,7 @@ int main(void)
 
 	write_conf("");
 	test_show();
+	test_if_kernel_changed();
 
 	unlink(conf_path);
 	return check_summary();
