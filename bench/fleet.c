@@ -314,7 +314,12 @@ int fleet_send(void *sock, const struct fleet_msg *m, bool granted,
 
 bool fleet_ack_expected(const Fleetbench__Ack *ack, bool granted)
 {
-	return (ack->status == FLEETBENCH__ACK__STATUS__GRANTED) != granted;
+	if (granted) /* the report's answer: never a grant */
+		return ack->status != FLEETBENCH__ACK__STATUS__GRANTED;
+	/* the offer's: a grant, or turned away, or refused (send.c) */
+	return ack->status == FLEETBENCH__ACK__STATUS__GRANTED ||
+	       ack->status == FLEETBENCH__ACK__STATUS__RETRY_LATER ||
+	       ack->status == FLEETBENCH__ACK__STATUS__REJECTED;
 }
 
 /* ---- the whole fleet ---- */

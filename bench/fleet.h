@@ -94,8 +94,9 @@ int fleet_msg_make(const struct fleet *f, size_t agent, struct fleet_msg *m);
 int fleet_send(void *sock, const struct fleet_msg *m, bool granted,
 	       unsigned offer_flags);
 
-/* Whether an Ack answering m is the one expected: GRANTED exactly while
- * m waits for its grant (granted false); anything else for the report. */
+/* Whether an Ack answering m is the one expected: while m waits for its
+ * grant (granted false) GRANTED, RETRY_LATER or REJECTED; for the report
+ * anything but GRANTED. */
 bool fleet_ack_expected(const Fleetbench__Ack *ack, bool granted);
 
 /* A throwaway PostgreSQL in work/pg, migrated by the collector

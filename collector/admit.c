@@ -14,10 +14,13 @@ struct admit {
 	struct admit_control ctl;
 	size_t in_hand; /* reports received, not yet answered */
 	/* the rate's window: its start, reports the database answered in
-	 * it, whether offers were left waiting in it */
+	 * it, the least backlog after an answer in it */
 	int64_t win_ms;
 	size_t win_done;
-	bool win_backlogged;
+	size_t win_min;
+	/* the saturated windows' reports and milliseconds, each window's
+	 * weight ADMIT_RATE_DECAY times the next one's */
+	double sat_done, sat_ms;
 	double slot_ms; /* the last moment promised */
 	size_t held; /* bytes granted or received, not yet answered */
 	/* offers waiting, a ring: queue[(head + i) % cap] for i < n */
@@ -95,6 +98,16 @@ int admit_offer(struct admit *a, const struct admit_offer *o)
 	return 0;
 }
 
+/* Drops the stale offers at the head of the queue. */
+static void drop_stale(struct admit *a, int64_t now)
+{
+	while (a->n && now - a->queue[a->head].ms > ADMIT_OFFER_STALE_MS) {
+		a->head = (a->head + 1) % a->cap;
+		a->n--;
+		a->stats.stale++;
+	}
+}
+
 bool admit_ready(const struct admit *a)
 {
 	const struct admit_offer *o;
@@ -107,11 +120,9 @@ bool admit_ready(const struct admit *a)
 
 bool admit_next(struct admit *a, int64_t now, struct admit_offer *ret)
 {
-	if (!admit_ready(a)) {
-		if (a->n)
-			a->win_backlogged = true; /* more offered than taken */
+	drop_stale(a, now);
+	if (!admit_ready(a))
 		return false;
-	}
 	/* the test first: no call while there is room */
 	if (a->n_grants == a->cap_grants &&
 	    ARRAY_RESERVE(a->grants, a->cap_grants, a->n_grants + 1) < 0)
@@ -216,8 +227,9 @@ void admit_set_control(struct admit *a, const struct admit_control *c)
 }
 
 /* Closes the rate's window once it is ADMIT_RATE_WINDOW_MS long: a window
- * with offers left waiting measures what the database can do (averaged
- * with the last measure); one without only raises it. */
+ * in which the database always had ADMIT_SATURATED reports waiting
+ * measures what it can do (averaged with the last measure); one in which
+ * it ran short only raises the measure. */
 static void rate_roll(struct admit *a, int64_t now)
 {
 	int64_t dt = now - a->win_ms;
@@ -225,25 +237,38 @@ static void rate_roll(struct admit *a, int64_t now)
 
 	if (!a->win_ms) {
 		a->win_ms = now;
+		a->win_min = admit_backlog(a);
 		return;
 	}
 	if (dt < ADMIT_RATE_WINDOW_MS)
 		return;
 	r = (double)a->win_done * 1000.0 / (double)dt;
-	if (a->win_backlogged)
-		a->stats.rate = a->stats.rate > 0 ? (a->stats.rate + r) / 2 : r;
-	else if (r > a->stats.rate)
+	if (a->win_min >= ADMIT_SATURATED && a->win_done) {
+		/* reports over time, not a mean of windows: a window that
+		 * caught one batch more than its share weighs no more */
+		a->sat_done = a->sat_done * ADMIT_RATE_DECAY +
+			      (double)a->win_done;
+		a->sat_ms = a->sat_ms * ADMIT_RATE_DECAY + (double)dt;
+		a->stats.rate = a->sat_done * 1000.0 / a->sat_ms;
+	} else if (a->sat_ms <= 0 && r > a->stats.rate) {
+		/* nothing saturated yet: at least what it did */
 		a->stats.rate = r;
+	}
 	a->win_ms = now;
 	a->win_done = 0;
-	a->win_backlogged = false;
+	a->win_min = admit_backlog(a);
 }
 
 void admit_answered(struct admit *a, size_t n_db, size_t n_all, int64_t now)
 {
+	size_t backlog;
+
 	rate_roll(a, now);
 	a->win_done += n_db;
 	a->in_hand = n_all < a->in_hand ? a->in_hand - n_all : 0;
+	backlog = admit_backlog(a);
+	if (backlog < a->win_min)
+		a->win_min = backlog;
 }
 
 size_t admit_backlog(const struct admit *a)
@@ -251,13 +276,12 @@ size_t admit_backlog(const struct admit *a)
 	return a->n + a->n_grants + a->in_hand;
 }
 
-/* Reports/s for the bound and the hints: as measured, or before any
- * measure what ADMIT_COLD_BOUND within wait_ms would be. */
+/* Reports/s for the hints: as measured, or before any measure a guess of
+ * ADMIT_COLD_BOUND a second (the agents told to come back then are told
+ * again, better, once the rate is measured). */
 static double rate_of(const struct admit *a)
 {
-	double cold = ADMIT_COLD_BOUND * 1000.0 / (double)a->ctl.wait_ms;
-
-	return a->stats.rate > 0 ? a->stats.rate : cold;
+	return a->stats.rate > 0 ? a->stats.rate : ADMIT_COLD_BOUND;
 }
 
 size_t admit_bound(const struct admit *a)
@@ -273,20 +297,28 @@ size_t admit_bound(const struct admit *a)
 }
 
 /* The next moment of its own for an agent turned away: 1/rate after the
- * last one promised, and not before the backlog has drained to half the
+ * last one promised, and not before the backlog has drained to a quarter below the
  * bound (plus down_ms). */
 uint32_t admit_hint(struct admit *a, int64_t now, int64_t down_ms)
 {
-	double rate = rate_of(a), at, hint;
-	size_t backlog = admit_backlog(a), half = admit_bound(a) / 2;
+	double rate = rate_of(a), at, hint, horizon;
+	size_t backlog = admit_backlog(a), room = admit_bound(a) * 3 / 4;
 
 	rate_roll(a, now);
 	at = (double)(now + down_ms);
-	if (backlog > half)
-		at += (double)(backlog - half) * 1000.0 / rate;
+	if (backlog > room)
+		at += (double)(backlog - room) * 1000.0 /
+		      (rate * ADMIT_SLOT_AHEAD);
 	if (a->slot_ms < at)
 		a->slot_ms = at;
-	a->slot_ms += 1000.0 / rate;
+	/* no further ahead than the horizon: the rate may change before,
+	 * and those told the horizon are told again, with a fresher one */
+	horizon = (double)(now + down_ms + ADMIT_HORIZON_WAITS * a->ctl.wait_ms);
+	if (a->slot_ms > horizon)
+		a->slot_ms = horizon;
+	/* a little closer than the rate: short of work, the collector
+	 * could not tell that it can do more */
+	a->slot_ms += 1000.0 / (rate * ADMIT_SLOT_AHEAD);
 	hint = a->slot_ms - (double)now;
 	if (hint < (double)a->ctl.retry_min_ms)
 		hint = (double)a->ctl.retry_min_ms;

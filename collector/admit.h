@@ -10,19 +10,20 @@
  * only the granted reports are in libzmq's buffers and the collector's
  * batches; the rest wait as offers of a few bytes each.
  * A grant whose report does not come within ADMIT_LAPSE_MS lapses (the
- * agent went away). Reports that come without an offer (agents older
+ * agent went away), and an offer that waited ADMIT_OFFER_STALE_MS is
+ * dropped when its turn comes. Reports that come without an offer (agents older
  * than offers) are let in as they come and count against the budget.
  * Nothing here touches a socket: the serve loop sends the grants.
  *
  * Admission control (docs/wire.md, "Admission control"): the collector
  * measures its commit rate (reports the database answered per second,
- * over windows of ADMIT_RATE_WINDOW_MS in which offers were left waiting:
- * what it can do, not what it was offered) and lets in only what it can
+ * over windows of ADMIT_RATE_WINDOW_MS in which the backlog never ran
+ * short: what it can do, not what it was offered) and lets in only what it can
  * answer within wait_ms: its backlog (offers waiting, grants outstanding,
  * reports in hand) stays under rate x wait_ms. An offer past that bound,
  * from an agent that honours hints, is answered RETRY_LATER at once with
  * a retry-after hint: a moment of its own, spaced 1/rate from the
- * previous one and after the backlog has drained to half the bound, so
+ * previous one and after the backlog has drained a quarter of the bound, so
  * the agents turned away come back at the rate the collector stores. An
  * agent that comes back (its Offer says so) is let in before new ones,
  * which are turned away while moments promised are still ahead.
@@ -35,12 +36,27 @@
 #include <stdint.h>
 
 #define ADMIT_ID_MAX 255 /* a ZeroMQ routing id */
-#define ADMIT_LAPSE_MS 10000
+#define ADMIT_LAPSE_MS 2000
+/* an offer that waited this long is dropped unanswered when its turn
+ * comes: its agent gave up (the agents' default send_timeout_ms; one
+ * with a longer timeout offers again after it), and a grant to it would
+ * hold its bytes until it lapses */
+#define ADMIT_OFFER_STALE_MS 5000
 #define ADMIT_QUEUE_MAX 10000 /* offers waiting (320 bytes each); beyond, RETRY_LATER */
 #define ADMIT_GRANTS_MAX 4096 /* grants whose report has not come */
 #define ADMIT_RATE_WINDOW_MS 1000
 #define ADMIT_COLD_BOUND 256 /* reports let in before a rate is measured */
 #define ADMIT_MIN_BOUND 64 /* the bound never goes below */
+/* a window in which the backlog never fell below this measures the rate
+ * the database can store; one in which it did only raises the measure */
+#define ADMIT_SATURATED 32
+#define ADMIT_RATE_DECAY 0.75 /* a window's weight, relative to the next */
+/* moments are promised at most this many wait_ms ahead */
+#define ADMIT_HORIZON_WAITS 2
+/* moments are promised as if the rate were this much higher: it is
+ * measured while the herd's connections compete for the machine, and
+ * an agent early is told again while a collector short of work idles */
+#define ADMIT_SLOT_AHEAD 1.15
 #define ADMIT_PROMISES_MAX 200000 /* past: hints without a promise */
 
 /* One offer: who made it and for what. */
@@ -49,11 +65,12 @@ struct admit_offer {
 	uint8_t id_len;
 	char run_id[37];
 	uint32_t bytes;
-	int64_t ms; /* for a grant, when it lapses */
+	int64_t ms; /* waiting: when it came; granted: when it lapses */
 };
 
 struct admit_stats {
 	unsigned long offers, granted, lapsed, queue_full;
+	unsigned long stale; /* offers dropped after ADMIT_OFFER_STALE_MS */
 	unsigned long turned_away; /* RETRY_LATER with a hint: over the bound */
 	unsigned long returned; /* agents back after a hint, let in */
 	unsigned long offers_in_hand; /* offers for a report still in hand */

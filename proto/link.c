@@ -26,6 +26,7 @@
 #define LINK_HEARTBEAT_MAX_MS 600000
 #define LINK_RECONNECT_MAX_MS 30000
 #define LINK_ROUTER_RCVHWM 100 /* messages queued per agent */
+#define LINK_ROUTER_BACKLOG 4096 /* connections waiting to be accepted */
 /* ZMQ_MAXMSGSIZE counts the frame on the wire; CURVE wraps each payload in
  * a MESSAGE command: 8 bytes of name, an 8-byte nonce, a flags byte and a
  * 16-byte MAC. Adding them keeps max_msg_size about payload bytes. */
@@ -165,6 +166,10 @@ static int router_setup(struct link_server *s, const struct link_server_opts *o,
 		 * instead of vanishing silently */
 		INT_OPT(ZMQ_ROUTER_MANDATORY, 1),
 		INT_OPT(ZMQ_RCVHWM, LINK_ROUTER_RCVHWM),
+		/* a herd connects faster than it is accepted: libzmq's 100
+		 * overflows the listen queue, and a dropped SYN is tried again
+		 * only 1, 3, 7 s later (the kernel caps it at somaxconn) */
+		INT_OPT(ZMQ_BACKLOG, LINK_ROUTER_BACKLOG),
 		INT_OPT(ZMQ_HEARTBEAT_IVL, ivl),
 		INT_OPT(ZMQ_HEARTBEAT_TIMEOUT, 3 * ivl),
 		INT_OPT(ZMQ_HEARTBEAT_TTL, 3 * ivl),

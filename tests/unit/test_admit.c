@@ -155,6 +155,24 @@ static void test_queue_bound(void)
 	admit_free(a);
 }
 
+/* An offer that waited ADMIT_OFFER_STALE_MS is dropped when its turn
+ * comes, not granted. */
+static void test_stale(void)
+{
+	struct admit *a = admit_new(0);
+	struct admit_offer o = offer(1, 10), fresh = offer(2, 10), g;
+
+	o.ms = 0;
+	fresh.ms = 4000;
+	CHECK_OK(admit_offer(a, &o));
+	CHECK_OK(admit_offer(a, &fresh));
+	CHECK(admit_next(a, ADMIT_OFFER_STALE_MS + 1, &g));
+	CHECK_EQ_STR(g.run_id, fresh.run_id);
+	CHECK_EQ_INT(admit_stats(a)->stale, 1);
+	CHECK_EQ_INT(admit_waiting(a), 0);
+	admit_free(a);
+}
+
 static const struct admit_control control = {
 	.wait_ms = 4000,
 	.retry_min_ms = 1000,
@@ -228,14 +246,22 @@ static void test_control(void)
 		CHECK_OK(admit_offer(a, &o));
 	}
 	CHECK(i < 2000);
-	CHECK(admit_backlog(a) < admit_bound(a));
-	CHECK_(admit_backlog(a) + 100 >= admit_bound(a),
-	       "backlog %zu, bound %zu", admit_backlog(a), admit_bound(a));
+	CHECK_(admit_backlog(a) == admit_bound(a), "backlog %zu, bound %zu",
+	       admit_backlog(a), admit_bound(a));
 	h1 = hint;
+	/* the first turned away comes back when a quarter of the bound has
+	 * drained */
+	CHECK_(h1 >= 950 / ADMIT_SLOT_AHEAD && h1 <= 1050 / ADMIT_SLOT_AHEAD,
+	       "first hint %u ms at %.1f reports/s", h1, rate);
 	CHECK(!admit_control_offer(a, false, now, &h2));
 	CHECK_(h2 > h1 && h2 - h1 <= (uint32_t)(1000 / rate) + 1,
 	       "hints %u then %u ms at %.1f reports/s", h1, h2, rate);
-	/* one coming back is let in while new ones are not */
+	/* room again: one coming back is let in, while new ones are not (the
+	 * moments promised are still ahead) */
+	now += 100;
+	store_tick(a, now);
+	CHECK(admit_backlog(a) < admit_bound(a));
+	CHECK(!admit_control_offer(a, false, now, &hint));
 	CHECK(admit_control_offer(a, true, now, &hint));
 	CHECK_EQ_INT(admit_stats(a)->returned, 1);
 	CHECK(!admit_control_offer(a, false, now, &hint));
@@ -277,6 +303,7 @@ static void test_control_report_and_off(void)
 
 int main(void)
 {
+	test_stale();
 	test_control();
 	test_control_report_and_off();
 	test_budget_and_order();

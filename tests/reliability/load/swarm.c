@@ -1,33 +1,58 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * swarm: a fleet of simulated agents against one collector that is
- * restarted while they send (docs/reliability.md, item 12).
+ * swarm: a fleet of simulated agents against collectors on loopback
+ * (docs/reliability.md, item 12; docs/scaling.md, "Herds").
  *
  *   swarm [--agents N] [--reports N] [--spread S] [--send-timeout MS]
- *         [--restarts N] [--down MS] [--sources N] [--timeout S]
+ *         [--restarts N] [--down MS] [--sources N] [--collectors N]
+ *         [--agent-mode new|old] [--herd] [--no-before]
+ *         [--unloaded-agents N] [--min-goodput PCT] [--max-duplicate PCT]
+ *         [--max-done RATIO] [--max-rss MIB] [--timeout S]
  *         [--collector PATH] [--agent PATH] [--keep] [-- SERVE-OPTION...]
  *
- * It sets up what bench/ingest does (bench/fleet.h: a
- * throwaway PostgreSQL, `serve` on loopback with CURVE and an allowlist of
- * every simulated agent's key, reports built from the real agent's probe
- * and a tiny bench run). Then --agents agents, all in this process on one
+ * It sets up what bench/ingest does (bench/fleet.h: a throwaway
+ * PostgreSQL, `serve` on loopback with CURVE and an allowlist of every
+ * simulated agent's key, reports built from the real agent's probe and a
+ * tiny bench run). Then --agents agents, all in this process on one
  * zmq_poll loop, each with its own CURVE keys, start at random moments
  * within --spread seconds and deliver their --reports reports as
  * `fleetbench-agent send` does (agent/ship/send.c): one DEALER connection,
  * reports one at a time, each offered first and sent when granted
  * (docs/wire.md, "Offer and grant"), the grant and the Ack each awaited
  * until --send-timeout; on a timeout the socket is dropped and a new one
- * connected after a backoff doubling from 0.5 s to 30 s with equal jitter;
- * RETRY_LATER ends the pass (the agent comes back 1 to 2 s later, as a
- * timer would start it). Once each next (restarts + 1)-th of the reports
- * is acknowledged, the collector is restarted on the same port: the odd
- * restarts with SIGTERM (it finishes its batch in hand), the even ones
- * with SIGKILL, down for --down ms each time.
+ * connected after a backoff from 0.5 s to 30 s. --agent-mode new (the
+ * default) is this agent: full jitter, offers that say it honours
+ * retry-after hints, a hint waited out (send_retry_after_delay()) before
+ * it offers again saying it comes back. --agent-mode old is the agent
+ * before admission control: equal jitter, no hints, RETRY_LATER ends the
+ * pass (it comes back 1 to 2 s later, as a timer would start it). With
+ * --collectors 2 a second collector serves the same database and each
+ * agent starts at one of the two at random (endpoint_order = random),
+ * failing over after four timeouts in a row. Once each next
+ * (restarts + 1)-th of the reports is acknowledged, the first collector
+ * is restarted on the same port: the odd restarts with SIGTERM (it tells
+ * whoever comes to come back, and finishes its batch in hand), the even
+ * ones with SIGKILL, down for --down ms each time.
  *
- * When every report is acknowledged (COMMITTED or DUPLICATE) it checks the
- * database: the runs stored are exactly the reports sent, each once. It
- * prints the figures; exit status 0 when all was delivered and checked, 1
- * when not, 2 for bad usage.
+ * --herd measures a herd against the collector's unloaded rate in one
+ * run: first "unloaded" (--unloaded-agents agents, each connecting anew
+ * for each report as a real agent's pass does, delivering --agents
+ * reports back to back: what the collector stores when not overloaded),
+ * then "before" (old agents against a collector without admission
+ * control, --admit-wait 0: today's behaviour before it), then "after"
+ * (new agents, the collector's defaults), then "unloaded" again; each
+ * herd phase is --agents agents of one report within --spread s. The
+ * database is emptied and the collector started anew before each phase.
+ * --no-before leaves out the before phase. The last herd phase must meet
+ * --min-goodput (its goodput, reports acknowledged over first send to
+ * last Ack, as a percentage of the mean unloaded rate), --max-duplicate
+ * (DUPLICATE, percent of the Acks), --max-done (first send to last Ack
+ * over the ideal, max(agents / unloaded rate, spread)) and --max-rss.
+ *
+ * After each phase it checks the database: the runs stored are exactly
+ * the reports sent, each once. It prints the figures; exit status 0 when
+ * all was delivered, checked and within the limits asked, 1 when not, 2
+ * for bad usage.
  */
 #include <errno.h>
 #include <libpq-fe.h>
@@ -48,14 +73,17 @@
 #include "log.h"
 #include "measure.h"
 #include "rand.h"
+#include "send.h"
 #include "tool.h"
 
 #define BACKOFF_MS 500 /* the agent's defaults (docs/agent.md) */
 #define BACKOFF_MAX_MS 30000
+#define RETRIES 3 /* reconnects to one endpoint before the next */
 #define RETRY_LATER_MS 1000 /* the next pass after RETRY_LATER, plus up to
 			     * as much again */
 #define TICK_MS 100 /* the longest poll */
 #define MS 1000000LL /* ns */
+#define COLLECTORS_MAX 2
 
 static unsigned long arg_agents = 500;
 static unsigned long arg_reports = 2;
@@ -64,6 +92,14 @@ static unsigned long arg_send_timeout_ms = 5000;
 static unsigned long arg_restarts = 2;
 static unsigned long arg_down_ms = 1000;
 static unsigned long arg_sources = 1;
+static unsigned long arg_collectors = 1;
+static const char *arg_agent_mode = "new";
+static bool arg_herd, arg_no_before;
+static unsigned long arg_unloaded_agents = 32;
+static unsigned long arg_min_goodput = 0; /* percent; 0: not checked */
+static unsigned long arg_max_duplicate = 100; /* percent */
+static double arg_max_done = 0; /* 0: not checked */
+static unsigned long arg_max_rss = 0; /* MiB; 0: not checked */
 static unsigned long arg_timeout_s = 900;
 static const char *arg_collector = COLLECTOR_PATH;
 static const char *arg_agent = AGENT_PATH;
@@ -82,7 +118,20 @@ struct agent {
 	int64_t first_ns; /* the first attempt for msgs[next] */
 	unsigned timeouts; /* in a row, for the backoff */
 	size_t index;
+	size_t ep; /* the collector it sends to */
 	bool granted; /* msgs[next] was granted on this connection */
+	bool returning; /* msgs[next] comes back after a hint */
+};
+
+/* How one phase's agents behave (--herd runs several). */
+struct phase {
+	const char *name;
+	size_t agents, reports;
+	unsigned long spread_s;
+	bool new_agents; /* honour hints, full jitter */
+	bool reconnect_each; /* a new connection for each report */
+	bool admission; /* the collector's default admission control */
+	unsigned long restarts;
 };
 
 struct restart {
@@ -91,20 +140,38 @@ struct restart {
 	int sig;
 };
 
+/* What a phase measured. */
+struct result {
+	size_t total, acked, committed, duplicate, stored;
+	double secs; /* first send to last Ack */
+	double goodput; /* acked / secs */
+	double p50, p99, max; /* Ack latency from the first attempt, ms */
+	size_t timeouts, retry_later, hinted, connects, granted, stray;
+	uint32_t hint_max_ms;
+	long peak_kb;
+};
+
 struct swarm {
 	struct fleet fleet;
+	/* the second collector: a copy of the fleet sharing its PostgreSQL,
+	 * keys and work directory, with a process and log of its own */
+	struct fleet second;
+	const struct phase *ph;
 	struct agent *agents;
 	struct fleet_msg *msgs;
 	size_t total, acked, done_agents;
 	size_t committed, duplicate, rejected, retry_later, timeouts,
-		connects, stray, granted;
+		connects, stray, granted, hinted;
+	uint32_t hint_max_ms;
 	double *lat_ms; /* per acknowledged report */
+	int64_t *ack_ns; /* when each was acknowledged */
 	struct restart *restarts;
 	size_t n_restarts;
-	bool down; /* the collector is stopped */
-	char port_endpoint[128]; /* where it listens, again after a restart */
+	bool down; /* the first collector is stopped */
+	/* where each collector listens, again after a restart */
+	char port_endpoint[COLLECTORS_MAX][128];
 	long peak_kb; /* the largest VmHWM of the collectors */
-	int64_t start_ns, end_ns, mem_ns;
+	int64_t start_ns, first_ns, end_ns, mem_ns;
 	struct rng rng;
 };
 
@@ -112,6 +179,7 @@ struct swarm {
 
 static void agent_close(struct swarm *s, struct agent *a)
 {
+	(void)s;
 	if (a->sock)
 		zmq_close(a->sock);
 	a->sock = NULL;
@@ -123,15 +191,16 @@ static void agent_close(struct swarm *s, struct agent *a)
 static void agent_endpoint(const struct swarm *s, const struct agent *a,
 			   char *buf, size_t size)
 {
+	const char *ep = s->port_endpoint[a->ep];
+
 	if (arg_sources <= 1) {
-		snprintf(buf, size, "%s", s->port_endpoint);
+		snprintf(buf, size, "%s", ep);
 		return;
 	}
 	/* "tcp://SOURCE:0;HOST:PORT" (zmq_tcp(7)): 127.0.0.2 and on */
 	snprintf(buf, size, "tcp://127.0.%zu.%zu:0;%s",
 		 (a->index % arg_sources + 2) / 256,
-		 (a->index % arg_sources + 2) % 256,
-		 s->port_endpoint + strlen("tcp://"));
+		 (a->index % arg_sources + 2) % 256, ep + strlen("tcp://"));
 }
 
 static int agent_connect(struct swarm *s, struct agent *a, int64_t now)
@@ -149,6 +218,8 @@ static int agent_connect(struct swarm *s, struct agent *a, int64_t now)
 		return log_error("cannot make agent socket %zu for '%s': %s",
 				 a->index, endpoint, strerror(errno));
 	s->connects++;
+	if (!s->first_ns)
+		s->first_ns = now;
 	a->state = CONNECTING;
 	a->deadline_ns = now + (int64_t)arg_send_timeout_ms * MS;
 	if (!a->first_ns)
@@ -156,11 +227,16 @@ static int agent_connect(struct swarm *s, struct agent *a, int64_t now)
 	return 0;
 }
 
-/* The k-th backoff (k >= 1) in ns, with equal jitter (agent/ship/send.c). */
+/* The k-th backoff (k >= 1) in ns: the agent's full jitter
+ * (agent/ship/send.c), or the equal jitter of old agents. */
 static int64_t backoff_ns(struct swarm *s, unsigned k)
 {
 	uint64_t d = BACKOFF_MS;
 
+	if (s->ph->new_agents)
+		return (int64_t)send_backoff_full_jitter(&s->rng, BACKOFF_MS,
+							 BACKOFF_MAX_MS, k) *
+		       MS;
 	for (unsigned i = 1; i < k && d < BACKOFF_MAX_MS; i++)
 		d *= 2;
 	if (d > BACKOFF_MAX_MS)
@@ -168,20 +244,30 @@ static int64_t backoff_ns(struct swarm *s, unsigned k)
 	return (int64_t)(d - d / 2 + rng_below(&s->rng, d / 2 + 1)) * MS;
 }
 
-/* No Ack in time: drop the socket, connect again after a backoff. */
+/* No Ack in time: drop the socket, connect again after a backoff; after
+ * 1 + RETRIES in a row, to the next collector. */
 static void agent_timeout(struct swarm *s, struct agent *a, int64_t now)
 {
 	agent_close(s, a);
 	s->timeouts++;
 	a->state = IDLE;
 	a->due_ns = now + backoff_ns(s, ++a->timeouts);
+	if (a->timeouts > RETRIES && arg_collectors > 1) {
+		a->ep = (a->ep + 1) % arg_collectors;
+		a->timeouts = 0;
+	}
 }
 
 /* Sends msgs[next] once granted, else its offer. */
 static int agent_send(struct swarm *s, struct agent *a, int64_t now)
 {
-	int r = fleet_send(a->sock, &a->msgs[a->next], a->granted, 0);
+	unsigned flags = s->ph->new_agents ?
+				 CODEC_OFFER_HINTS |
+					 (a->returning ? CODEC_OFFER_RETURNING : 0) :
+				 0;
+	int r = fleet_send(a->sock, &a->msgs[a->next], a->granted, flags);
 
+	(void)now;
 	if (r == -EAGAIN || r == -EINTR)
 		return 0; /* not writable after all: poll again */
 	if (r < 0)
@@ -193,9 +279,11 @@ static int agent_send(struct swarm *s, struct agent *a, int64_t now)
 
 static void agent_acked(struct swarm *s, struct agent *a, int64_t now)
 {
+	s->ack_ns[s->acked] = now;
 	s->lat_ms[s->acked++] = (double)(now - a->first_ns) / 1e6;
 	a->first_ns = 0;
 	a->timeouts = 0;
+	a->returning = false;
 	for (size_t i = 0; i < s->n_restarts; i++)
 		if (s->restarts[i].start_ns && !s->restarts[i].resumed_ns)
 			s->restarts[i].resumed_ns = now;
@@ -205,10 +293,40 @@ static void agent_acked(struct swarm *s, struct agent *a, int64_t now)
 		s->done_agents++;
 		return;
 	}
+	if (s->ph->reconnect_each) { /* as a pass of its own */
+		agent_close(s, a);
+		a->state = IDLE;
+		a->due_ns = now;
+		return;
+	}
 	/* the next report on the same connection, with a fresh attempt */
 	a->first_ns = now;
 	a->deadline_ns = now + (int64_t)arg_send_timeout_ms * MS;
 	a->state = CONNECTING;
+}
+
+/* RETRY_LATER: a new agent waits out a hint and comes back; otherwise
+ * the pass ends and the next comes 1 to 2 s later. */
+static void agent_retry_later(struct swarm *s, struct agent *a,
+			      const Fleetbench__Ack *ack, int64_t now)
+{
+	s->retry_later++;
+	agent_close(s, a);
+	a->state = IDLE;
+	if (s->ph->new_agents && ack->has_retry_after_ms) {
+		s->hinted++;
+		if (ack->retry_after_ms > s->hint_max_ms)
+			s->hint_max_ms = ack->retry_after_ms;
+		a->returning = true;
+		a->timeouts = 0;
+		a->due_ns = now + (int64_t)send_retry_after_delay(
+					  &s->rng, ack->retry_after_ms) *
+					  MS;
+		return;
+	}
+	a->due_ns = now + (RETRY_LATER_MS +
+			   (int64_t)rng_below(&s->rng, RETRY_LATER_MS)) *
+				  MS;
 }
 
 /* Reads what arrived for a: 0, or -1 (logged). */
@@ -228,7 +346,9 @@ static int agent_recv(struct swarm *s, struct agent *a, int64_t now)
 		if ((size_t)n > sizeof(buf) ||
 		    codec_unpack_ack(buf, (size_t)n, &ack) < 0 ||
 		    a->state != WAITING ||
-		    strcmp(ack->run_id, a->msgs[a->next].run_id) ||
+		    (strcmp(ack->run_id, a->msgs[a->next].run_id) &&
+		     !(!*ack->run_id &&
+		       ack->status == FLEETBENCH__ACK__STATUS__RETRY_LATER)) ||
 		    !fleet_ack_expected(ack, a->granted)) {
 			s->stray++;
 			codec_free_ack(ack);
@@ -258,14 +378,8 @@ static int agent_recv(struct swarm *s, struct agent *a, int64_t now)
 			a->state = DONE;
 			s->done_agents++;
 			break;
-		default: /* RETRY_LATER: the pass ends, the next comes later */
-			s->retry_later++;
-			agent_close(s, a);
-			a->state = IDLE;
-			a->due_ns = now + (RETRY_LATER_MS +
-					   (int64_t)rng_below(&s->rng,
-							      RETRY_LATER_MS)) *
-						  MS;
+		default:
+			agent_retry_later(s, a, ack, now);
 			break;
 		}
 		codec_free_ack(ack);
@@ -273,10 +387,61 @@ static int agent_recv(struct swarm *s, struct agent *a, int64_t now)
 	return 0;
 }
 
-/* ---- the collector's restarts ---- */
+/* ---- the collectors ---- */
 
-/* Stops the collector when the next share of the reports is acknowledged,
- * starts it again --down ms later. */
+/* The serve options of a phase: the user's, and --admit-wait 0 for one
+ * without admission control. */
+static void serve_options(struct swarm *s, char **user, int n_user,
+			  char **buf)
+{
+	int n = 0;
+
+	for (int i = 0; i < n_user; i++)
+		buf[n++] = user[i];
+	if (!s->ph->admission) {
+		buf[n++] = "--admit-wait";
+		buf[n++] = "0";
+	}
+	buf[n] = NULL;
+	s->fleet.serve_extra = buf;
+	s->fleet.n_serve_extra = n;
+}
+
+/* Starts the phase's collectors on fresh ports. */
+static int collectors_start(struct swarm *s)
+{
+	if (fleet_collector_start(&s->fleet, NULL) < 0)
+		return -1;
+	snprintf(s->port_endpoint[0], sizeof(s->port_endpoint[0]), "%s",
+		 s->fleet.endpoint);
+	if (arg_collectors < 2)
+		return 0;
+	s->second = s->fleet;
+	s->second.collector = 0;
+	s->second.starts = 1000 + s->fleet.starts;
+	s->second.pg_started = false;
+	if (fleet_collector_start(&s->second, NULL) < 0)
+		return -1;
+	snprintf(s->port_endpoint[1], sizeof(s->port_endpoint[1]), "%s",
+		 s->second.endpoint);
+	return 0;
+}
+
+static void collectors_stop(struct swarm *s)
+{
+	int status = fleet_collector_stop(&s->fleet);
+
+	if (status != 0)
+		log_warn("the collector exited with status %d on SIGTERM",
+			 status);
+	if (arg_collectors > 1 && s->second.collector > 0 &&
+	    (status = fleet_collector_stop(&s->second)) != 0)
+		log_warn("the second collector exited with status %d on SIGTERM",
+			 status);
+}
+
+/* Stops the first collector when the next share of the reports is
+ * acknowledged, starts it again --down ms later. */
 static int restarts_step(struct swarm *s, int64_t now)
 {
 	struct fleet *f = &s->fleet;
@@ -286,14 +451,14 @@ static int restarts_step(struct swarm *s, int64_t now)
 		r = &s->restarts[s->n_restarts - 1];
 		if (now < r->stop_ns + (int64_t)arg_down_ms * MS)
 			return 0;
-		if (fleet_collector_start(f, s->port_endpoint) < 0)
+		if (fleet_collector_start(f, s->port_endpoint[0]) < 0)
 			return -1;
 		r->start_ns = mono_ns();
 		s->down = false;
 		return 0;
 	}
-	if (s->n_restarts == arg_restarts ||
-	    s->acked < s->total * (s->n_restarts + 1) / (arg_restarts + 1))
+	if (s->n_restarts == s->ph->restarts ||
+	    s->acked < s->total * (s->n_restarts + 1) / (s->ph->restarts + 1))
 		return 0;
 	r = &s->restarts[s->n_restarts++];
 	r->acked = s->acked;
@@ -312,44 +477,55 @@ static int restarts_step(struct swarm *s, int64_t now)
 	return 0;
 }
 
-/* The collector's peak RSS so far, read once a second. */
+/* The collectors' peak RSS so far, read once a second. */
 static void memory_step(struct swarm *s, int64_t now)
 {
+	const struct fleet *fs[] = { &s->fleet, &s->second };
 	long hwm, rss;
 
-	if (now < s->mem_ns || s->down)
+	if (now < s->mem_ns)
 		return;
 	s->mem_ns = now + 1000 * MS;
-	if (proc_mem(s->fleet.collector, &hwm, &rss) == 0 && hwm > s->peak_kb)
-		s->peak_kb = hwm;
+	for (size_t i = 0; i < arg_collectors && i < COLLECTORS_MAX; i++) {
+		if ((i == 0 && s->down) || fs[i]->collector <= 0)
+			continue;
+		if (proc_mem(fs[i]->collector, &hwm, &rss) == 0 &&
+		    hwm > s->peak_kb)
+			s->peak_kb = hwm;
+	}
 }
 
-/* ---- the run ---- */
+/* ---- a phase ---- */
 
-static int swarm_setup(struct swarm *s)
+/* The phase's reports and counters; the previous phase's are freed. */
+static int phase_setup(struct swarm *s, const struct phase *ph)
 {
-	uint64_t seed;
-
-	s->total = arg_agents * arg_reports;
-	s->agents = calloc(arg_agents, sizeof(*s->agents));
+	for (size_t i = 0; s->msgs && i < s->total; i++)
+		free(s->msgs[i].buf);
+	free(s->msgs);
+	free(s->agents);
+	free(s->lat_ms);
+	free(s->ack_ns);
+	free(s->restarts);
+	*s = (struct swarm){ .fleet = s->fleet, .rng = s->rng, .ph = ph };
+	s->ack_ns = calloc(ph->agents * ph->reports, sizeof(*s->ack_ns));
+	s->total = ph->agents * ph->reports;
+	s->agents = calloc(ph->agents, sizeof(*s->agents));
 	s->msgs = calloc(s->total, sizeof(*s->msgs));
 	s->lat_ms = calloc(s->total, sizeof(*s->lat_ms));
-	s->restarts = calloc(arg_restarts + 1, sizeof(*s->restarts));
-	if (!s->agents || !s->msgs || !s->lat_ms || !s->restarts)
+	s->restarts = calloc(ph->restarts + 1, sizeof(*s->restarts));
+	if (!s->agents || !s->msgs || !s->lat_ms || !s->restarts || !s->ack_ns)
 		return log_error("out of memory for %zu reports", s->total);
-	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = (uint64_t)mono_ns();
-	rng_seed(&s->rng, seed);
 	for (size_t i = 0; i < s->total; i++)
-		if (fleet_msg_make(&s->fleet, i / arg_reports, &s->msgs[i]) < 0)
+		if (fleet_msg_make(&s->fleet, i / ph->reports, &s->msgs[i]) < 0)
 			return -1;
 	return 0;
 }
 
-/* Every agent started within --spread; returns when all are done. */
+/* Every agent started within the spread; returns when all are done. */
 static int swarm_run(struct swarm *s)
 {
-	size_t n = arg_agents;
+	size_t n = s->ph->agents;
 	zmq_pollitem_t *items = calloc(n, sizeof(*items));
 	size_t *which = calloc(n, sizeof(*which));
 	int r = 0;
@@ -364,10 +540,15 @@ static int swarm_run(struct swarm *s)
 		struct agent *a = &s->agents[i];
 
 		a->index = i;
-		a->msgs = &s->msgs[i * arg_reports];
-		a->n = arg_reports;
+		a->msgs = &s->msgs[i * s->ph->reports];
+		a->n = s->ph->reports;
+		a->ep = arg_collectors > 1 ?
+				(size_t)rng_below(&s->rng, arg_collectors) :
+				0;
 		a->due_ns = s->start_ns +
-			    (int64_t)rng_below(&s->rng, arg_spread_s * 1000 + 1) * MS;
+			    (int64_t)rng_below(&s->rng,
+					       s->ph->spread_s * 1000 + 1) *
+				    MS;
 	}
 	while (r == 0 && s->done_agents < n) {
 		int64_t now = mono_ns(), wake = now + TICK_MS * MS;
@@ -426,6 +607,7 @@ static int swarm_run(struct swarm *s)
 		}
 	}
 	s->end_ns = mono_ns();
+	memory_step(s, s->end_ns + 1000 * MS);
 	for (size_t i = 0; i < n; i++)
 		agent_close(s, &s->agents[i]);
 	free(items);
@@ -436,6 +618,24 @@ static int swarm_run(struct swarm *s)
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Runs one statement on the fleet's database: 0 or -1 (logged). */
+static int db_exec(const struct swarm *s, const char *sql)
+{
+	PGconn *pg = PQconnectdb(s->fleet.conninfo);
+	PGresult *res = NULL;
+	int r = -1;
+
+	if (PQstatus(pg) != CONNECTION_OK)
+		log_error("cannot connect to PostgreSQL: %s", PQerrorMessage(pg));
+	else if (PQresultStatus(res = PQexec(pg, sql)) != PGRES_COMMAND_OK)
+		log_error("%s: %s", sql, PQerrorMessage(pg));
+	else
+		r = 0;
+	PQclear(res);
+	PQfinish(pg);
+	return r;
 }
 
 /*
@@ -504,35 +704,216 @@ out:
 	return r;
 }
 
-static void print_figures(const struct swarm *s, size_t stored)
+static void result_of(struct swarm *s, size_t stored, struct result *res)
 {
-	double secs = (double)(s->end_ns - s->start_ns) / 1e9;
+	int64_t from = s->first_ns ? s->first_ns : s->start_ns;
 
 	qsort(s->lat_ms, s->acked, sizeof(*s->lat_ms), cmp_double);
-	printf("swarm: %lu agents x %lu reports (%zu bytes each), started within %lu s, send timeout %lu ms, %lu source addresses; %ld online CPUs\n",
-	       arg_agents, arg_reports, s->msgs[0].len, arg_spread_s,
+	*res = (struct result){
+		.total = s->total,
+		.acked = s->acked,
+		.committed = s->committed,
+		.duplicate = s->duplicate,
+		.stored = stored,
+		.secs = (double)(s->end_ns - from) / 1e9,
+		.p50 = percentile(s->lat_ms, s->acked, 0.5),
+		.p99 = percentile(s->lat_ms, s->acked, 0.99),
+		.max = s->acked ? s->lat_ms[s->acked - 1] : 0,
+		.timeouts = s->timeouts,
+		.retry_later = s->retry_later,
+		.hinted = s->hinted,
+		.connects = s->connects,
+		.granted = s->granted,
+		.stray = s->stray,
+		.hint_max_ms = s->hint_max_ms,
+		.peak_kb = s->peak_kb,
+	};
+	res->goodput = res->secs > 0 ? (double)s->acked / res->secs : 0;
+}
+
+/* Acks in each second from the first send: where the time went. */
+static void print_timeline(const struct swarm *s)
+{
+	int64_t from = s->first_ns ? s->first_ns : s->start_ns;
+	size_t secs = (size_t)((s->end_ns - from) / 1000000000) + 1;
+	_cleanup_free_ size_t *per = calloc(secs, sizeof(*per));
+
+	if (!per || secs > 3600)
+		return;
+	for (size_t i = 0; i < s->acked; i++) {
+		size_t k = (size_t)((s->ack_ns[i] - from) / 1000000000);
+
+		per[k < secs ? k : secs - 1]++;
+	}
+	printf("  Acks per second:");
+	for (size_t k = 0; k < secs; k++)
+		printf(" %zu", per[k]);
+	printf("\n");
+}
+
+static void print_phase(const struct swarm *s, const struct result *r)
+{
+	const struct phase *ph = s->ph;
+
+	printf("swarm: %s%s%zu agents x %zu reports (%zu bytes each), started within %lu s, %s agents, collector %s, %lu collector%s, send timeout %lu ms, %lu source addresses; %ld online CPUs\n",
+	       arg_herd ? ph->name : "", arg_herd ? ": " : "", ph->agents,
+	       ph->reports, s->msgs[0].len, ph->spread_s,
+	       ph->new_agents ? "new (hints, full jitter)" :
+				"old (no hints, equal jitter)",
+	       ph->admission ? "with admission control" :
+			       "without admission control",
+	       arg_collectors, arg_collectors > 1 ? "s" : "",
 	       arg_send_timeout_ms, arg_sources, sysconf(_SC_NPROCESSORS_ONLN));
 	printf("  delivered %zu of %zu reports in %.1f s (%.1f reports/s): %zu COMMITTED, %zu DUPLICATE; %zu stored once\n",
-	       s->acked, s->total, secs, secs > 0 ? (double)s->acked / secs : 0,
-	       s->committed, s->duplicate, stored);
+	       r->acked, r->total, r->secs, r->goodput, r->committed,
+	       r->duplicate, r->stored);
 	printf("  Ack latency from the first attempt: p50 %.0f ms, p99 %.0f ms, max %.0f ms\n",
-	       percentile(s->lat_ms, s->acked, 0.5),
-	       percentile(s->lat_ms, s->acked, 0.99),
-	       s->acked ? s->lat_ms[s->acked - 1] : 0);
-	printf("  %zu connections, %zu grants, %zu timeouts (socket dropped, sent again), %zu RETRY_LATER, %zu rejected, %zu stray Acks\n",
-	       s->connects, s->granted, s->timeouts, s->retry_later,
-	       s->rejected, s->stray);
+	       r->p50, r->p99, r->max);
+	printf("  %zu connections, %zu grants, %zu timeouts (socket dropped, sent again), %zu RETRY_LATER (%zu with a hint waited out, longest %u ms), %zu rejected, %zu stray Acks\n",
+	       r->connects, r->granted, r->timeouts, r->retry_later, r->hinted,
+	       r->hint_max_ms, s->rejected, r->stray);
 	for (size_t i = 0; i < s->n_restarts; i++) {
-		const struct restart *r = &s->restarts[i];
+		const struct restart *rs = &s->restarts[i];
 
 		printf("  restart %zu (%s) at %zu acknowledged: down %.1f s, first Ack %.1f s after the start\n",
-		       i + 1, r->sig == SIGTERM ? "SIGTERM" : "SIGKILL",
-		       r->acked, (double)(r->start_ns - r->stop_ns) / 1e9,
-		       r->resumed_ns ? (double)(r->resumed_ns - r->start_ns) / 1e9 :
-				       -1.0);
+		       i + 1, rs->sig == SIGTERM ? "SIGTERM" : "SIGKILL",
+		       rs->acked, (double)(rs->start_ns - rs->stop_ns) / 1e9,
+		       rs->resumed_ns ?
+			       (double)(rs->resumed_ns - rs->start_ns) / 1e9 :
+			       -1.0);
 	}
 	printf("  collector peak RSS %.1f MiB (largest of the collectors, sampled each second)\n",
-	       (double)s->peak_kb / 1024);
+	       (double)r->peak_kb / 1024);
+	print_timeline(s);
+	fflush(stdout);
+}
+
+/* One phase: an empty database, the collectors started anew, the agents,
+ * the ledger. 0, or -1 (logged). */
+static int phase_run(struct swarm *s, const struct phase *ph, char **user,
+		     int n_user, struct result *res)
+{
+	char *serve[64];
+	size_t stored = 0;
+	int r = -1;
+
+	if (n_user > 60)
+		return log_error("too many serve options");
+	if (phase_setup(s, ph) < 0)
+		return -1;
+	serve_options(s, user, n_user, serve);
+	if (db_exec(s, "TRUNCATE runs CASCADE") < 0 || collectors_start(s) < 0)
+		goto out;
+	fprintf(stderr, "swarm: %s%scollector on %s%s%s, PostgreSQL in %s: %zu agents x %zu reports\n",
+		arg_herd ? ph->name : "", arg_herd ? ": " : "",
+		s->port_endpoint[0], arg_collectors > 1 ? " and " : "",
+		arg_collectors > 1 ? s->port_endpoint[1] : "", s->fleet.pg_dir,
+		ph->agents, ph->reports);
+	if (swarm_run(s) < 0)
+		goto out;
+	if (s->acked + s->rejected < s->total) {
+		log_error("only %zu of %zu reports were acknowledged", s->acked,
+			  s->total);
+		goto out;
+	}
+	if (swarm_verify(s, &stored) < 0)
+		goto out;
+	result_of(s, stored, res);
+	print_phase(s, res);
+	r = s->rejected ? -1 : 0;
+out:
+	if (r < 0 && s->fleet.collector > 0)
+		fleet_collector_log_tail(&s->fleet);
+	collectors_stop(s);
+	s->fleet.serve_extra = NULL;
+	s->fleet.n_serve_extra = 0;
+	return r;
+}
+
+/* The herd's verdict on its last phase (--min-goodput and the others):
+ * 0 when within them, -1 (logged) when not. */
+static int herd_verdict(const struct result *u1, const struct result *u2,
+			const struct result *before, const struct result *after)
+{
+	double unloaded = (u1->goodput + u2->goodput) / 2;
+	double ideal = (double)after->total / unloaded;
+	double dup = after->acked ? 100.0 * (double)after->duplicate /
+					    (double)after->acked :
+				    0;
+	double done, ratio = after->goodput / unloaded;
+	int r = 0;
+
+	if (ideal < (double)arg_spread_s)
+		ideal = (double)arg_spread_s;
+	done = after->secs / ideal;
+	printf("herd: unloaded %.1f reports/s (%.1f before the herds, %.1f after); ideal delivery %.1f s\n",
+	       unloaded, u1->goodput, u2->goodput, ideal);
+	if (before)
+		printf("herd: before: goodput %.1f reports/s = %.2f of unloaded, DUPLICATE %.1f%% of Acks, done in %.1f s = %.2f x ideal, %zu timeouts, collector peak RSS %.1f MiB\n",
+		       before->goodput, before->goodput / unloaded,
+		       before->acked ? 100.0 * (double)before->duplicate /
+					       (double)before->acked :
+				       0,
+		       before->secs, before->secs / ideal, before->timeouts,
+		       (double)before->peak_kb / 1024);
+	printf("herd: after: goodput %.1f reports/s = %.2f of unloaded, DUPLICATE %.1f%% of Acks, done in %.1f s = %.2f x ideal, %zu timeouts, %zu hints waited out (longest %u ms), collector peak RSS %.1f MiB\n",
+	       after->goodput, ratio, dup, after->secs, done, after->timeouts,
+	       after->hinted, after->hint_max_ms,
+	       (double)after->peak_kb / 1024);
+	if (after->stored != after->total)
+		r = log_error("%zu of %zu reports stored", after->stored,
+			      after->total);
+	if (arg_min_goodput && ratio * 100 < (double)arg_min_goodput)
+		r = log_error("goodput %.2f of the unloaded rate, below %lu%%",
+			      ratio, arg_min_goodput);
+	if (dup > (double)arg_max_duplicate)
+		r = log_error("DUPLICATE %.1f%% of Acks, over %lu%%", dup,
+			      arg_max_duplicate);
+	if (arg_max_done > 0 && done > arg_max_done)
+		r = log_error("done in %.2f x the ideal, over %.2f", done,
+			      arg_max_done);
+	if (arg_max_rss && after->peak_kb > (long)arg_max_rss * 1024)
+		r = log_error("collector peak RSS %.1f MiB, over %lu MiB",
+			      (double)after->peak_kb / 1024, arg_max_rss);
+	return r;
+}
+
+/* --herd: unloaded, before (unless --no-before), after, unloaded. */
+static int herd_run(struct swarm *s, char **user, int n_user)
+{
+	size_t per = (arg_agents + arg_unloaded_agents - 1) / arg_unloaded_agents;
+	const struct phase unloaded = {
+		.name = "unloaded",
+		.agents = arg_unloaded_agents,
+		.reports = per,
+		.new_agents = true,
+		.reconnect_each = true,
+		.admission = true,
+	};
+	const struct phase before = {
+		.name = "before",
+		.agents = arg_agents,
+		.reports = 1,
+		.spread_s = arg_spread_s,
+		.restarts = arg_restarts,
+	};
+	const struct phase after = {
+		.name = "after",
+		.agents = arg_agents,
+		.reports = 1,
+		.spread_s = arg_spread_s,
+		.new_agents = true,
+		.admission = true,
+		.restarts = arg_restarts,
+	};
+	struct result u1, u2, b, a;
+
+	if (phase_run(s, &unloaded, user, n_user, &u1) < 0 ||
+	    (!arg_no_before && phase_run(s, &before, user, n_user, &b) < 0) ||
+	    phase_run(s, &after, user, n_user, &a) < 0 ||
+	    phase_run(s, &unloaded, user, n_user, &u2) < 0)
+		return -1;
+	return herd_verdict(&u1, &u2, arg_no_before ? NULL : &b, &a);
 }
 
 static const struct tool_opt opts[] = {
@@ -543,6 +924,15 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_ULONG("restarts", &arg_restarts, 0, 100),
 	TOOL_OPT_ULONG("down", &arg_down_ms, 0, 600000),
 	TOOL_OPT_ULONG("sources", &arg_sources, 1, 60000),
+	TOOL_OPT_ULONG("collectors", &arg_collectors, 1, COLLECTORS_MAX),
+	TOOL_OPT_STRING("agent-mode", &arg_agent_mode),
+	TOOL_OPT_FLAG("herd", &arg_herd),
+	TOOL_OPT_FLAG("no-before", &arg_no_before),
+	TOOL_OPT_ULONG("unloaded-agents", &arg_unloaded_agents, 1, 1000),
+	TOOL_OPT_ULONG("min-goodput", &arg_min_goodput, 0, 100),
+	TOOL_OPT_ULONG("max-duplicate", &arg_max_duplicate, 0, 100),
+	TOOL_OPT_DOUBLE("max-done", &arg_max_done),
+	TOOL_OPT_ULONG("max-rss", &arg_max_rss, 0, 1000000),
 	TOOL_OPT_ULONG("timeout", &arg_timeout_s, 1, 86400),
 	TOOL_OPT_STRING("collector", &arg_collector),
 	TOOL_OPT_STRING("agent", &arg_agent),
@@ -552,11 +942,11 @@ static const struct tool_opt opts[] = {
 static const struct tool tool = TOOL("swarm", opts,
 	"usage: swarm [OPTIONS] [-- SERVE-OPTION...]\n"
 	"\n"
-	"Simulated agents deliver reports to a collector on loopback that is\n"
-	"restarted meanwhile; then the database must hold each report once.\n"
+	"Simulated agents deliver reports to collectors on loopback, one of\n"
+	"them restarted meanwhile; then the database must hold each report once.\n"
 	"\n"
 	"  --agents N        simulated agents (default 500)\n"
-	"  --reports N       reports each (default 2)\n"
+	"  --reports N       reports each (default 2; --herd: 1)\n"
 	"  --spread S        agents start at random within S seconds (default 10)\n"
 	"  --send-timeout MS an attempt's limit, as the agent's (default 5000)\n"
 	"  --restarts N      collector restarts, alternately SIGTERM and SIGKILL,\n"
@@ -564,6 +954,18 @@ static const struct tool tool = TOOL("swarm", opts,
 	"  --down MS         the collector stays down this long (default 1000)\n"
 	"  --sources N       agents connect from N loopback addresses,\n"
 	"                    127.0.0.2 and on (default 1: the kernel's choice)\n"
+	"  --collectors N    1, or 2 on one database, each agent starting at\n"
+	"                    one of them at random (default 1)\n"
+	"  --agent-mode M    new: hints and full jitter; old: the agent before\n"
+	"                    admission control (default new)\n"
+	"  --herd            unloaded rate, then the herd before and after\n"
+	"                    admission control, then unloaded again\n"
+	"  --no-before       --herd without the before phase\n"
+	"  --unloaded-agents N  agents of the unloaded phases (default 32)\n"
+	"  --min-goodput PCT the herd's goodput at least PCT%% of unloaded\n"
+	"  --max-duplicate PCT  DUPLICATE at most PCT%% of the herd's Acks\n"
+	"  --max-done RATIO  the herd done within RATIO x the ideal\n"
+	"  --max-rss MIB     the collectors' peak RSS at most MIB\n"
 	"  --timeout S       give up after S seconds (default 900)\n"
 	"  --collector PATH  fleetbench-collector (default " COLLECTOR_PATH ")\n"
 	"  --agent PATH      fleetbench-agent (default " AGENT_PATH ")\n"
@@ -573,52 +975,60 @@ static const struct tool tool = TOOL("swarm", opts,
 int main(int argc, char **argv)
 {
 	struct swarm s = { 0 };
-	size_t stored = 0;
+	struct result res;
+	uint64_t seed;
+	size_t keys;
 	int args, ret = 1;
 
 	log_init("swarm");
 	args = tool_parse(&tool, argc, argv);
 	if (arg_agents * arg_reports > 1000000)
 		tool_usage_error(&tool, "--agents times --reports is over 1000000");
+	if (strcmp(arg_agent_mode, "new") && strcmp(arg_agent_mode, "old"))
+		tool_usage_error(&tool, "--agent-mode: new or old");
+	if (arg_no_before && !arg_herd)
+		tool_usage_error(&tool, "--no-before goes with --herd");
+	keys = arg_agents > arg_unloaded_agents ? arg_agents : arg_unloaded_agents;
 	s.fleet = (struct fleet){
 		.collector_path = arg_collector,
 		.agent_path = arg_agent,
-		.serve_extra = argv + args,
-		.n_serve_extra = argc - args,
 		.keep = arg_keep,
 		.deadline_ns = mono_ns() + (int64_t)arg_timeout_s * 1000000000,
 	};
-	if (fleet_fd_limit(arg_agents) < 0)
+	if (fleet_fd_limit(keys) < 0)
 		return 1;
 	fleet_signals();
-	if (fleet_init(&s.fleet, "swarm", arg_agents) < 0 ||
-	    swarm_setup(&s) < 0 || fleet_pg_start(&s.fleet) < 0 ||
-	    fleet_collector_start(&s.fleet, NULL) < 0)
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)mono_ns();
+	rng_seed(&s.rng, seed);
+	if (fleet_init(&s.fleet, "swarm", keys) < 0 ||
+	    fleet_pg_start(&s.fleet) < 0)
 		goto out;
-	snprintf(s.port_endpoint, sizeof(s.port_endpoint), "%s",
-		 s.fleet.endpoint);
-	fprintf(stderr, "swarm: collector on %s, PostgreSQL in %s: %lu agents x %lu reports\n",
-		s.port_endpoint, s.fleet.pg_dir, arg_agents, arg_reports);
-	if (swarm_run(&s) < 0)
-		goto out;
-	if (s.acked + s.rejected < s.total) {
-		log_error("only %zu of %zu reports were acknowledged", s.acked,
-			  s.total);
-		goto out;
+	if (arg_herd) {
+		ret = herd_run(&s, argv + args, argc - args) < 0 ? 1 : 0;
+	} else {
+		const struct phase one = {
+			.name = "swarm",
+			.agents = arg_agents,
+			.reports = arg_reports,
+			.spread_s = arg_spread_s,
+			.new_agents = !strcmp(arg_agent_mode, "new"),
+			.admission = true,
+			.restarts = arg_restarts,
+		};
+
+		ret = phase_run(&s, &one, argv + args, argc - args, &res) < 0 ?
+			      1 :
+			      0;
 	}
-	if (swarm_verify(&s, &stored) < 0)
-		goto out;
-	print_figures(&s, stored);
-	ret = s.rejected ? 1 : 0;
 out:
-	if (ret != 0 && s.fleet.collector > 0)
-		fleet_collector_log_tail(&s.fleet);
 	fleet_release(&s.fleet);
 	for (size_t i = 0; s.msgs && i < s.total; i++)
 		free(s.msgs[i].buf);
 	free(s.msgs);
 	free(s.agents);
 	free(s.lat_ms);
+	free(s.ack_ns);
 	free(s.restarts);
 	return ret;
 }
