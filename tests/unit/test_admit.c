@@ -175,7 +175,7 @@ static void test_stale(void)
 
 static const struct admit_control control = {
 	.wait_ms = 4000,
-	.retry_min_ms = 1000,
+	.retry_min_ms = 100,
 	.retry_max_ms = 600000,
 };
 
