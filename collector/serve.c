@@ -89,6 +89,8 @@ static void turn_away(struct ingest *g, const struct item *it,
 /* While stopping: everything that comes is turned away, to come back
  * once the collector is expected up again. */
 #define STOPPING_HINT_MS 2000
+/* how long the answers still queued may take to go out at the stop */
+#define STOP_LINGER_MS 2000
 
 /*
  * An Offer: queued for a grant, or answered at once when it is malformed,
@@ -538,6 +540,13 @@ int ingest_run(const struct ingest_opts *o)
 		batch_start(&g, g.stop);
 		offers_grant(&g);
 		trim_if_idle(&g);
+	}
+	/* the last answers (the batch finished, the agents told to come
+	 * back) go out before the socket closes, not dropped with it */
+	{
+		const int linger = STOP_LINGER_MS;
+
+		zmq_setsockopt(g.sock, ZMQ_LINGER, &linger, sizeof(linger));
 	}
 	log_stats(&g);
 	batches_release(&g);

@@ -62,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -168,6 +169,7 @@ struct swarm {
 	struct restart *restarts;
 	size_t n_restarts;
 	bool down; /* the first collector is stopped */
+	bool stopping; /* SIGTERM sent to it, not exited yet */
 	/* where each collector listens, again after a restart */
 	char port_endpoint[COLLECTORS_MAX][128];
 	long peak_kb; /* the largest VmHWM of the collectors */
@@ -447,6 +449,25 @@ static int restarts_step(struct swarm *s, int64_t now)
 	struct fleet *f = &s->fleet;
 	struct restart *r;
 
+	if (s->stopping) { /* the agents go on meanwhile, as real ones do */
+		int status;
+		pid_t p = waitpid(f->collector, &status, WNOHANG);
+
+		r = &s->restarts[s->n_restarts - 1];
+		if (p == 0 && now < r->stop_ns + 10000 * MS)
+			return 0;
+		if (p == 0) {
+			log_warn("the collector did not stop in 10 s: killing it");
+			fleet_collector_kill(f);
+		} else if (p == f->collector && status != 0) {
+			log_warn("the collector exited with status %d on SIGTERM",
+				 status);
+		}
+		f->collector = 0;
+		s->stopping = false;
+		r->stop_ns = mono_ns(); /* down from its exit */
+		return 0;
+	}
 	if (s->down) {
 		r = &s->restarts[s->n_restarts - 1];
 		if (now < r->stop_ns + (int64_t)arg_down_ms * MS)
@@ -463,17 +484,14 @@ static int restarts_step(struct swarm *s, int64_t now)
 	r = &s->restarts[s->n_restarts++];
 	r->acked = s->acked;
 	r->sig = s->n_restarts % 2 ? SIGTERM : SIGKILL;
+	r->stop_ns = mono_ns();
+	s->down = true;
 	if (r->sig == SIGTERM) {
-		int status = fleet_collector_stop(f);
-
-		if (status != 0)
-			log_warn("the collector exited with status %d on SIGTERM",
-				 status);
+		kill(f->collector, SIGTERM);
+		s->stopping = true;
 	} else {
 		fleet_collector_kill(f);
 	}
-	r->stop_ns = mono_ns();
-	s->down = true;
 	return 0;
 }
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Item 15 of docs/reliability.md: a herd (issue 16). 500 simulated agents
+# (swarm --herd, tests/reliability/load/swarm.c) arrive within 1 s, each
+# with one full report, at a collector whose unloaded rate the same run
+# measures before and after (32 agents back to back). Without a restart
+# the herd must be delivered at nearly the unloaded rate; with the
+# collector restarted (SIGTERM) in the middle, every report must still be
+# stored once, the agents told to come back (retry-after hints, not
+# timeouts and re-sends), and the goodput stay above what the restart
+# itself costs: 1 s down, the 2 s hint of those turned away while it
+# stops, and at most one send timeout (5 s) for a report in flight when
+# the socket closed, against an ideal delivery of about 1.3 s: at best
+# about a third of the unloaded rate, 15% with one straggler's timeout.
+set -uo pipefail
+
+# shellcheck source=tests/reliability/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SWARM=${SWARM:-$BUILD_DIR/tests/reliability/swarm}
+require_bins "$SWARM" "$COLLECTOR" "$AGENT"
+tmp_new herd
+
+# herd NAME MIN-GOODPUT-PCT RESTARTS: one herd; its output in $tmp/NAME.*
+herd() {
+	local name=$1 min=$2 restarts=$3 status
+	"$SWARM" --herd --no-before --agents 500 --spread 1 \
+		--restarts "$restarts" --min-goodput "$min" --max-duplicate 2 \
+		--max-rss 128 --collector "$COLLECTOR" --agent "$AGENT" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err"
+	status=$?
+	check_eq "$name: swarm exits 0 (ledger, goodput, DUPLICATE, RSS)" \
+		"$status" 0
+	[ "$status" = 0 ] || tail -n 30 "$tmp/$name.err" >&2
+	check_grep "$name: every report is acknowledged and stored once" \
+		"$tmp/$name.out" "^  delivered 500 of 500 reports .*; 500 stored once"
+	while IFS= read -r line; do
+		line=${line#"${line%%[! ]*}"}
+		figures "$name: ${line#swarm: }"
+	done <"$tmp/$name.out"
+}
+
+# the issue's target is 90% of the unloaded rate (docs/scaling.md); the
+# test allows for a shared machine's noise between the phases
+herd herd 75 0
+
+herd restart 15 1
+check_grep "restart: the collector was restarted with SIGTERM" \
+	"$tmp/restart.out" "restart 1 \(SIGTERM\)"
+check_grep "restart: agents were told to come back while it stopped" \
+	"$tmp/restart.out" "RETRY_LATER \([1-9][0-9]* with a hint waited out"
+finish
