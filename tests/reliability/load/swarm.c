@@ -61,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,9 +83,10 @@
 #define RETRIES 3 /* reconnects to one endpoint before the next */
 #define RETRY_LATER_MS 1000 /* the next pass after RETRY_LATER, plus up to
 			     * as much again */
-#define TICK_MS 100 /* the longest poll */
+#define SCAN_MS 10 /* starts and deadlines are looked at this often */
 #define MS 1000000LL /* ns */
 #define COLLECTORS_MAX 2
+#define INGEST_BACKENDS_MAX 8 /* a collector's connections, and more */
 
 static unsigned long arg_agents = 500;
 static unsigned long arg_reports = 2;
@@ -122,6 +124,7 @@ struct agent {
 	size_t ep; /* the collector it sends to */
 	bool granted; /* msgs[next] was granted on this connection */
 	bool returning; /* msgs[next] comes back after a hint */
+	int fd; /* its socket's ZMQ_FD while watched, else -1 */
 };
 
 /* How one phase's agents behave (--herd runs several). */
@@ -150,6 +153,9 @@ struct result {
 	size_t timeouts, retry_later, hinted, connects, granted, stray;
 	uint32_t hint_max_ms;
 	long peak_kb;
+	/* CPU per report acknowledged, ms: the collectors (the first's up
+	 * to its last restart), their PostgreSQL backends, this program */
+	double cpu_collector, cpu_backends, cpu_agents;
 };
 
 struct swarm {
@@ -170,10 +176,13 @@ struct swarm {
 	size_t n_restarts;
 	bool down; /* the first collector is stopped */
 	bool stopping; /* SIGTERM sent to it, not exited yet */
+	int epfd; /* the agents' sockets, watched */
 	/* where each collector listens, again after a restart */
 	char port_endpoint[COLLECTORS_MAX][128];
 	long peak_kb; /* the largest VmHWM of the collectors */
 	int64_t start_ns, first_ns, end_ns, mem_ns;
+	double cpu_self0; /* self_cpu_ms() at the start */
+	double cpu_collector, cpu_backends; /* at the end */
 	struct rng rng;
 };
 
@@ -181,7 +190,9 @@ struct swarm {
 
 static void agent_close(struct swarm *s, struct agent *a)
 {
-	(void)s;
+	if (a->fd >= 0 && s->epfd >= 0) /* before the socket takes it away */
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, a->fd, NULL);
+	a->fd = -1;
 	if (a->sock)
 		zmq_close(a->sock);
 	a->sock = NULL;
@@ -513,6 +524,27 @@ static void memory_step(struct swarm *s, int64_t now)
 	}
 }
 
+/* The CPU the collectors and their backends have used (they are about to
+ * stop), and this program since the start. */
+static void cpu_step(struct swarm *s)
+{
+	const struct fleet *fs[] = { &s->fleet, &s->second };
+	pid_t pids[2 * INGEST_BACKENDS_MAX];
+
+	s->cpu_collector = s->cpu_backends = 0;
+	for (size_t i = 0; i < arg_collectors && i < COLLECTORS_MAX; i++) {
+		int n;
+
+		if (fs[i]->collector <= 0)
+			continue;
+		s->cpu_collector += proc_cpu_ms(fs[i]->collector);
+		n = fleet_collector_backends(fs[i], pids, INGEST_BACKENDS_MAX);
+		for (int k = 0; k < n; k++)
+			s->cpu_backends += proc_cpu_ms(pids[k]);
+	}
+	s->cpu_self0 = self_cpu_ms() - s->cpu_self0;
+}
+
 /* ---- a phase ---- */
 
 /* The phase's reports and counters; the previous phase's are freed. */
@@ -525,7 +557,9 @@ static int phase_setup(struct swarm *s, const struct phase *ph)
 	free(s->lat_ms);
 	free(s->ack_ns);
 	free(s->restarts);
-	*s = (struct swarm){ .fleet = s->fleet, .rng = s->rng, .ph = ph };
+	*s = (struct swarm){
+		.fleet = s->fleet, .rng = s->rng, .ph = ph, .epfd = -1
+	};
 	s->ack_ns = calloc(ph->agents * ph->reports, sizeof(*s->ack_ns));
 	s->total = ph->agents * ph->reports;
 	s->agents = calloc(ph->agents, sizeof(*s->agents));
@@ -540,24 +574,76 @@ static int phase_setup(struct swarm *s, const struct phase *ph)
 	return 0;
 }
 
-/* Every agent started within the spread; returns when all are done. */
+/*
+ * Acts on what agent a's socket allows now (ZMQ_EVENTS): receives while
+ * it waits for an answer, sends while it has something to send, until
+ * neither is possible. 0, or -1 (logged).
+ */
+static int agent_step(struct swarm *s, struct agent *a, int64_t now)
+{
+	while (a->sock) {
+		enum state before = a->state;
+		size_t next = a->next;
+		int ev = 0, r = 0;
+		size_t len = sizeof(ev);
+
+		if (zmq_getsockopt(a->sock, ZMQ_EVENTS, &ev, &len) < 0)
+			return log_error("agent %zu: ZMQ_EVENTS: %s", a->index,
+					 zmq_strerror(errno));
+		if (a->state == WAITING && (ev & ZMQ_POLLIN))
+			r = agent_recv(s, a, now);
+		else if (a->state == CONNECTING && (ev & ZMQ_POLLOUT))
+			r = agent_send(s, a, now);
+		else
+			return 0;
+		if (r < 0)
+			return r;
+		if (a->state == before && a->next == next && a->sock &&
+		    !(ev & ZMQ_POLLIN))
+			return 0; /* nothing moved: wait for the socket */
+	}
+	return 0;
+}
+
+/* Watches agent a's socket (its ZMQ_FD says when its events may have
+ * changed). 0, or -1 (logged). */
+static int agent_watch(int epfd, struct agent *a)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = a->index };
+	int fd;
+	size_t len = sizeof(fd);
+
+	if (zmq_getsockopt(a->sock, ZMQ_FD, &fd, &len) < 0 ||
+	    epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return log_error("agent %zu: cannot watch its socket: %s",
+				 a->index, strerror(errno));
+	a->fd = fd;
+	return 0;
+}
+
+/*
+ * Every agent started within the spread; returns when all are done. The
+ * sockets are watched with epoll, so a loop costs what is ready, not what
+ * is connected (a herd has thousands of agents waiting): the simulated
+ * agents should take as little of the machine as they can.
+ */
 static int swarm_run(struct swarm *s)
 {
 	size_t n = s->ph->agents;
-	zmq_pollitem_t *items = calloc(n, sizeof(*items));
-	size_t *which = calloc(n, sizeof(*which));
-	int r = 0;
+	struct epoll_event evs[256];
+	int64_t scan_ns = 0;
+	int epfd = epoll_create1(EPOLL_CLOEXEC), r = 0;
 
-	if (!items || !which) {
-		free(items);
-		free(which);
-		return log_error("out of memory");
-	}
+	if (epfd < 0)
+		return log_error("epoll_create1: %s", strerror(errno));
+	s->epfd = epfd;
 	s->start_ns = mono_ns();
+	s->cpu_self0 = self_cpu_ms();
 	for (size_t i = 0; i < n; i++) {
 		struct agent *a = &s->agents[i];
 
 		a->index = i;
+		a->fd = -1;
 		a->msgs = &s->msgs[i * s->ph->reports];
 		a->n = s->ph->reports;
 		a->ep = arg_collectors > 1 ?
@@ -569,8 +655,8 @@ static int swarm_run(struct swarm *s)
 				    MS;
 	}
 	while (r == 0 && s->done_agents < n) {
-		int64_t now = mono_ns(), wake = now + TICK_MS * MS;
-		size_t k = 0;
+		int64_t now = mono_ns();
+		int k;
 
 		r = fleet_check_time(&s->fleet);
 		if (r < 0) {
@@ -583,53 +669,47 @@ static int swarm_run(struct swarm *s)
 			break;
 		}
 		memory_step(s, now);
-		for (size_t i = 0; i < n && r == 0; i++) {
-			struct agent *a = &s->agents[i];
+		/* starts and deadlines, every SCAN_MS */
+		if (now >= scan_ns) {
+			scan_ns = now + SCAN_MS * MS;
+			for (size_t i = 0; i < n && r == 0; i++) {
+				struct agent *a = &s->agents[i];
 
-			if (a->state == IDLE && now >= a->due_ns)
-				r = agent_connect(s, a, now);
-			else if ((a->state == CONNECTING ||
-				  a->state == WAITING) &&
-				 now >= a->deadline_ns)
-				agent_timeout(s, a, now);
-			if (a->state == IDLE && a->due_ns < wake)
-				wake = a->due_ns;
-			if (a->state != CONNECTING && a->state != WAITING)
-				continue;
-			if (a->deadline_ns < wake)
-				wake = a->deadline_ns;
-			items[k] = (zmq_pollitem_t){
-				.socket = a->sock,
-				.events = a->state == CONNECTING ? ZMQ_POLLOUT :
-								   ZMQ_POLLIN,
-			};
-			which[k++] = i;
+				if (a->state == IDLE && now >= a->due_ns) {
+					r = agent_connect(s, a, now);
+					if (r == 0)
+						r = agent_watch(epfd, a);
+					if (r == 0)
+						r = agent_step(s, a, now);
+				} else if ((a->state == CONNECTING ||
+					    a->state == WAITING) &&
+					   now >= a->deadline_ns) {
+					agent_timeout(s, a, now);
+				}
+			}
+			if (r < 0)
+				break;
 		}
-		if (r < 0)
-			break;
-		if (zmq_poll(items, (int)k,
-			     wake > now ? (long)((wake - now + MS - 1) / MS) : 0) <
-			    0 &&
-		    errno != EINTR) {
-			r = log_error("zmq_poll: %s", zmq_strerror(errno));
+		k = epoll_wait(epfd, evs, (int)ARRAY_SIZE(evs), SCAN_MS);
+		if (k < 0 && errno != EINTR) {
+			r = log_error("epoll_wait: %s", strerror(errno));
 			break;
 		}
 		now = mono_ns();
-		for (size_t j = 0; j < k && r == 0; j++) {
-			struct agent *a = &s->agents[which[j]];
+		for (int j = 0; j < k && r == 0; j++) {
+			struct agent *a = &s->agents[evs[j].data.u64];
 
-			if (items[j].revents & ZMQ_POLLIN)
-				r = agent_recv(s, a, now);
-			else if (items[j].revents & ZMQ_POLLOUT)
-				r = agent_send(s, a, now);
+			if (a->sock)
+				r = agent_step(s, a, now);
 		}
 	}
 	s->end_ns = mono_ns();
 	memory_step(s, s->end_ns + 1000 * MS);
+	cpu_step(s);
 	for (size_t i = 0; i < n; i++)
 		agent_close(s, &s->agents[i]);
-	free(items);
-	free(which);
+	close(epfd);
+	s->epfd = -1;
 	return r < 0 ? -1 : 0;
 }
 
@@ -746,6 +826,11 @@ static void result_of(struct swarm *s, size_t stored, struct result *res)
 		.hint_max_ms = s->hint_max_ms,
 		.peak_kb = s->peak_kb,
 	};
+	if (s->acked) {
+		res->cpu_collector = s->cpu_collector / (double)s->acked;
+		res->cpu_backends = s->cpu_backends / (double)s->acked;
+		res->cpu_agents = s->cpu_self0 / (double)s->acked;
+	}
 	res->goodput = res->secs > 0 ? (double)s->acked / res->secs : 0;
 }
 
@@ -802,6 +887,8 @@ static void print_phase(const struct swarm *s, const struct result *r)
 	}
 	printf("  collector peak RSS %.1f MiB (largest of the collectors, sampled each second)\n",
 	       (double)r->peak_kb / 1024);
+	printf("  CPU per report: collector %.2f ms, its PostgreSQL backends %.2f ms, the simulated agents %.2f ms\n",
+	       r->cpu_collector, r->cpu_backends, r->cpu_agents);
 	print_timeline(s);
 	fflush(stdout);
 }
