@@ -45,7 +45,7 @@
 #define ADMIT_QUEUE_MAX 10000 /* offers waiting (320 bytes each); beyond, RETRY_LATER */
 #define ADMIT_GRANTS_MAX 4096 /* grants whose report has not come */
 #define ADMIT_RATE_WINDOW_MS 1000
-#define ADMIT_COLD_BOUND 256 /* reports let in before a rate is measured */
+#define ADMIT_COLD_BOUND 1000 /* reports let in before a rate is measured */
 #define ADMIT_MIN_BOUND 64 /* the bound never goes below */
 /* a window in which the backlog never fell below this measures the rate
  * the database can store; one in which it did only raises the measure */

@@ -39,7 +39,8 @@
  * for each report as a real agent's pass does, delivering --agents
  * reports back to back: what the collector stores when not overloaded),
  * then "before" (old agents against a collector without admission
- * control, --admit-wait 0: today's behaviour before it), then "after"
+ * control, --admit-wait 0, or against the older collector binary
+ * --before-collector names: the behaviour before it), then "after"
  * (new agents, the collector's defaults), then "unloaded" again; each
  * herd phase is --agents agents of one report within --spread s. The
  * database is emptied and the collector started anew before each phase.
@@ -105,6 +106,7 @@ static double arg_max_done = 0; /* 0: not checked */
 static unsigned long arg_max_rss = 0; /* MiB; 0: not checked */
 static unsigned long arg_timeout_s = 900;
 static const char *arg_collector = COLLECTOR_PATH;
+static const char *arg_before_collector;
 static const char *arg_agent = AGENT_PATH;
 static bool arg_keep;
 
@@ -136,6 +138,7 @@ struct phase {
 	bool reconnect_each; /* a new connection for each report */
 	bool admission; /* the collector's default admission control */
 	unsigned long restarts;
+	const char *collector; /* another collector binary; NULL: --collector */
 };
 
 struct restart {
@@ -411,7 +414,9 @@ static void serve_options(struct swarm *s, char **user, int n_user,
 
 	for (int i = 0; i < n_user; i++)
 		buf[n++] = user[i];
-	if (!s->ph->admission) {
+	s->fleet.collector_path = s->ph->collector ? s->ph->collector :
+						     arg_collector;
+	if (!s->ph->admission && !s->ph->collector) {
 		buf[n++] = "--admit-wait";
 		buf[n++] = "0";
 	}
@@ -1001,6 +1006,7 @@ static int herd_run(struct swarm *s, char **user, int n_user)
 		.reports = 1,
 		.spread_s = arg_spread_s,
 		.restarts = arg_restarts,
+		.collector = arg_before_collector,
 	};
 	const struct phase after = {
 		.name = "after",
@@ -1040,6 +1046,7 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_ULONG("max-rss", &arg_max_rss, 0, 1000000),
 	TOOL_OPT_ULONG("timeout", &arg_timeout_s, 1, 86400),
 	TOOL_OPT_STRING("collector", &arg_collector),
+	TOOL_OPT_STRING("before-collector", &arg_before_collector),
 	TOOL_OPT_STRING("agent", &arg_agent),
 	TOOL_OPT_FLAG("keep", &arg_keep),
 };
@@ -1073,6 +1080,8 @@ static const struct tool tool = TOOL("swarm", opts,
 	"  --max-rss MIB     the collectors' peak RSS at most MIB\n"
 	"  --timeout S       give up after S seconds (default 900)\n"
 	"  --collector PATH  fleetbench-collector (default " COLLECTOR_PATH ")\n"
+	"  --before-collector PATH  the before phase's collector: an older\n"
+	"                    build (its own defaults), not --admit-wait 0\n"
 	"  --agent PATH      fleetbench-agent (default " AGENT_PATH ")\n"
 	"  --keep            keep the work directory\n",
 	.max_args = TOOL_ANY_ARGS);
