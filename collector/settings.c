@@ -59,10 +59,10 @@ const struct config_key collector_settings[] = {
 		   "report first and the offers beyond this wait\n"
 		   "for a grant (default 2M; 0: no bound)"),
 	CONFIG_KEY("collector", "admit_wait_ms", CONFIG_INT, C(admit_wait_ms),
-		   "3000", 0, 3600000, "admit-wait", "MS",
+		   "4500", 0, 3600000, "admit-wait", "MS",
 		   "admission control: let in only what the measured\n"
 		   "commit rate stores within this; an agent offering\n"
-		   "more is told when to come back (default 3000,\n"
+		   "more is told when to come back (default 4500,\n"
 		   "below the agents' send_timeout_ms; 0: off)"),
 	CONFIG_KEY("collector", "retry_after_min_ms", CONFIG_INT,
 		   C(retry_after_min_ms), "1000", 1, 86400000, "retry-after-min",
