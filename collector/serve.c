@@ -285,6 +285,11 @@ static int item_receive(struct ingest *g, struct item *it)
 		goto out;
 	}
 	g->stats.received++;
+	if (g->stop && frames != 1) { /* nothing taken while stopping */
+		g->stats.dropped++;
+		r = 2;
+		goto out;
+	}
 	if (frames == 1 && report_turned_away(g, it)) {
 		r = 2; /* answered: nothing to store */
 		goto out;
@@ -320,7 +325,9 @@ static int batch_fill(struct ingest *g)
 	struct batch *b = g->filling;
 	int taken = 0;
 
-	while (b->n < o->batch_max && b->bytes < BATCH_MAX_BYTES) {
+	/* stopping: every message is answered at once, none taken (so a
+	 * full batch does not leave the socket readable and unread) */
+	while (g->stop || (b->n < o->batch_max && b->bytes < BATCH_MAX_BYTES)) {
 		struct item *it = &b->items[b->n];
 		int r = item_receive(g, it);
 

@@ -373,6 +373,7 @@ static int deliver(struct sender *sd, const char *run_id, const void *payload,
 {
 	size_t failed_endpoints = 0;
 	unsigned timeouts = 0;
+	int64_t waited = 0; /* on hints, for this report */
 
 	sd->returning = false;
 	for (;;) {
@@ -382,13 +383,14 @@ static int deliver(struct sender *sd, const char *run_id, const void *payload,
 			r = attempt(sd, run_id, payload, len, ret);
 		if (r == 1 && ret->status == FLEETBENCH__ACK__STATUS__RETRY_LATER &&
 		    ret->retry_after_ms &&
-		    ret->retry_after_ms <= (uint32_t)sd->o->retry_wait_max_ms) {
+		    waited + ret->retry_after_ms <= sd->o->retry_wait_max_ms) {
 			/* told when to come back: wait, then offer again on
 			 * a new connection (the collector keeps none) */
 			long d = (long)send_retry_after_delay(&sd->rng,
 							      ret->retry_after_ms);
 
 			disconnect(sd);
+			waited += d;
 			sd->sum->retry_after++;
 			emit(sd, SEND_RETRY_AFTER, run_id,
 			     *ret->reason ? ret->reason : NULL, d, 0);

@@ -65,8 +65,9 @@ struct send_opts {
 	int retries; /* reconnects to one endpoint after its first timeout */
 	int backoff_ms; /* delay before the first reconnect, doubling after */
 	int backoff_max_ms; /* cap of the delay */
-	/* a RETRY_LATER's retry-after hint up to this is waited out within
-	 * the pass; a longer one (or none) ends the pass */
+	/* a RETRY_LATER's retry-after hints are waited out within the pass
+	 * while their sum for one report stays within this; a longer one
+	 * (or none) ends the pass */
 	int retry_wait_max_ms;
 	/* the pass starts at a random endpoint (then goes round in order),
 	 * not at the first */
@@ -100,7 +101,8 @@ struct send_summary {
  * offer, COMMITTED and DUPLICATE only a report; any other Ack is ignored.
  * COMMITTED and DUPLICATE remove the report (spool_ack), REJECTED moves it
  * to rejected/ with the reason (spool_reject). A RETRY_LATER with a
- * retry-after hint of at most retry_wait_max_ms closes the socket, waits
+ * retry-after hint that keeps the report's waits on hints within
+ * retry_wait_max_ms closes the socket, waits
  * send_retry_after_delay() and offers the same report again (saying it
  * comes back); one without a hint, or a longer one, stops the pass
  * leaving the report spooled, as does an endpoint list that is exhausted:
