@@ -158,6 +158,11 @@ EOF
 G=$(uuid)
 check_eq "an offer is granted while that COMMIT waits: the batch's bytes left admit_bytes when libpq took them" \
 	"$(zs a2 --offer "$G" 7>&-)" "ack GRANTED $G "
+# an agent that timed out offers its report again: not while the first
+# copy is in the collector's hands (issue 16)
+zs a2 --offer "$H1" >"$tmp/inhand.out" 7>&-
+check_grep "an offer for a report still in hand is answered RETRY_LATER, not granted" \
+	"$tmp/inhand.out" "^ack RETRY_LATER $H1 report $H1 is in hand already"
 echo "SELECT pg_advisory_unlock(4242);" >&7
 exec 7>&-
 wait "$hold_pid"
@@ -172,7 +177,7 @@ check_eq "and the batch is stored" "$(q <<-EOF
 EOF
 )" 3
 
-figures "commit-ack: killed after COMMIT: re-send DUPLICATE, 1 row; backend terminated in COMMIT (committed locally): no Ack, re-send DUPLICATE, 1 row; COMMIT held 2 s: 0 of 3 Acks before it returned, 3 after; meanwhile an offer GRANTED with admit_bytes 1 (the held batch no longer let in)"
+figures "commit-ack: killed after COMMIT: re-send DUPLICATE, 1 row; backend terminated in COMMIT (committed locally): no Ack, re-send DUPLICATE, 1 row; COMMIT held 2 s: 0 of 3 Acks before it returned, 3 after; meanwhile an offer GRANTED with admit_bytes 1 (the held batch no longer let in), and an offer for a report of the held batch RETRY_LATER"
 rel_check_end
 stop_collector
 check_eq "the collector exits 0" "$?" 0
