@@ -21,12 +21,26 @@ SWARM=${SWARM:-$BUILD_DIR/tests/reliability/swarm}
 require_bins "$SWARM" "$COLLECTOR" "$AGENT"
 tmp_new herd
 
+# The ASan build keeps freed memory in quarantine (its RSS was 391 MiB
+# here) and runs the collector's own code three times slower than the
+# CURVE handshakes it shares the machine with, so its herds are another
+# program's: there the ledger, DUPLICATE and the hints are checked, the
+# memory bound and the goodput in the plain build.
+limits=(--max-rss 128)
+asan=0
+if ldd "$COLLECTOR" | grep -q libasan; then
+	asan=1
+	limits=()
+	echo "note: ASan build, the memory bound and the goodput are checked in the plain build"
+fi
+
 # herd NAME MIN-GOODPUT-PCT RESTARTS: one herd; its output in $tmp/NAME.*
 herd() {
 	local name=$1 min=$2 restarts=$3 status
+	[ "$asan" = 1 ] && min=0
 	"$SWARM" --herd --no-before --agents 500 --spread 1 \
 		--restarts "$restarts" --min-goodput "$min" --max-duplicate 2 \
-		--max-rss 128 --collector "$COLLECTOR" --agent "$AGENT" \
+		"${limits[@]}" --collector "$COLLECTOR" --agent "$AGENT" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"
 	status=$?
 	check_eq "$name: swarm exits 0 (ledger, goodput, DUPLICATE, RSS)" \
