@@ -11,8 +11,9 @@
  * batches; the rest wait as offers of a few bytes each.
  * A grant whose report does not come within ADMIT_LAPSE_MS lapses (the
  * agent went away), and an offer that waited ADMIT_OFFER_STALE_MS is
- * dropped when its turn comes. Reports that come without an offer (agents older
- * than offers) are let in as they come and count against the budget.
+ * dropped when its turn comes. Reports that come without a grant (agents
+ * older than offers) are let in as they come, unless admission control
+ * has no room, and count against the budget.
  * Nothing here touches a socket: the serve loop sends the grants.
  *
  * Admission control (docs/wire.md, "Admission control"): the collector
@@ -22,8 +23,9 @@
  * answer within wait_ms: its backlog (offers waiting, grants outstanding,
  * reports in hand) stays under rate x wait_ms. An offer past that bound,
  * from an agent that honours hints, is answered RETRY_LATER at once with
- * a retry-after hint: a moment of its own, spaced 1/rate from the
- * previous one and after the backlog has drained a quarter of the bound, so
+ * a retry-after hint: a moment of its own, spaced 1/(ADMIT_SLOT_AHEAD x
+ * rate) from the previous one, after the backlog has drained a quarter
+ * of the bound, and at most ADMIT_HORIZON_WAITS x wait_ms ahead, so
  * the agents turned away come back at the rate the collector stores. An
  * agent that comes back (its Offer says so) is let in before new ones,
  * which are turned away while moments promised are still ahead.
@@ -48,16 +50,17 @@
 #define ADMIT_COLD_BOUND 1000 /* reports let in before a rate is measured */
 #define ADMIT_MIN_BOUND 64 /* the bound never goes below */
 /* a window in which the backlog never fell below this measures the rate
- * the database can store; one in which it did only raises the measure */
+ * the database can store; one in which it did counts only until the
+ * first such window (as at least what was done) */
 #define ADMIT_SATURATED 32
 #define ADMIT_RATE_DECAY 0.75 /* a window's weight, relative to the next */
 /* moments are promised at most this many wait_ms ahead */
 #define ADMIT_HORIZON_WAITS 2
 /* moments are promised as if the rate were this much higher: it is
- * measured while the herd's connections compete for the machine, and
- * an agent early is told again while a collector short of work idles */
+ * measured while the herd's connections compete for the machine, and an
+ * agent that comes early is only told again, while a collector short of
+ * work idles */
 #define ADMIT_SLOT_AHEAD 1.15
-#define ADMIT_PROMISES_MAX 200000 /* past: hints without a promise */
 
 /* One offer: who made it and for what. */
 struct admit_offer {
