@@ -20,29 +20,10 @@
 #include <zlib.h>
 
 #include "cleanup.h"
+#include "durable.h"
 #include "fault.h"
 #include "spool_fs.h"
 #include "uuid_str.h"
-
-/* Syncs the directory holding path, so that a new entry in it persists. */
-static int fsync_parent(const char *path)
-{
-	_cleanup_free_ char *p = strdup(path);
-	_cleanup_close_ int fd = -1;
-	char *slash;
-
-	if (!p)
-		return -ENOMEM;
-	slash = strrchr(p, '/');
-	if (!slash)
-		strcpy(p, ".");
-	else
-		slash[slash == p] = '\0'; /* "/x" has the parent "/" */
-	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return spool_fsync(fd);
-}
 
 /* mkdir -p, creating what is missing with mode 0700, durably. */
 static int mkdir_p(const char *path)
@@ -59,7 +40,7 @@ static int mkdir_p(const char *path)
 			continue;
 		*c = '\0';
 		if (mkdir(p, 0700) == 0) {
-			r = fsync_parent(p);
+			r = durable_fsync_parent(p);
 			if (r < 0)
 				return r;
 		} else if (errno != EEXIST) {
@@ -283,7 +264,7 @@ static int spool_write(struct spool *s, const char *run_id, const void *payload,
 			   strerror(-r));
 		goto out;
 	}
-	r = spool_write_tmp(s->dfd, tmp, hdr, sizeof(hdr), payload, len);
+	r = durable_write_tmp(s->dfd, tmp, hdr, sizeof(hdr), payload, len);
 	if (r < 0) {
 		spool_errf(err, "cannot write '%s': %s", tmp, strerror(-r));
 		goto out;

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "fdio.h"
 
 void spool_errf(char err[SPOOL_ERR_LEN], const char *fmt, ...)
 {
@@ -41,27 +40,6 @@ bool spool_entry_name_ok(const char *name)
 int spool_fsync(int fd)
 {
 	return fsync(fd) < 0 ? -errno : 0;
-}
-
-int spool_write_tmp(int dfd, const char *tmp, const void *a, size_t alen,
-		    const void *b, size_t blen)
-{
-	int fd, r;
-
-	fd = openat(dfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	r = fd_write_all(fd, a, alen);
-	if (r >= 0)
-		r = fd_write_all(fd, b, blen);
-	/* the data must be on disk before the rename makes it visible */
-	if (r >= 0)
-		r = spool_fsync(fd);
-	if (close(fd) < 0 && r >= 0)
-		r = -errno;
-	if (r < 0)
-		unlinkat(dfd, tmp, 0);
-	return r;
 }
 
 bool spool_is_report(const char *name, const struct stat *st)

@@ -65,11 +65,4 @@ int spool_fsync(int fd);
 /* A new DIR stream over dfd (which stays open): 0 or -errno. */
 int spool_dir_open(int dfd, DIR **ret);
 
-/*
- * Creates tmp in dfd exclusively (0600), writes a then b, fsyncs and
- * closes. On any failure the temporary file is removed. 0 or -errno.
- */
-int spool_write_tmp(int dfd, const char *tmp, const void *a, size_t alen,
-		    const void *b, size_t blen);
-
 #endif

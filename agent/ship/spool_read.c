@@ -21,6 +21,7 @@
 
 #include "array.h"
 #include "cleanup.h"
+#include "durable.h"
 #include "spool_fs.h"
 #include "uuid_str.h"
 
@@ -340,7 +341,7 @@ int spool_reject(struct spool *s, const struct spool_entry *e,
 	 */
 	if (unlinkat(s->rejected_fd, rtmp, 0) < 0 && errno != ENOENT)
 		return -errno;
-	r = spool_write_tmp(s->rejected_fd, rtmp, text, strlen(text), "", 0);
+	r = durable_write_tmp(s->rejected_fd, rtmp, text, strlen(text), "", 0);
 	if (r < 0)
 		return r;
 	if (renameat(s->rejected_fd, rtmp, s->rejected_fd, rname) < 0) {

@@ -15,7 +15,7 @@
 
 #include "cleanup.h"
 #include "codec.h"
-#include "fdio.h"
+#include "durable.h"
 #include "file.h"
 #include "uuid_str.h"
 
@@ -93,37 +93,13 @@ int state_from_report(const void *report, size_t len, int64_t delivered_unix_ms,
 	return r;
 }
 
-/* Syncs the directory that holds dir, so that a new dir persists. */
-static int fsync_parent(const char *dir)
-{
-	_cleanup_free_ char *p = strdup(dir);
-	_cleanup_close_ int fd = -1;
-	char *slash;
-	size_t n;
-
-	if (!p)
-		return -ENOMEM;
-	n = strlen(p);
-	while (n > 1 && p[n - 1] == '/')
-		p[--n] = '\0';
-	slash = strrchr(p, '/');
-	if (!slash)
-		strcpy(p, ".");
-	else
-		slash[slash == p] = '\0'; /* "/x" has the parent "/" */
-	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return fsync(fd) < 0 ? -errno : 0;
-}
-
 /* Opens dir, making it (0700, not its parents) when missing: fd or -errno. */
 static int state_dir_open(const char *dir, char err[STATE_ERR_LEN])
 {
 	int fd, r;
 
 	if (mkdir(dir, 0700) == 0) {
-		r = fsync_parent(dir);
+		r = durable_fsync_parent(dir);
 		if (r < 0) {
 			errf(err, "cannot sync the directory above '%s': %s",
 			     dir, strerror(-r));
@@ -181,7 +157,7 @@ int state_write(const char *dir, const struct state *st,
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int dfd = -1;
-	int fd, r;
+	int r;
 
 	if (!dir || !*dir) {
 		errf(err, "no state directory given");
@@ -213,24 +189,11 @@ int state_write(const char *dir, const struct state *st,
 		     strerror(-r));
 		goto out;
 	}
-	fd = openat(dfd, STATE_TMP,
-		    O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = -errno;
-		errf(err, "cannot create '%s/%s': %s", dir, STATE_TMP,
-		     strerror(-r));
-		goto out;
-	}
-	r = fd_write_all(fd, text, strlen(text));
-	/* the data must be on disk before the rename makes it visible */
-	if (r >= 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r >= 0)
-		r = -errno;
+	r = durable_write_tmp(dfd, STATE_TMP, text, strlen(text), "", 0);
 	if (r < 0) {
 		errf(err, "cannot write '%s/%s': %s", dir, STATE_TMP,
 		     strerror(-r));
-		goto unlink;
+		goto out;
 	}
 	if (renameat(dfd, STATE_TMP, dfd, STATE_FILE) < 0) {
 		r = -errno;
