@@ -18,7 +18,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SWARM=${SWARM:-$BUILD_DIR/tests/reliability/swarm}
-require_bins "$SWARM" "$COLLECTOR" "$AGENT"
+require_built "$SWARM" "$COLLECTOR" "$AGENT"
 tmp_new herd
 
 # The ASan build keeps freed memory in quarantine (its RSS was 391 MiB

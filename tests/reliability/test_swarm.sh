@@ -13,7 +13,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SWARM=${SWARM:-$BUILD_DIR/tests/reliability/swarm}
-require_bins "$SWARM" "$COLLECTOR" "$AGENT"
+require_built "$SWARM" "$COLLECTOR" "$AGENT"
 tmp_new swarm
 
 agents=500 reports=2 spread=10
