@@ -172,6 +172,16 @@ void admit_cancel(struct admit *a, const struct admit_offer *o)
 	}
 }
 
+void admit_drop_grant(struct admit *a, const uint8_t *id, size_t id_len)
+{
+	for (size_t i = a->n_grants; i-- > 0;)
+		if (a->grants[i].id_len == id_len &&
+		    !memcmp(a->grants[i].id, id, id_len)) {
+			grant_drop(a, i);
+			return;
+		}
+}
+
 void admit_received(struct admit *a, const char *run_id, size_t bytes)
 {
 	if (run_id && *run_id)

@@ -151,6 +151,10 @@ void admit_stats_note_in_hand(struct admit *a);
 /* Undoes the grant of admit_next() that could not be sent. */
 void admit_cancel(struct admit *a, const struct admit_offer *o);
 
+/* Drops the grant of the agent with routing id `id`, if it has one (its
+ * report was turned away unread: the collector is stopping). */
+void admit_drop_grant(struct admit *a, const uint8_t *id, size_t id_len);
+
 /*
  * A report of `bytes` bytes arrived with run_id (NULL or "" when it could
  * not be read): its grant, if any, is used up, and the report counts

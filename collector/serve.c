@@ -207,6 +207,7 @@ static bool report_turned_away(struct ingest *g, const struct item *it)
 	uint32_t hint = 0;
 
 	if (g->stop) {
+		admit_drop_grant(g->admit, it->id, it->id_len);
 		hint = admit_hint(g->admit, now, STOPPING_HINT_MS);
 		g->stats.stopping++;
 		turn_away(g, it, "", hint,
@@ -430,6 +431,18 @@ static void sooner(int64_t *t, int64_t deadline_ms, int64_t now)
 		*t = left;
 }
 
+/*
+ * After SIGTERM, once what was in hand is stored and answered, the
+ * collector waits for the reports it granted before the signal (at most
+ * ADMIT_LAPSE_MS, as long as a grant lasts), so that their agents are told
+ * to come back instead of waiting out a send timeout for a report that
+ * went unread into the closing socket.
+ */
+static bool stop_grace(struct ingest *g, int64_t now)
+{
+	return admit_expire(g->admit, now) >= 0;
+}
+
 /* The poll timeout in ms (-1: none): the filling batch's wait for more
  * while a connection is free, the next reconnection attempt, or the trim
  * of an idle collector. */
@@ -438,8 +451,13 @@ static long poll_timeout(struct ingest *g)
 	const struct ingest_opts *o = g->o;
 	int64_t now = mono_ms(), t = -1;
 
-	if (g->stop)
-		return batch_any_flight(g) ? 100 : 0;
+	if (g->stop) {
+		if (batch_any_flight(g))
+			return 100;
+		if (stop_grace(g, now)) /* until the next grant lapses */
+			sooner(&t, admit_lapse_next(g->admit), now);
+		return t < 0 ? 0 : (long)t;
+	}
 	if (g->filling->n && conn_ready(g))
 		sooner(&t, g->filling->first_ms + o->batch_wait_ms, now);
 	for (int i = 0; i < g->n_conns; i++)
@@ -479,9 +497,9 @@ int ingest_run(const struct ingest_opts *o)
 		admit_free(g.admit);
 		return r;
 	}
-	/* After SIGTERM: receive nothing more, store and answer what is in
-	 * hand, then stop. */
-	while (!g.stop || !batch_idle(&g)) {
+	/* After SIGTERM: take nothing more, store and answer what is in
+	 * hand, answer the reports granted before it (stop_grace), stop. */
+	while (!g.stop || !batch_idle(&g) || stop_grace(&g, mono_ms())) {
 		zmq_pollitem_t pi[2 + INGEST_CONNECTIONS_MAX] = {
 			{ NULL, o->sigfd, ZMQ_POLLIN, 0 },
 			/* stopping: what comes is turned away, not taken */

@@ -34,12 +34,14 @@ if ldd "$COLLECTOR" | grep -q libasan; then
 	echo "note: ASan build, the memory bound and the goodput are checked in the plain build"
 fi
 
-# herd NAME MIN-GOODPUT-PCT RESTARTS: one herd; its output in $tmp/NAME.*
+# herd NAME MIN-GOODPUT-PCT RESTARTS MAX-DUPLICATE-PCT: one herd; its
+# output in $tmp/NAME.*
 herd() {
-	local name=$1 min=$2 restarts=$3 status
+	local name=$1 min=$2 restarts=$3 maxdup=$4 status
 	[ "$asan" = 1 ] && min=0
 	"$SWARM" --herd --no-before --agents 500 --spread 1 \
-		--restarts "$restarts" --min-goodput "$min" --max-duplicate 2 \
+		--restarts "$restarts" --min-goodput "$min" \
+		--max-duplicate "$maxdup" \
 		"${limits[@]}" --collector "$COLLECTOR" --agent "$AGENT" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"
 	status=$?
@@ -56,9 +58,13 @@ herd() {
 
 # the target is 90% of the unloaded rate (docs/scaling.md); the
 # test allows for a shared machine's noise between the phases
-herd herd 75 0
+herd herd 75 0 2
 
-herd restart 15 1
+# a report the stopping collector committed whose Ack did not reach its
+# agent before the socket closed comes back after the agent's timeout and
+# is answered DUPLICATE, as it should be: CI saw 11 of 500 (2.2%) once,
+# 0 in most runs
+herd restart 15 1 5
 check_grep "restart: the collector was restarted with SIGTERM" \
 	"$tmp/restart.out" "restart 1 \(SIGTERM\)"
 check_grep "restart: agents were told to come back while it stopped" \
