@@ -43,6 +43,8 @@ struct agent_config {
 	char *spool_dir;
 	uint64_t spool_limit;
 	char *state_dir; /* the last delivered report's kernel (state.h) */
+	char *tags; /* tag lines "key=value\n", the file's then --tag's */
+	char *textfile_dir; /* run: DIR/fleetbench.prom (textfile.h) */
 	/* [collector] */
 	char *endpoints;
 	char *server_public_key;

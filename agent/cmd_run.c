@@ -7,15 +7,19 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "cleanup.h"
 #include "clock.h"
 #include "cmd.h"
+#include "codec.h"
+#include "file.h"
 #include "log.h"
 #include "pack.h"
+#include "report.h"
 #include "state.h"
+#include "textfile.h"
 
 /*
  * What the bench part of a report may add to the probe part, for the room
@@ -27,13 +31,14 @@
 /* The report packed for the spool (pack.h), or logged why not. Exit status. */
 static int pack_logged(struct json_object *probe,
 		       const Fleetbench__BenchRun *bench, int64_t started,
-		       int64_t finished, char run_id[PACK_RUN_ID_LEN],
-		       uint8_t **ret, size_t *ret_len)
+		       int64_t finished, const struct tags *tags,
+		       char run_id[PACK_RUN_ID_LEN], uint8_t **ret,
+		       size_t *ret_len)
 {
 	char err[PACK_ERR_LEN];
 
-	if (report_pack(probe, bench, started, finished, run_id, ret, ret_len,
-			err) < 0) {
+	if (report_pack(probe, bench, started, finished, tags, run_id, ret,
+			ret_len, err) < 0) {
 		log_error("%s", err);
 		return ST_FAILURE;
 	}
@@ -45,13 +50,15 @@ static int pack_logged(struct json_object *probe,
  * it and an allowance for the bench part must fit in the spool. Exit status.
  */
 static int check_room(const struct agent_config *cfg, struct spool *s,
-		      struct json_object *probe, int64_t started)
+		      struct json_object *probe, int64_t started,
+		      const struct tags *tags)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
 	char run_id[PACK_RUN_ID_LEN];
 	size_t len;
 	uint64_t need, held = spool_bytes(s);
-	int r = pack_logged(probe, NULL, started, wall_ms(), run_id, &buf, &len);
+	int r = pack_logged(probe, NULL, started, wall_ms(), tags, run_id, &buf,
+			    &len);
 
 	if (r != ST_OK)
 		return r;
@@ -71,13 +78,13 @@ static int check_room(const struct agent_config *cfg, struct spool *s,
 static int spool_report(const struct agent_config *cfg, struct spool *s,
 			struct json_object *probe,
 			const Fleetbench__BenchRun *bench, int64_t started,
-			int64_t finished)
+			int64_t finished, const struct tags *tags)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
 	char err[SPOOL_ERR_LEN] = "", run_id[PACK_RUN_ID_LEN];
 	size_t len;
-	int r = pack_logged(probe, bench, started, finished, run_id, &buf,
-			    &len);
+	int r = pack_logged(probe, bench, started, finished, tags, run_id,
+			    &buf, &len);
 
 	if (r != ST_OK)
 		return r;
@@ -93,22 +100,54 @@ static int spool_report(const struct agent_config *cfg, struct spool *s,
 }
 
 /*
+ * One line of a /proc/sys/kernel file, without its newline: 0 and *ret
+ * (free() it), or -errno (-ENODATA: empty).
+ */
+static int kernel_line(const char *path, char **ret)
+{
+	char *s = NULL;
+	ssize_t n = read_full_file(path, 4096, &s);
+
+	if (n < 0)
+		return (int)n;
+	s[strcspn(s, "\n")] = '\0';
+	if (!*s) {
+		free(s);
+		return -ENODATA;
+	}
+	*ret = s;
+	return 0;
+}
+
+/*
  * --if-kernel-changed: whether the running kernel is the one of the last
  * delivered report, so that this run has nothing to add. Anything that
- * leaves it in doubt (no state yet, a damaged one, uname failing) runs.
+ * leaves it in doubt (no state yet, a damaged one, the kernel unreadable)
+ * runs. The running kernel is read where the probe reads the report's
+ * kernel.release and kernel.version (the same values as uname(2)'s), so
+ * that what is compared is what a report would say: on a real host they
+ * never differ; where /proc/sys/kernel/osrelease is bind-mounted over (the
+ * kernel roll-out's test, ansible/kernel_canary.yml) both follow it.
+ * Always the running kernel's files, not those below --root.
  */
 static bool kernel_unchanged(const struct agent_config *cfg)
 {
+	static const char *const files[] = { "/proc/sys/kernel/osrelease",
+					     "/proc/sys/kernel/version" };
+	_cleanup_free_ char *release = NULL, *version = NULL;
+	char **vals[] = { &release, &version };
 	char err[STATE_ERR_LEN] = "";
 	struct state st;
-	struct utsname u;
 	bool same;
 	int r;
 
-	if (uname(&u) < 0) {
-		log_warn("cannot read the running kernel (uname): %s: running",
-			 strerror(errno));
-		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		r = kernel_line(files[i], vals[i]);
+		if (r < 0) {
+			log_warn("cannot read the running kernel ('%s'): %s: running",
+				 files[i], strerror(-r));
+			return false;
+		}
 	}
 	r = state_read(cfg->state_dir, &st, err);
 	if (r == -ENOENT) {
@@ -120,16 +159,71 @@ static bool kernel_unchanged(const struct agent_config *cfg)
 		log_warn("%s: running", err);
 		return false;
 	}
-	same = state_kernel_unchanged(&st, u.release, u.version);
+	same = state_kernel_unchanged(&st, release, version);
 	if (same)
 		log_info("kernel %s unchanged since the last delivered report %s: nothing to do",
-			 u.release, st.run_id);
+			 release, st.run_id);
 	else
 		log_info("kernel %s (%s) is not that of the last delivered report %s, %s (%s): running",
-			 u.release, u.version, st.run_id, st.kernel_release,
+			 release, version, st.run_id, st.kernel_release,
 			 st.kernel_version);
 	state_release(&st);
 	return same;
+}
+
+/*
+ * --textfile-dir: checked before any work, so that a long run does not end
+ * with nowhere to write. Exit status.
+ */
+static int textfile_check(const struct agent_config *cfg)
+{
+	int r;
+
+	if (!cfg->textfile_dir || !*cfg->textfile_dir)
+		return ST_OK;
+	r = textfile_check_dir(cfg->textfile_dir);
+	if (r < 0) {
+		log_error("cannot write the node_exporter textfile in '%s' (textfile_dir): %s",
+			  cfg->textfile_dir, strerror(-r));
+		return ST_FAILURE;
+	}
+	return ST_OK;
+}
+
+/*
+ * --textfile-dir: the report's capabilities and figures for node_exporter
+ * (textfile.h), from the Report as it would be spooled, checked as the
+ * collector checks it. Exit status.
+ */
+static int textfile_report(const struct agent_config *cfg,
+			   struct json_object *probe,
+			   const Fleetbench__BenchRun *bench, int64_t started,
+			   int64_t finished)
+{
+	char why[REPORT_ERR_LEN > CODEC_ERR_LEN ? REPORT_ERR_LEN :
+						  CODEC_ERR_LEN];
+	Fleetbench__Report *rep = NULL;
+	int r;
+
+	if (!cfg->textfile_dir || !*cfg->textfile_dir)
+		return ST_OK;
+	r = report_build(probe, bench, started, finished, &rep, why);
+	if (r >= 0)
+		r = codec_validate_report(rep, wall_ms(), why);
+	if (r >= 0) {
+		r = textfile_write(rep, cfg->textfile_dir);
+		if (r < 0)
+			snprintf(why, sizeof(why), "%s", strerror(-r));
+	}
+	report_free(rep);
+	if (r < 0) {
+		log_error("cannot write '%s/" TEXTFILE_NAME "': %s",
+			  cfg->textfile_dir, why);
+		return ST_FAILURE;
+	}
+	log_info("capabilities and figures written to %s/" TEXTFILE_NAME,
+		 cfg->textfile_dir);
+	return ST_OK;
 }
 
 int cmd_run(struct agent_config *cfg, const struct cli *cli)
@@ -141,12 +235,31 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 	struct collector c = { 0 };
 	struct spool *s = NULL;
 	int64_t started = wall_ms();
+	struct tags tags = { 0 };
+	char why[TAGS_ERR_LEN];
 	size_t failed = 0;
-	int r, ret;
+	int r, ret, textfile = ST_OK;
 
+	/* bad tags are bad usage, told before anything runs */
+	r = tags_parse(cfg->tags, &tags, why);
+	if (r < 0) {
+		tags_release(&tags);
+		if (r == -ENOMEM) {
+			log_error("out of memory");
+			return ST_FAILURE;
+		}
+		log_error("%s", why);
+		return ST_USAGE;
+	}
 	/* before anything else: a run with nothing to do touches nothing */
-	if (arg_if_kernel_changed && kernel_unchanged(cfg))
+	if (arg_if_kernel_changed && kernel_unchanged(cfg)) {
+		tags_release(&tags);
 		return ST_OK;
+	}
+	if (textfile_check(cfg) != ST_OK) {
+		tags_release(&tags);
+		return ST_FAILURE;
+	}
 	if (spooling && !arg_no_send) {
 		ret = collector_setup(cfg, &c);
 		if (ret != ST_OK)
@@ -164,7 +277,7 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 	if (r < 0)
 		goto out;
 	if (spooling) {
-		ret = check_room(cfg, s, report, started);
+		ret = check_room(cfg, s, report, started, &tags);
 		if (ret != ST_OK)
 			goto out;
 	}
@@ -177,17 +290,22 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 	failed = bench_report_failed(bench);
 	if (spooling)
 		ret = spool_report(cfg, s, report, bench, started,
-				   wall_ms());
+				   wall_ms(), &tags);
 	/* printed even when spooling failed: the results are not lost */
 	r = agent_print_report(report, bench, &cfg->bench);
 	if (ret == ST_OK)
 		ret = r;
+	/* before sending, which may wait out a collector for long */
+	textfile = textfile_report(cfg, report, bench, started, wall_ms());
 	if (ret == ST_OK && spooling && !arg_no_send)
 		ret = agent_flush_spool(cfg, s, &c, stderr);
+	if (ret == ST_OK)
+		ret = textfile;
 	/* 1 and 3 say more than a failed benchmark: they win */
 	if (ret == ST_OK && failed)
 		ret = ST_BENCH_FAILED;
 out:
+	tags_release(&tags);
 	bench_run_free(bench);
 	json_object_put(report);
 	spool_close(s);

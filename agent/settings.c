@@ -10,6 +10,7 @@
 
 #include "cleanup.h"
 #include "cmd.h"
+#include "tags.h"
 
 #define A(field) offsetof(struct agent_config, field)
 #define B(field) offsetof(struct agent_config, bench.field)
@@ -31,6 +32,18 @@ const struct config_key agent_settings[] = {
 		   "it tells)"),
 	CONFIG_KEY("agent", "region", CONFIG_STR, A(region), NULL, 0, 0,
 		   "region", "NAME", "region label"),
+	{
+		.section = "agent",
+		.name = "tag",
+		.type = CONFIG_LINES, /* repeats: one tag per line */
+		.offset = A(tags),
+		.flag = "tag",
+		.arg = "KEY=VALUE",
+		.check = tags_check_text,
+		.help = "run: tag the report (repeat; up to 16; KEY\n"
+			"[a-z][a-z0-9_]{0,31}, VALUE 1-64 printable);\n"
+			"overrides agent.conf's tag line of the same KEY",
+	},
 	CONFIG_KEY("agent", "work_dir", CONFIG_STR, A(work_dir), "/var/tmp", 0,
 		   0, "dir", "PATH",
 		   "work directory: its filesystem is probed, benchmark\n"
@@ -153,6 +166,10 @@ const struct config_key agent_settings[] = {
 		   "state directory: the kernel of the last delivered\n"
 		   "report, for --if-kernel-changed (created 0700, not\n"
 		   "its parents; default /var/lib/fleetbench/state)"),
+	CONFIG_KEY("agent", "textfile_dir", CONFIG_STR, A(textfile_dir), NULL,
+		   0, 0, "textfile-dir", "DIR",
+		   "run: also write DIR/fleetbench.prom for node_exporter's\n"
+		   "textfile collector (checked before the run)"),
 	{
 		.section = "collector",
 		.name = "endpoints",

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts_push.h"
 #include "cmd.h"
 #include "log.h"
 
@@ -13,23 +14,35 @@ enum {
 	OPT_OPEN = 0x100,
 	OPT_SINCE,
 	OPT_HOSTS,
+	OPT_ALERTMANAGER,
+	OPT_INTERVAL,
+	OPT_TIMEOUT,
 };
 
 static const char usage[] =
 	"usage: fleetbench alerts [--open] [--since DATE] [--hosts]\n"
 	"       fleetbench alerts ack ID\n"
+	"       fleetbench alerts push --alertmanager URL [--interval MS]\n"
+	"                                  [--timeout MS]\n"
 	"\n"
 	"Lists the fleet alerts, newest first: one row per change of the\n"
 	"io_uring fingerprint or gain that hosts of one provider and instance\n"
 	"type showed on one new kernel, with how many hosts. 'ack ID'\n"
 	"acknowledges fleet alert ID and its hosts' alerts (docs/alerts.md).\n"
+	"'push' sends the open alerts to Alertmanager's API v2 once, and those\n"
+	"acknowledged in the last four intervals as resolved.\n"
 	"\n"
 	"options:\n"
 	"      --open               only the alerts not acknowledged\n"
 	"      --since DATE         only those raised at or after DATE (a date\n"
 	"                           or timestamp, e.g. 2024-05-01 or '2024-05-01\n"
 	"                           12:00+02')\n"
-	"      --hosts              one row per host and kernel pair instead\n";
+	"      --hosts              one row per host and kernel pair instead\n"
+	"push options:\n"
+	"      --alertmanager URL   Alertmanager's base URL (http:// or https://)\n"
+	"      --interval MS        how often you run push: open alerts are sent\n"
+	"                           firing for four times MS (default 60000)\n"
+	"      --timeout MS         give up on the POST after MS (default 10000)\n";
 
 /* --open ($1) and --since ($2), newest first */
 #define FILTER                                                               \
@@ -105,9 +118,14 @@ int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "open", no_argument, NULL, OPT_OPEN },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "hosts", no_argument, NULL, OPT_HOSTS },
+		{ "alertmanager", required_argument, NULL, OPT_ALERTMANAGER },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ 0 },
 	};
 	const char *since = NULL, *open = NULL;
+	const char *am_url = NULL, *am_interval = NULL, *am_timeout = NULL;
+	bool pushing = false;
 	bool hosts = false, listing = false;
 	const char *params[2];
 	int c;
@@ -126,11 +144,38 @@ int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv)
 			hosts = true;
 			listing = true;
 			break;
+		case OPT_ALERTMANAGER:
+			am_url = optarg;
+			pushing = true;
+			break;
+		case OPT_INTERVAL:
+			am_interval = optarg;
+			pushing = true;
+			break;
+		case OPT_TIMEOUT:
+			am_timeout = optarg;
+			pushing = true;
+			break;
 		case CMD_OPT_HELP:
 			return CMD_OK;
 		default:
 			return CMD_USAGE;
 		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "push")) {
+		if (listing || argc - optind != 1) {
+			log_error("usage: fleetbench alerts push --alertmanager URL [--interval MS] [--timeout MS]");
+			return CMD_USAGE;
+		}
+		if (!am_url) {
+			log_error("push needs --alertmanager URL");
+			return CMD_USAGE;
+		}
+		return alerts_push(ctx, am_url, am_interval, am_timeout);
+	}
+	if (pushing) {
+		log_error("--alertmanager, --interval and --timeout are options of 'alerts push'");
+		return CMD_USAGE;
 	}
 	if (optind < argc && !strcmp(argv[optind], "ack")) {
 		if (listing) {

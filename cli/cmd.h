@@ -33,6 +33,8 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv); /* alerts.c */
+/* gate.c: exits 0 pass, 1 fail, 3 waiting, 2 usage, 4 database/output */
+int cmd_gate(struct cmd_ctx *ctx, int argc, char **argv);
 
 /* The method selection of compare, rank, kernels and report (values below
  * cmd_getopt()'s reserved 0x7000). */
@@ -61,6 +63,17 @@ enum {
  * handled, 0 not one of them, or -1 (logged: two of them).
  */
 int cmd_method_option(int c, const char **method);
+
+/*
+ * --where KEY=VALUE (query.c): adds arg to *filter (made on first use; a
+ * key given again takes any of its values; the database checks the keys,
+ * tag.KEY among them). 0, or logs and returns -EINVAL or -ENOMEM.
+ * cmd_filter_param(): the filter as a query's jsonb parameter, NULL
+ * without any --where.
+ */
+struct json_object;
+int cmd_where(struct json_object **filter, const char *arg);
+const char *cmd_filter_param(struct json_object *filter);
 
 /* What cmd_getopt() returns besides an option and -1. */
 #define CMD_OPT_HELP (-2) /* --help: the usage is printed, exit 0 */

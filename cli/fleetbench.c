@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "cmd.h"
 #include "log.h"
+#include "prices.h"
 
 struct command {
 	const char *name;
@@ -30,6 +31,11 @@ static const struct command commands[] = {
 	{ "report", cmd_report,
 	  "write a self-contained HTML report with charts" },
 	{ "alerts", cmd_alerts, "list kernel upgrade alerts; 'alerts ack ID' acknowledges" },
+	{ "gate", cmd_gate,
+	  "may kernel RELEASE roll on? its canaries compared by the alert\n"
+	  "           rules: exit 0 pass, 1 fail, 3 waiting (gate --help)" },
+	{ "prices", cmd_prices,
+	  "'prices import FILE.csv' stores instance prices; 'prices list'" },
 };
 
 static void usage(FILE *f)
@@ -47,7 +53,8 @@ static void usage(FILE *f)
 		   "  -h, --help           show this help (COMMAND --help: the command's)\n"
 		   "  -V, --version        show the version\n"
 		   "\n"
-		   "Exit status: 0 done, 1 the database or the output failed, 2 bad usage.\n"
+		   "Exit status: 0 done, 1 the database or the output failed, 2 bad usage\n"
+		   "(gate's differ: 0 pass, 1 fail, 3 waiting, 4 the database failed).\n"
 		   "docs/queries.md describes every command, column and view.\n");
 }
 

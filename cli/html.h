@@ -27,8 +27,14 @@ const char *html_val(const PGresult *res, int r, const char *col);
 /* The same as a number, NAN for NULL. */
 double html_num(const PGresult *res, int r, const char *col);
 
-/* Whether row r starts another instance type than row r - 1. */
+/* Whether row r starts another instance type than row r - 1 (or, with
+ * report --by tag.KEY, other tags: a tags column). */
 bool html_new_type(const PGresult *res, int r);
+
+/* Row r's instance type as the report names it, in HTML: "provider
+ * type", and " &#183; team=storage" (a middle dot) when the row has tags
+ * (report --by tag.KEY). */
+void html_type_label(FILE *f, const PGresult *res, int r);
 
 /*
  * One SVG chart of metric (with its columns metric_lo and metric_hi):

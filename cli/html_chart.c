@@ -67,11 +67,31 @@ double html_num(const PGresult *res, int r, const char *col)
 
 bool html_new_type(const PGresult *res, int r)
 {
-	return r == 0 ||
-	       strcmp(html_val(res, r, "provider"),
-		      html_val(res, r - 1, "provider")) ||
-	       strcmp(html_val(res, r, "instance_type"),
-		      html_val(res, r - 1, "instance_type"));
+	const char *tags, *before;
+
+	if (r == 0 ||
+	    strcmp(html_val(res, r, "provider"),
+		   html_val(res, r - 1, "provider")) ||
+	    strcmp(html_val(res, r, "instance_type"),
+		   html_val(res, r - 1, "instance_type")))
+		return true;
+	/* NULL without --by tag.KEY, or without a tags column */
+	tags = html_val(res, r, "tags");
+	before = html_val(res, r - 1, "tags");
+	return (tags || before) && (!tags || !before || strcmp(tags, before));
+}
+
+void html_type_label(FILE *f, const PGresult *res, int r)
+{
+	const char *tags = html_val(res, r, "tags");
+
+	html_esc(f, html_val(res, r, "provider"));
+	fputc(' ', f);
+	html_esc(f, html_val(res, r, "instance_type"));
+	if (tags) {
+		fputs(" &#183; ", f);
+		html_esc(f, tags);
+	}
 }
 
 struct axis {
@@ -161,11 +181,13 @@ void html_chart(FILE *f, const PGresult *res, const char *metric, bool ratio)
 			k = 0;
 			fprintf(f, "<g class=\"type\" data-instance-type=\"");
 			html_esc(f, html_val(res, r, "instance_type"));
+			if (html_val(res, r, "tags")) {
+				fprintf(f, "\" data-tags=\"");
+				html_esc(f, html_val(res, r, "tags"));
+			}
 			fprintf(f, "\"><text class=\"type\" x=\"4\" y=\"%d\">",
 				y + ROW_H - 6);
-			html_esc(f, html_val(res, r, "provider"));
-			fputc(' ', f);
-			html_esc(f, html_val(res, r, "instance_type"));
+			html_type_label(f, res, r);
 			fprintf(f, "</text></g>\n");
 			y += ROW_H;
 		}
@@ -176,10 +198,12 @@ void html_chart(FILE *f, const PGresult *res, const char *metric, bool ratio)
 		html_esc(f, html_val(res, r, "kernel"));
 		fprintf(f, "\" data-method=\"");
 		html_esc(f, html_val(res, r, "method"));
+		if (html_val(res, r, "tags")) {
+			fprintf(f, "\" data-tags=\"");
+			html_esc(f, html_val(res, r, "tags"));
+		}
 		fprintf(f, "\"><title>");
-		html_esc(f, html_val(res, r, "provider"));
-		fputc(' ', f);
-		html_esc(f, html_val(res, r, "instance_type"));
+		html_type_label(f, res, r);
 		fputc(' ', f);
 		html_esc(f, html_val(res, r, "kernel"));
 		fprintf(f, ": %s", median ? median : "not measured");

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,15 +24,19 @@
 #include "cmd.h"
 #include "html.h"
 #include "log.h"
+#include "prices.h"
 
 enum {
 	OPT_OUT = 0x100,
 	OPT_SINCE,
 	OPT_TITLE,
+	OPT_WHERE,
+	OPT_BY,
 };
 
 static const char report_usage[] =
 	"usage: fleetbench report --out FILE [--since DATE] [--title TEXT]\n"
+	"                         [--where KEY=VALUE]... [--by tag.KEY[,tag.KEY...]]\n"
 	"                         [--method KEY | --profile NAME | --all-methods]\n"
 	"                         [common options]\n"
 	"\n"
@@ -48,6 +53,13 @@ static const char report_usage[] =
 	"options:\n"
 	"      --out FILE           write the report here (replaced atomically)\n"
 	"      --since DATE         only runs started at or after DATE\n"
+	"      --where KEY=VALUE    only runs whose KEY is VALUE (repeat it), as\n"
+	"                           compare's, e.g. tag.env=prod; the title says so\n"
+	"      --by tag.KEY[,...]   split each instance type by these tags, as\n"
+	"                           kernels --by: its charts, matrix row and changes\n"
+	"                           per value (team=storage; team=(none) for runs\n"
+	"                           without the tag), figures of those runs; the\n"
+	"                           title says so (the price section is not split)\n"
 	CMD_METHOD_USAGE
 	"      --title TEXT         the page's title (default \"fleetbench report\")\n"
 	"\n";
@@ -57,7 +69,7 @@ static const char kernels_sql[] =
 	"SELECT method, provider, instance_type, kernel, runs, few_runs, "
 	"thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction, "
 	"iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi, "
-	"iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
+	"tags, iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
 	"first_run, failed, failures, "
 	"mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi, "
 	"membw_thp_gain, membw_thp_gain_lo, membw_thp_gain_hi, "
@@ -73,7 +85,8 @@ static const char kernels_sql[] =
 	"membw_thread_scaling, membw_thread_scaling_lo, membw_thread_scaling_hi, "
 	"writeback_tuned_vs_host, writeback_tuned_vs_host_lo, "
 	"writeback_tuned_vs_host_hi "
-	"FROM fleet_kernels_by(NULL, $1::timestamptz, $2)";
+	"FROM fleet_kernels_by($3::jsonb, $1::timestamptz, $2, "
+	"string_to_array($4, ','))";
 
 /*
  * Open alerts, one row per change on a new kernel of an instance type,
@@ -204,10 +217,12 @@ static int matrix(FILE *f, const PGresult *res)
 			end++;
 		fprintf(f, "<tr data-instance-type=\"");
 		html_esc(f, html_val(res, r, "instance_type"));
+		if (html_val(res, r, "tags")) {
+			fprintf(f, "\" data-tags=\"");
+			html_esc(f, html_val(res, r, "tags"));
+		}
 		fprintf(f, "\"><th>");
-		html_esc(f, html_val(res, r, "provider"));
-		fputc(' ', f);
-		html_esc(f, html_val(res, r, "instance_type"));
+		html_type_label(f, res, r);
 		fprintf(f, "</th>");
 		for (int i = 0; i < n; i++) {
 			int row = -1;
@@ -258,9 +273,7 @@ static void changes(FILE *f, const PGresult *res)
 			continue;
 		fprintf(f, "<tr class=\"%s\"><td>",
 			strcmp(c, "nothing beyond noise") ? "changed" : "same");
-		html_esc(f, html_val(res, r, "provider"));
-		fputc(' ', f);
-		html_esc(f, html_val(res, r, "instance_type"));
+		html_type_label(f, res, r);
 		fprintf(f, "</td><td>");
 		html_esc(f, html_val(res, r, "kernel"));
 		fprintf(f, "</td><td>");
@@ -330,7 +343,7 @@ static const char style[] =
 	"tr.changed td{background:#fff4e5}code{font-size:.9em;word-break:break-all}";
 
 static int write_report(FILE *f, const char *title, const PGresult *k,
-			const PGresult *a)
+			const PGresult *a, const struct prices_report *p)
 {
 	time_t now = time(NULL);
 	char when[64];
@@ -339,7 +352,12 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 
 	for (int r = 0; r < PQntuples(k); r++) {
 		runs += strtol(html_val(k, r, "runs"), NULL, 10);
-		types += html_new_type(k, r);
+		/* an instance type's tags groups (--by) follow each other */
+		types += r == 0 ||
+			 strcmp(html_val(k, r, "provider"),
+				html_val(k, r - 1, "provider")) ||
+			 strcmp(html_val(k, r, "instance_type"),
+				html_val(k, r - 1, "instance_type"));
 	}
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -366,6 +384,7 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 	      "io_uring gain per instance type and kernel",
 	      "Random 4 KiB read IOPS with io_uring at depth 32 over pread at depth 1 (iouring_vs_pread).");
 	html_families(f, k);
+	prices_report_write(f, p); /* nothing without prices */
 	if (matrix(f, k) < 0)
 		return -ENOMEM;
 	changes(f, k);
@@ -376,7 +395,7 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 
 /* Writes the report to a temporary file beside path, then renames it. */
 static int write_file(const char *path, const char *title, const PGresult *k,
-		      const PGresult *a)
+		      const PGresult *a, const struct prices_report *p)
 {
 	_cleanup_free_ char *tmp = NULL;
 	FILE *f;
@@ -394,7 +413,7 @@ static int write_file(const char *path, const char *title, const PGresult *k,
 		unlink(tmp);
 		return r;
 	}
-	r = write_report(f, title, k, a);
+	r = write_report(f, title, k, a, p);
 	if (fflush(f) == EOF || fsync(fileno(f)) < 0)
 		r = r ? r : -errno;
 	if (fchmod(fileno(f), 0644) < 0)
@@ -408,18 +427,28 @@ static int write_file(const char *path, const char *title, const PGresult *k,
 	return r;
 }
 
+static void json_put(struct json_object **o)
+{
+	json_object_put(*o);
+}
+
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "where", required_argument, NULL, OPT_WHERE },
+		{ "by", required_argument, NULL, OPT_BY },
 		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
 	const char *out = NULL, *since = NULL, *title = "fleetbench report";
-	const char *method = NULL;
+	const char *method = NULL, *by = NULL;
+	_cleanup_(json_put) struct json_object *filter = NULL;
+	_cleanup_free_ char *where = NULL, *titled = NULL;
 	PGresult *k = NULL, *a = NULL, *has = NULL;
+	struct prices_report *p = NULL;
 	int c, r;
 
 	while ((c = cmd_getopt(ctx, argc, argv, NULL, options, report_usage)) !=
@@ -440,6 +469,24 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		case OPT_TITLE:
 			title = optarg;
 			break;
+		case OPT_BY:
+			by = optarg;
+			break;
+		case OPT_WHERE: {
+			/* the title names the runs shown: "... (where k=v, ...)" */
+			char *w;
+
+			if (cmd_where(&filter, optarg) < 0)
+				return CMD_USAGE;
+			if (asprintf(&w, "%s%s%s", where ? where : "",
+				     where ? ", " : "", optarg) < 0) {
+				log_error("out of memory");
+				return CMD_FAILED;
+			}
+			free(where);
+			where = w;
+			break;
+		}
 		default:
 			return c == CMD_OPT_HELP ? CMD_OK : CMD_USAGE;
 		}
@@ -451,15 +498,30 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		log_error("report needs --out FILE (see --help)");
 		return CMD_USAGE;
 	}
-	r = cmd_query(ctx, kernels_sql, 2, (const char *[]){ since, method },
+	/* "title (where k=v, ...; by tag.KEY)" */
+	if ((where || by) &&
+	    asprintf(&titled, "%s (%s%s%s%s%s)", title, where ? "where " : "",
+		     where ? where : "", where && by ? "; " : "",
+		     by ? "by " : "", by ? by : "") < 0) {
+		log_error("out of memory");
+		return CMD_FAILED;
+	}
+	if (titled)
+		title = titled;
+	r = cmd_query(ctx, kernels_sql, 4,
+		      (const char *[]){ since, method, cmd_filter_param(filter),
+					by },
 		      &k);
 	if (r == CMD_OK)
 		r = cmd_query(ctx, "SELECT to_regclass('alerts') IS NOT NULL", 0,
 			      NULL, &has);
 	if (r == CMD_OK && !strcmp(PQgetvalue(has, 0, 0), "t"))
 		r = cmd_query(ctx, alerts_sql, 0, NULL, &a);
+	if (r == CMD_OK)
+		r = prices_report_query(ctx, since, method,
+					 cmd_filter_param(filter), &p);
 	if (r == CMD_OK) {
-		int w = write_file(out, title, k, a);
+		int w = write_file(out, title, k, a, p);
 
 		if (w < 0) {
 			log_error("cannot write the report '%s': %s", out,
@@ -470,5 +532,6 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	PQclear(k);
 	PQclear(a);
 	PQclear(has);
+	prices_report_free(p);
 	return r;
 }

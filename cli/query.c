@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "list.h"
 #include "log.h"
+#include "prices.h"
 
 enum {
 	OPT_BY = 0x100,
@@ -30,6 +31,8 @@ enum {
 	OPT_PROVIDER,
 	OPT_INSTANCE_TYPE,
 	OPT_FIGURES,
+	OPT_PER_PRICE,
+	OPT_CURRENCY,
 };
 
 #define WHERE_OPTION { "where", required_argument, NULL, OPT_WHERE }
@@ -41,9 +44,16 @@ enum {
 	"      --since DATE         only runs started at or after DATE (ISO 8601,\n" \
 	"                           e.g. 2025-03-31 or 2025-03-31T12:00:00Z)\n"
 
+#define TAG_BY_USAGE                                                               \
+	"      --by tag.KEY[,...]   split the groups by these tags: the tags column\n" \
+	"                           says KEY=VALUE, KEY=(none) for runs without\n"  \
+	"                           the tag, the figures those of its runs\n"
+
 #define KEYS_USAGE                                                       \
 	"KEY: provider, instance_type, kernel, region, vm, thp (the THP\n"  \
-	"mode), vcpus, host (the hostname), method (the method key).\n"
+	"mode), vcpus, host (the hostname), method (the method key),\n"    \
+	"tag.NAME (the run's tag NAME, agent --tag NAME=VALUE; by it, the\n" \
+	"tags column says NAME=VALUE, NAME=(none) without the tag).\n"
 
 static void json_release(struct json_object **o)
 {
@@ -101,6 +111,22 @@ static const char *filter_param(struct json_object *filter)
 	if (!filter || !json_object_object_length(filter))
 		return NULL;
 	return json_object_to_json_string_ext(filter, JSON_C_TO_STRING_PLAIN);
+}
+
+int cmd_where(struct json_object **filter, const char *arg)
+{
+	if (!*filter)
+		*filter = json_object_new_object();
+	if (!*filter) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	return where_add(*filter, arg);
+}
+
+const char *cmd_filter_param(struct json_object *filter)
+{
+	return filter_param(filter);
 }
 
 /*
@@ -175,6 +201,18 @@ static bool in_list(const char *list, const char *name)
 
 	while ((item = list_next(&cur, ',', &len)))
 		if (len == n && !strncmp(item, name, n))
+			return true;
+	return false;
+}
+
+/* Whether the --by list by names a tag key (tag.KEY). */
+static bool by_tags(const char *by)
+{
+	const char *cur = by, *item;
+	size_t len;
+
+	while (cur && (item = list_next(&cur, ',', &len)))
+		if (len > 4 && !strncmp(item, "tag.", 4))
 			return true;
 	return false;
 }
@@ -341,7 +379,9 @@ static int print_groups(struct cmd_ctx *ctx, const char *sql, int nparams,
 		if (strcmp(PQfname(res, i), "method") &&
 		    strcmp(PQfname(res, i), "metric") &&
 		    !in_list(by ? by : "provider,instance_type,kernel",
-			     PQfname(res, i)))
+			     PQfname(res, i)) &&
+		    /* tags labels the tag.KEY keys of by */
+		    !(!strcmp(PQfname(res, i), "tags") && by_tags(by)))
 			hide[n++] = PQfname(res, i);
 	return output_said_once(ctx, res, hide, ARRAY_SIZE(hide), said);
 }
@@ -354,6 +394,10 @@ static int compare_metric(struct cmd_ctx *ctx, const char *metric,
 {
 	static const char *const said[] = { "metric", "method", NULL };
 
+	if (by_tags(by)) {
+		log_error("--metric groups by the keys of the runs, not by tags: --by tag.KEY is for the headline figures (--where tag.KEY=VALUE filters either)");
+		return CMD_USAGE;
+	}
 	if (!strcmp(metric, "list")) {
 		const char *params[] = { filter, since, method };
 
@@ -444,15 +488,17 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 static const char rank_usage[] =
 	"usage: fleetbench rank --metric NAME [--per vcpu]\n"
 	"                       [--require CAP[,CAP...]] [--min-runs N]\n"
+	"                       [--by tag.KEY[,tag.KEY...]]\n"
 	"                       [--where KEY=VALUE]... [--since DATE] [common options]\n"
 	"\n"
 	"Instance types ordered by one figure, best first: the median over their\n"
 	"runs with its 95% interval. rank is 1 + the number of instance types\n"
 	"better beyond noise (their interval wholly on the better side), so types\n"
 	"whose intervals overlap share a rank, and tie says so; with\n"
-	"--all-methods, each method is ranked on its own. psql: the view\n"
-	"fleet_rank, or fleet_rank_by(metric, per, require, min_runs, filter,\n"
-	"since, method_key).\n"
+	"--all-methods, each method is ranked on its own, and with --by tag.KEY\n"
+	"each value of the tags (tags column). psql: the view fleet_rank, or\n"
+	"fleet_rank_by(metric, per, require, min_runs, filter, since,\n"
+	"method_key, by).\n"
 	"\n"
 	"options:\n"
 	"      --metric NAME        thp_speedup, thp_huge_fraction, hugetlb_2m_speedup,\n"
@@ -472,7 +518,18 @@ static const char rank_usage[] =
 	"                           sqpoll, io_uring, hugepages-1g (comma-separated)\n"
 	"      --min-runs N         only instance types with N runs that measured\n"
 	"                           the figure (default 6, the fewest with a 95%\n"
-	"                           interval)\n" FILTER_USAGE CMD_METHOD_USAGE
+	"                           interval)\n"
+	"      --per-price          each absolute figure (iouring_iops, pread_iops,\n"
+	"                           iouring_best_iops, membw_triad_gbps,\n"
+	"                           chase_accesses_per_s; or --metric's) per unit\n"
+	"                           of price per hour, per region: fleetbench\n"
+	"                           prices import; psql: fleet_rank_per_price()\n"
+	"      --currency CODE      with --per-price: the prices' currency\n"
+	"                           (default: their one currency)\n"
+	TAG_BY_USAGE
+	"                           (instance types ranked within each; not\n"
+	"                           with --per-price)\n"
+	FILTER_USAGE CMD_METHOD_USAGE
 	"\n" KEYS_USAGE "\n";
 
 int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
@@ -482,6 +539,9 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "per", required_argument, NULL, OPT_PER },
 		{ "require", required_argument, NULL, OPT_REQUIRE },
 		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
+		{ "per-price", no_argument, NULL, OPT_PER_PRICE },
+		{ "currency", required_argument, NULL, OPT_CURRENCY },
+		{ "by", required_argument, NULL, OPT_BY },
 		WHERE_OPTION,
 		SINCE_OPTION,
 		CMD_METHOD_OPTIONS,
@@ -490,7 +550,9 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 	_cleanup_json_ struct json_object *filter = NULL;
 	const char *metric = NULL, *per = NULL, *require = NULL;
 	const char *min_runs = NULL, *since = NULL, *method = NULL;
-	const char *hide[2] = { NULL };
+	const char *currency = NULL, *by = NULL;
+	bool per_price = false;
+	const char *hide[3] = { NULL };
 	PGresult *res = NULL;
 	int c, r;
 
@@ -505,6 +567,15 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 			continue;
 		case OPT_REQUIRE:
 			require = optarg;
+			continue;
+		case OPT_PER_PRICE:
+			per_price = true;
+			continue;
+		case OPT_CURRENCY:
+			currency = optarg;
+			continue;
+		case OPT_BY:
+			by = optarg;
 			continue;
 		case OPT_MIN_RUNS: {
 			char *end;
@@ -534,22 +605,43 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_no_operands(argc, argv);
 	if (r != CMD_OK)
 		return r;
+	if (per_price || currency) {
+		struct prices_rank_args a = { metric, currency, require,
+					      min_runs, filter_param(filter),
+					      since, method };
+
+		if (!per_price || per) {
+			log_error(per ? "--per-price and --per vcpu: give one" :
+					"--currency goes with --per-price");
+			return CMD_USAGE;
+		}
+		if (by) {
+			log_error("--per-price ranks instance types per region, not split by tags: --by '%s' does not go with it (--where tag.KEY=VALUE selects the runs)",
+				  by);
+			return CMD_USAGE;
+		}
+		return prices_rank(ctx, &a);
+	}
 	if (!metric) {
 		log_error("rank needs --metric NAME (see --help)");
 		return CMD_USAGE;
 	}
 	{
 		const char *params[] = { metric, per, require, min_runs,
-					 filter_param(filter), since, method };
+					 filter_param(filter), since, method,
+					 by };
 
 		r = cmd_query(ctx,
 			      "SELECT * FROM fleet_rank_by($1, $2, "
 			      "string_to_array($3, ','), $4::integer, $5::jsonb, "
-			      "$6::timestamptz, $7)",
-			      7, params, &res);
+			      "$6::timestamptz, $7, string_to_array($8, ','))",
+			      8, params, &res);
 	}
 	if (r != CMD_OK)
 		return r;
+	/* the tags column labels --by's groups: empty without */
+	if (!by)
+		hide[0] = "tags";
 	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 }
 
@@ -557,7 +649,8 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 
 static const char kernels_usage[] =
 	"usage: fleetbench kernels --provider P --instance-type T [--since DATE]\n"
-	"                          [common options]\n"
+	"                          [--by tag.KEY[,tag.KEY...]]\n"
+	"                          [--where KEY=VALUE]... [common options]\n"
 	"\n"
 	"The figures of fleetbench compare for one instance type, one row per\n"
 	"kernel release from oldest to newest (by first run), and in changes what\n"
@@ -567,14 +660,17 @@ static const char kernels_usage[] =
 	"--figures shows). By default each kernel shows its\n"
 	"standard method, else its method most run; a kernel whose method\n"
 	"differs from the one before says \"method OLD -> NEW\" in changes and\n"
-	"compares no figures. psql: the view fleet_kernels, or\n"
-	"fleet_kernels_by(filter, since, method_key).\n"
+	"compares no figures. With --by tag.KEY, a sequence of kernels per\n"
+	"value of the tags (tags column). psql: the view fleet_kernels, or\n"
+	"fleet_kernels_by(filter, since, method_key, by).\n"
 	"\n"
 	"options:\n"
 	"      --provider P         the provider, as the agents label it\n"
 	"      --instance-type T    the instance type\n"
-	"      --since DATE         only runs started at or after DATE\n" FIGURES_USAGE
-	CMD_METHOD_USAGE "\n";
+	"      --where KEY=VALUE    only runs whose KEY is VALUE (repeat it), e.g.\n"
+	"                           tag.env=prod\n"
+	"      --since DATE         only runs started at or after DATE\n" TAG_BY_USAGE
+	FIGURES_USAGE CMD_METHOD_USAGE "\n";
 
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -582,18 +678,25 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "provider", required_argument, NULL, OPT_PROVIDER },
 		{ "instance-type", required_argument, NULL, OPT_INSTANCE_TYPE },
 		{ "figures", required_argument, NULL, OPT_FIGURES },
+		{ "by", required_argument, NULL, OPT_BY },
 		SINCE_OPTION,
+		WHERE_OPTION,
 		CMD_METHOD_OPTIONS,
 		{ 0 },
 	};
+	_cleanup_json_ struct json_object *filter = NULL;
 	const char *provider = NULL, *type = NULL, *since = NULL;
 	const char *method = NULL, *figures = NULL, *hide[64] = { NULL };
+	const char *by = NULL;
 	PGresult *res = NULL;
 	int c, r;
 
 	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
 			       kernels_usage)) != -1) {
 		switch (c) {
+		case OPT_BY:
+			by = optarg;
+			break;
 		case OPT_PROVIDER:
 			provider = optarg;
 			break;
@@ -605,6 +708,10 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		case OPT_FIGURES:
 			figures = optarg;
+			break;
+		case OPT_WHERE:
+			if (cmd_where(&filter, optarg) < 0)
+				return CMD_USAGE;
 			break;
 		case CMD_OPT_METHOD:
 		case CMD_OPT_PROFILE:
@@ -623,18 +730,24 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		log_error("kernels needs --provider and --instance-type (see --help)");
 		return CMD_USAGE;
 	}
+	/* the tags column labels --by's groups: empty without */
+	if (!by)
+		hide[0] = "tags";
 	/* room for output_by_method()'s column */
 	if (figures_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 1) < 0)
 		return CMD_USAGE;
 	{
-		const char *params[] = { provider, type, since, method };
+		const char *params[] = { provider, type, since, method,
+					 filter_param(filter), by };
 
+		/* --provider and --instance-type win over --where's */
 		r = cmd_query(ctx,
 			      "SELECT * FROM fleet_kernels_by("
+			      "coalesce($5::jsonb, '{}') || "
 			      "jsonb_build_object('provider', $1::text, "
 			      "'instance_type', $2::text), $3::timestamptz, "
-			      "$4::text)",
-			      4, params, &res);
+			      "$4::text, string_to_array($6, ','))",
+			      6, params, &res);
 	}
 	if (r != CMD_OK)
 		return r;

@@ -98,6 +98,8 @@ bool db_connect(struct ingest *g, struct conn *c)
 		complain_release(&c->db_down,
 				 "connected to PostgreSQL again: storing reports");
 		c->backoff_ms = RECONNECT_MIN_MS;
+		g->stats.db_reconnects += c->was_up;
+		c->was_up = true;
 		return true;
 	}
 	complain(&c->db_down,
@@ -150,7 +152,7 @@ static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
 {
 	struct pg *pg = c->pg;
 	char err[PG_ERR_LEN];
-	int r;
+	int r, sent = 0;
 
 	for (int i = 0; i < b->n; i++) {
 		struct item *it = &b->items[i];
@@ -160,12 +162,14 @@ static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
 		b->pg[i] = (struct pg_item){
 			.params = it->db && !it->status ? &it->params : NULL,
 		};
+		sent += b->pg[i].params != NULL;
 	}
 	if (!pg_connected(pg) &&
 	    (mono_ms() < c->reconnect_ms || !db_connect(g, c))) {
 		batch_retry_all(b, RETRY_REASON);
 		return false;
 	}
+	b->sent_ns = mono_ns();
 	r = pg_batch_send(pg, b->pg, (size_t)b->n, err);
 	if (r == -ENODATA)
 		return false;
@@ -179,6 +183,8 @@ static bool batch_send(struct ingest *g, struct conn *c, struct batch *b)
 		batch_retry_all(b, RETRY_REASON);
 		return false;
 	}
+	health_observe(&g->stats.batch_size, health_batch_size_le,
+		       health_n_batch_size_le, sent);
 	batch_handed(g, c, b);
 	/* a crash here leaves the server a batch whose Sync may or may not
 	 * have arrived: committed or not, nobody is answered */
@@ -201,6 +207,10 @@ static void batch_done(struct ingest *g, struct conn *c, struct batch *b,
 	for (int i = 0; i < b->n; i++)
 		pending += b->pg[i].params != NULL;
 	if (r == 1) {
+		health_observe(&g->stats.commit_seconds,
+			       health_commit_seconds_le,
+			       health_n_commit_seconds_le,
+			       (double)(mono_ns() - b->sent_ns) * 1e-9);
 		for (int i = 0; i < b->n; i++) {
 			struct item *it = &b->items[i];
 
@@ -220,10 +230,12 @@ static void batch_done(struct ingest *g, struct conn *c, struct batch *b,
 		 * over and freed, so their agents send them again */
 		for (int i = 0; i < b->n; i++)
 			if (b->pg[i].params &&
-			    b->pg[i].result == PG_ITEM_INVALID)
+			    b->pg[i].result == PG_ITEM_INVALID) {
 				item_decide(&b->items[i],
 					    FLEETBENCH__ACK__STATUS__REJECTED,
 					    b->pg[i].err);
+				b->items[i].reject = HEALTH_REJECT_DATABASE;
+			}
 		batch_retry_all(b, RETRY_REFUSED);
 		return;
 	}
@@ -276,6 +288,9 @@ static void item_answer(struct ingest *g, struct item *it)
 		break;
 	case FLEETBENCH__ACK__STATUS__REJECTED:
 		g->stats.rejected++;
+		g->stats.rejected_by[it->reject < HEALTH_REJECT_N ?
+					     it->reject :
+					     HEALTH_REJECT_INVALID]++;
 		complain_limited(&g->rl_reject,
 				 "rejected report %s from %s: %s",
 				 *it->run_id ? it->run_id : "(no run id)",
@@ -433,7 +448,8 @@ int batches_init(struct ingest *g)
 
 		c->backoff_ms = RECONNECT_MIN_MS;
 		if (i == 0) {
-			c->pg = o->pg;
+			c->pg = o->pg; /* connected by the caller */
+			c->was_up = true;
 			continue;
 		}
 		/* connected by the loop, checked as after an outage */

@@ -2,6 +2,8 @@
 /* What more than one of fleetbench-collector's commands does (cmd.h). */
 #include "cmd.h"
 
+#include <errno.h>
+
 #include "log.h"
 
 void db_release(struct db *d)
@@ -32,3 +34,28 @@ int db_open(struct db *d, const struct collector_config *cfg)
 	return 0;
 }
 
+/* The database must be this collector's and migrated: what `verb` (serve,
+ * prune) checks before it starts. */
+int db_check_schema(struct db *d, const char *verb)
+{
+	char err[PG_ERR_LEN];
+	int r = pg_migrations_check(d->pg, d->m, d->n, err);
+
+	if (r == -ENOENT || (r > 0 && (size_t)r == d->n))
+		return log_error("the database is not migrated: run 'fleetbench-collector migrate' first");
+	if (r > 0)
+		return log_error("the database lacks %d of this collector's %zu migrations: run 'fleetbench-collector migrate' first",
+				 r, d->n);
+	if (r == -EPROTO)
+		return log_error("refusing to %s a newer database: %s", verb,
+				 err);
+	if (r < 0)
+		return log_error("%s", err);
+	r = pg_functions_check(d->pg, d->f, d->n_f, err);
+	if (r == 0)
+		return 0;
+	if (r > 0)
+		return log_error("the database's functions and views are not this collector's: %s: run 'fleetbench-collector migrate' first",
+				 err);
+	return log_error("%s", err);
+}

@@ -37,12 +37,20 @@ struct collector_config {
 	char *alert_hook;
 	long long alert_hook_timeout_ms;
 	long long alert_hook_retry_ms;
+	char *metrics_listen; /* NULL: no /metrics */
+	long long metrics_max_groups;
+	char *alertmanager_url;
+	long long alertmanager_interval_ms;
+	long long alertmanager_timeout_ms;
 };
 
 /* The getopt values of the flags that set no config key. */
 enum {
 	OPT_DIR = 0x100,
 	OPT_NAME,
+	OPT_OLDER_THAN, /* prune's */
+	OPT_DRY_RUN,
+	OPT_FORCE,
 };
 
 /* The settings table (settings.c): every flag and config key, with help. */
@@ -56,10 +64,16 @@ void collector_usage(FILE *f);
 extern const char *arg_dir;
 extern const char *arg_name;
 
+/* prune's --older-than, --dry-run and --force (main.c). */
+extern const char *arg_older_than;
+extern bool arg_dry_run;
+extern bool arg_force;
+
 /* The commands: each returns an exit status (0, 1). */
 int cmd_serve(const struct collector_config *cfg);
 int cmd_migrate(const struct collector_config *cfg);
 int cmd_keygen(const struct collector_config *cfg);
+int cmd_prune(const struct collector_config *cfg);
 
 /* The database and what the schema directory holds. */
 struct db {
@@ -73,5 +87,8 @@ struct db {
 /* Reads the migrations and the function files, and connects (logged). */
 int db_open(struct db *d, const struct collector_config *cfg);
 void db_release(struct db *d);
+/* Refuses (logged) a database that is not migrated to this collector's
+ * migrations and function files; verb names the command ("serve"). */
+int db_check_schema(struct db *d, const char *verb);
 
 #endif

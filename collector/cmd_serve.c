@@ -16,11 +16,14 @@
 #include <zmq.h>
 
 #include "alert.h"
+#include "alertmanager.h"
+#include "am_push.h"
 #include "cleanup.h"
 #include "cmd.h"
 #include "ingest.h"
 #include "link.h"
 #include "log.h"
+#include "metrics.h"
 
 #define FD_LIMIT_WANTED 4096
 #define MMAP_THRESHOLD (16 * 1024) /* bytes: see heap_setup() */
@@ -31,6 +34,7 @@
 static void auth_log(void *data, bool accepted, const char *address,
 		     const char *mechanism, const char *key)
 {
+	metrics_note_handshake(data, accepted); /* NULL without /metrics */
 	flockfile(stderr);
 	if (accepted)
 		log_info("accepted %s agent %s%s from %s", mechanism,
@@ -119,29 +123,6 @@ static int signals_open(void)
 	return fd < 0 ? -errno : fd;
 }
 
-static int serve_check_schema(struct db *d)
-{
-	char err[PG_ERR_LEN];
-	int r = pg_migrations_check(d->pg, d->m, d->n, err);
-
-	if (r == -ENOENT || (r > 0 && (size_t)r == d->n))
-		return log_error("the database is not migrated: run 'fleetbench-collector migrate' first");
-	if (r > 0)
-		return log_error("the database lacks %d of this collector's %zu migrations: run 'fleetbench-collector migrate' first",
-				 r, d->n);
-	if (r == -EPROTO)
-		return log_error("refusing to serve a newer database: %s", err);
-	if (r < 0)
-		return log_error("%s", err);
-	r = pg_functions_check(d->pg, d->f, d->n_f, err);
-	if (r == 0)
-		return 0;
-	if (r > 0)
-		return log_error("the database's functions and views are not this collector's: %s: run 'fleetbench-collector migrate' first",
-				 err);
-	return log_error("%s", err);
-}
-
 /* The server's keys and the allowlist, or plaintext. */
 static int serve_keys(const struct collector_config *cfg,
 		      struct link_keypair *keys,
@@ -183,6 +164,11 @@ int cmd_serve(const struct collector_config *cfg)
 	struct link_allowlist *allow = NULL;
 	struct link_server *server = NULL;
 	struct alert_hook *hook = NULL;
+	struct am_pusher *am = NULL;
+	bool am_ready = false;
+	struct metrics *metrics = NULL;
+	bool metrics_on = cfg->metrics_listen && *cfg->metrics_listen;
+	char metrics_err[METRICS_ERR_LEN];
 	struct link_keypair keys;
 	struct db d = { 0 };
 	char err[LINK_ERR_LEN];
@@ -195,9 +181,22 @@ int cmd_serve(const struct collector_config *cfg)
 			  cfg->retry_after_max_ms, cfg->retry_after_min_ms);
 		goto out;
 	}
+	if (cfg->alertmanager_url) {
+		char am_err[AM_ERR_LEN];
+
+		if (am_url_check(cfg->alertmanager_url, am_err) < 0) {
+			log_error("alertmanager_url: %s", am_err);
+			goto out;
+		}
+	}
+	if (metrics_on && metrics_listen_parse(cfg->metrics_listen, NULL, NULL,
+					       metrics_err) < 0) {
+		log_error("metrics_listen (--metrics-listen): %s", metrics_err);
+		goto out;
+	}
 	if (serve_keys(cfg, &keys, &allow) < 0)
 		goto out;
-	if (db_open(&d, cfg) < 0 || serve_check_schema(&d) < 0)
+	if (db_open(&d, cfg) < 0 || db_check_schema(&d, "serve") < 0)
 		goto out;
 	fd_limit_check();
 	heap_setup();
@@ -205,6 +204,24 @@ int cmd_serve(const struct collector_config *cfg)
 	if (sigfd < 0) {
 		log_error("cannot set up signals: %s", strerror(-sigfd));
 		goto out;
+	}
+	/* after the signal mask, which its thread inherits */
+	if (metrics_on) {
+		metrics = metrics_start(&(struct metrics_opts){
+						.listen = cfg->metrics_listen,
+						.dsn = cfg->dsn,
+						.max_groups = (int)cfg->metrics_max_groups,
+					},
+					metrics_err);
+		if (!metrics) {
+			log_error("metrics_listen (--metrics-listen): %s",
+				  metrics_err);
+			goto out;
+		}
+		log_info("metrics on http://%.*s:%u/metrics",
+			 (int)(strrchr(cfg->metrics_listen, ':') -
+			       cfg->metrics_listen),
+			 cfg->metrics_listen, metrics_port(metrics));
 	}
 	zctx = zmq_ctx_new();
 	if (!zctx) {
@@ -220,6 +237,7 @@ int cmd_serve(const struct collector_config *cfg)
 					 .max_msg_size = (int)cfg->max_msg_size,
 					 .heartbeat_ms = (int)cfg->heartbeat_ms,
 					 .log = auth_log,
+					 .log_data = metrics,
 				 },
 				 err);
 	if (!server) {
@@ -242,6 +260,24 @@ int cmd_serve(const struct collector_config *cfg)
 		log_info("alert hook: '%s' (timeout %lld ms)", cfg->alert_hook,
 			 cfg->alert_hook_timeout_ms);
 	}
+	if (cfg->alertmanager_url) {
+		am_ready = am_init() == 0;
+		if (am_ready)
+			am = am_pusher_start(&(struct am_push_opts){
+				.dsn = cfg->dsn,
+				.url = cfg->alertmanager_url,
+				.interval_ms = (int)cfg->alertmanager_interval_ms,
+				.timeout_ms = (int)cfg->alertmanager_timeout_ms,
+			});
+		if (!am) {
+			log_error("cannot start the Alertmanager push: %s",
+				  am_ready ? strerror(errno) :
+					     "libcurl cannot be initialised");
+			goto out;
+		}
+		log_info("alertmanager: pushing to %s every %lld ms",
+			 cfg->alertmanager_url, cfg->alertmanager_interval_ms);
+	}
 	log_info("listening on %s (%s), %d migrations current", link_server_endpoint(server),
 		 cfg->insecure ? "plaintext" : "CURVE", (int)d.n);
 	r = ingest_run(&(struct ingest_opts){
@@ -261,15 +297,20 @@ int cmd_serve(const struct collector_config *cfg)
 			.retry_max_ms = cfg->retry_after_max_ms,
 		},
 		.dsn = cfg->dsn,
+		.metrics = metrics,
 	});
 	ret = r < 0 ? 1 : 0;
 out:
 	alert_hook_stop(hook);
+	am_pusher_stop(am);
+	if (am_ready)
+		am_cleanup();
 	explicit_bzero(&keys, sizeof(keys));
 	link_server_free(server);
 	link_allowlist_free(allow);
 	if (zctx)
 		zmq_ctx_term(zctx);
+	metrics_stop(metrics); /* after the ZAP thread, which counts in it */
 	db_release(&d);
 	return ret;
 }

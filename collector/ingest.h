@@ -12,6 +12,7 @@
 #include "admit.h"
 #include "fleetbench.pb-c.h"
 #include "link.h"
+#include "metrics.h"
 #include "pg.h"
 #include "pgparam.h"
 
@@ -37,6 +38,8 @@ struct ingest_opts {
 	size_t admit_bytes;
 	/* admission control (admit.h); wait_ms 0: none */
 	struct admit_control admit;
+	/* /metrics: the loop publishes its health here; NULL: none */
+	struct metrics *metrics;
 };
 
 /*
@@ -49,7 +52,7 @@ int ingest_run(const struct ingest_opts *o);
 
 /* fleetbench_ingest_run()'s parameter count, in the order of its
  * signature (schema/functions/20_ingest.sql) */
-#define INGEST_PARAMS 95
+#define INGEST_PARAMS 97
 
 /*
  * Encodes a validated report as the INGEST_PARAMS binary parameters of

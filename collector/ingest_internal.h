@@ -14,6 +14,7 @@
 
 #include "admit.h"
 #include "complain.h"
+#include "health.h"
 #include "ingest.h"
 #include "pg_batch.h"
 
@@ -43,6 +44,7 @@ struct item {
 	Fleetbench__Ack__Status status; /* UNSPECIFIED: not decided */
 	char reason[PG_ERR_LEN];
 	bool ack; /* whether to answer at all */
+	uint8_t reject; /* REJECTED: why (enum health_reject) */
 	/* its bytes, let in until handed to libpq or answered (admit.h) */
 	size_t charge;
 };
@@ -51,6 +53,11 @@ struct stats {
 	unsigned long received, committed, duplicate, rejected, retry_later,
 		unacked, dropped, ack_lost;
 	unsigned long stopping; /* turned away with a hint while stopping */
+	/* for /metrics (health.h): rejected by reason, malformed offers,
+	 * connections made again, reports per transaction, commit time */
+	unsigned long rejected_by[HEALTH_REJECT_N];
+	unsigned long offers_rejected, db_reconnects;
+	struct health_histogram batch_size, commit_seconds;
 };
 
 /*
@@ -68,6 +75,7 @@ struct batch {
 	int handed;
 	size_t bytes; /* of encoded parameters */
 	int64_t first_ms; /* when its first report came */
+	int64_t sent_ns; /* when it was handed to PostgreSQL */
 };
 
 /* A connection to PostgreSQL and the batch it stores. */
@@ -79,6 +87,7 @@ struct conn {
 	int64_t reconnect_ms;
 	int64_t backoff_ms;
 	struct complaint db_down;
+	bool was_up; /* connected once: the next connection is a reconnect */
 };
 
 struct ingest {

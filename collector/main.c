@@ -18,6 +18,9 @@
 
 const char *arg_dir = ".";
 const char *arg_name = "collector";
+const char *arg_older_than;
+bool arg_dry_run;
+bool arg_force;
 static const char *arg_config;
 
 static const struct command {
@@ -25,10 +28,13 @@ static const struct command {
 	int (*run)(const struct collector_config *cfg);
 	/* keygen: takes --dir and --name, reads no config */
 	bool keygen;
+	/* prune: takes --older-than, --dry-run and --force */
+	bool prune;
 } commands[] = {
-	{ "serve", cmd_serve, false },
-	{ "migrate", cmd_migrate, false },
-	{ "keygen", cmd_keygen, true },
+	{ "serve", cmd_serve, false, false },
+	{ "migrate", cmd_migrate, false, false },
+	{ "keygen", cmd_keygen, true, false },
+	{ "prune", cmd_prune, false, true },
 };
 
 static const struct cli_program program = {
@@ -64,10 +70,11 @@ static int load_config(struct collector_config *cfg, const struct cli *cli)
 
 /*
  * Reads the options into arg_* and cli; *keygen_opts tells whether --dir
- * or --name was given. Exit status, or -1 to go on.
+ * or --name was given, *prune_opts whether one of prune's. Exit status, or
+ * -1 to go on.
  */
 static int parse_options(struct cli *cli, int argc, char **argv,
-			 bool *keygen_opts)
+			 bool *keygen_opts, bool *prune_opts)
 {
 	int c;
 
@@ -84,6 +91,18 @@ static int parse_options(struct cli *cli, int argc, char **argv,
 		case OPT_NAME:
 			arg_name = optarg;
 			*keygen_opts = true;
+			break;
+		case OPT_OLDER_THAN:
+			arg_older_than = optarg;
+			*prune_opts = true;
+			break;
+		case OPT_DRY_RUN:
+			arg_dry_run = true;
+			*prune_opts = true;
+			break;
+		case OPT_FORCE:
+			arg_force = true;
+			*prune_opts = true;
 			break;
 		case 'h':
 			collector_usage(stdout);
@@ -104,7 +123,7 @@ int main(int argc, char **argv)
 	const struct command *cmd;
 	const void *found;
 	struct cli cli;
-	bool keygen_opts = false;
+	bool keygen_opts = false, prune_opts = false;
 	int ret;
 
 	log_init(program.name);
@@ -118,12 +137,16 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	ret = parse_options(&cli, argc, argv, &keygen_opts);
+	ret = parse_options(&cli, argc, argv, &keygen_opts, &prune_opts);
 	if (ret >= 0)
 		goto out;
 	ret = 2;
 	if (keygen_opts && !cmd->keygen) {
 		log_error("--dir and --name are options of keygen only");
+		goto out;
+	}
+	if (prune_opts && !cmd->prune) {
+		log_error("--older-than, --dry-run and --force are options of prune only");
 		goto out;
 	}
 	if (cmd->keygen) {

@@ -500,6 +500,25 @@ static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 	json_object_put(o);
 }
 
+/* 96-97: the tags' keys and values (021), NULL without tags, which the
+ * function stores as jsonb_object(keys, values) */
+static void enc_tags(struct enc *e, const Fleetbench__Report *r)
+{
+	if (!r->n_tags) {
+		pgparam_null(e->p, PGPARAM_TEXT_ARRAY);
+		pgparam_null(e->p, PGPARAM_TEXT_ARRAY);
+		return;
+	}
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_tags; i++)
+		pgparam_text(e->p, r->tags[i]->key);
+	pgparam_array_end(e->p);
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_tags; i++)
+		pgparam_text(e->p, r->tags[i]->value);
+	pgparam_array_end(e->p);
+}
+
 int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 			 char err[PG_ERR_LEN])
 {
@@ -538,6 +557,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	 * counted from the message */
 	pgparam_bool(p, true);
 	enc_method_more(&e, r->method);
+	enc_tags(&e, r);
 	ret = pgparam_finish(p);
 	if (e.r < 0)
 		return e.r;

@@ -55,9 +55,11 @@ static void item_parse(struct item *it, zmq_msg_t *m)
 	if (r == -ENOMEM) /* the report may be fine: not refused for it */
 		item_decide(it, FLEETBENCH__ACK__STATUS__RETRY_LATER,
 			    "the collector is out of memory: send again later");
-	else if (r < 0) /* invalid, or a value that does not fit its column */
+	else if (r < 0) { /* invalid, or a value that does not fit its column */
 		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, err);
-	else
+		it->reject = r == -ERANGE ? HEALTH_REJECT_RANGE :
+					    HEALTH_REJECT_INVALID;
+	} else
 		it->ack = it->db = true;
 }
 
@@ -146,6 +148,7 @@ static void offer_receive(struct ingest *g, const struct item *it,
 	if (r == 0)
 		return;
 	if (r == -EBADMSG) {
+		g->stats.offers_rejected++;
 		complain_limited(&g->rl_offer, "rejected an offer from %s: %s",
 				 it->who, err);
 		r = ack_send(g, it->id, it->id_len, "",
@@ -301,9 +304,11 @@ static int item_receive(struct ingest *g, struct item *it)
 		snprintf(why, sizeof(why),
 			 "malformed framing: %zu frames, expected one", frames);
 		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED, why);
+		it->reject = HEALTH_REJECT_FRAMING;
 	} else if (zmq_msg_size(&payload) == 0) {
 		item_decide(it, FLEETBENCH__ACK__STATUS__REJECTED,
 			    "malformed framing: empty message");
+		it->reject = HEALTH_REJECT_FRAMING;
 	} else {
 		item_parse(it, &payload);
 	}
@@ -386,6 +391,51 @@ static void log_stats(const struct ingest *g)
 		 a->rate, admit_bound(g->admit), admit_backlog(g->admit),
 		 a->turned_away, a->hint_max_ms, a->returned,
 		 a->offers_in_hand, s->stopping);
+}
+
+/* The health snapshot for /metrics (metrics.h): a copy under its mutex,
+ * once per turn of the loop. */
+static void health_publish(const struct ingest *g)
+{
+	const struct stats *s = &g->stats;
+	const struct admit_stats *a = admit_stats(g->admit);
+	struct collector_health h;
+
+	if (!g->o->metrics)
+		return;
+	h = (struct collector_health){
+		.received = s->received,
+		.committed = s->committed,
+		.duplicate = s->duplicate,
+		.retry_later = s->retry_later,
+		.unacked = s->unacked,
+		.dropped = s->dropped,
+		.ack_lost = s->ack_lost,
+		.refused = {
+			[HEALTH_REFUSED_ADMISSION] = a->turned_away,
+			[HEALTH_REFUSED_QUEUE_FULL] = a->queue_full,
+			[HEALTH_REFUSED_STOPPING] = s->stopping,
+		},
+		.offers = a->offers,
+		.offers_granted = a->granted,
+		.offers_lapsed = a->lapsed,
+		.offers_stale = a->stale,
+		.offers_rejected = s->offers_rejected,
+		.offers_in_hand = a->offers_in_hand,
+		.returned = a->returned,
+		.db_reconnects = s->db_reconnects,
+		.backlog = (double)admit_backlog(g->admit),
+		.offers_waiting = (double)admit_waiting(g->admit),
+		.admission_bound = (double)admit_bound(g->admit),
+		.admission_rate = a->rate,
+		.db_connections = g->n_conns,
+		.batch_size = s->batch_size,
+		.commit_seconds = s->commit_seconds,
+	};
+	memcpy(h.rejected, s->rejected_by, sizeof(h.rejected));
+	for (int i = 0; i < g->n_conns; i++)
+		h.db_connections_up += pg_connected(g->conns[i].pg);
+	metrics_publish(g->o->metrics, &h);
 }
 
 static void signals_read(struct ingest *g)
@@ -565,6 +615,7 @@ int ingest_run(const struct ingest_opts *o)
 		batch_start(&g, g.stop);
 		offers_grant(&g);
 		trim_if_idle(&g);
+		health_publish(&g);
 	}
 	/* the last answers (the batch finished, the agents told to come
 	 * back) go out before the socket closes, not dropped with it */
@@ -573,6 +624,7 @@ int ingest_run(const struct ingest_opts *o)
 
 		zmq_setsockopt(g.sock, ZMQ_LINGER, &linger, sizeof(linger));
 	}
+	health_publish(&g);
 	log_stats(&g);
 	batches_release(&g);
 	admit_free(g.admit);

@@ -94,10 +94,43 @@ const struct config_key collector_settings[] = {
 		   "alert-hook-retry", "MS",
 		   "retry a failed hook after MS, doubled per\n"
 		   "failure up to an hour (default 60000)"),
+	CONFIG_KEY("collector", "alertmanager_url", CONFIG_STR,
+		   C(alertmanager_url), NULL, 0, 0, "alertmanager-url", "URL",
+		   "push the open fleet alerts to Alertmanager's\n"
+		   "API v2 at URL (http:// or https://), and the\n"
+		   "acknowledged ones as resolved"),
+	CONFIG_KEY("collector", "alertmanager_interval_ms", CONFIG_INT,
+		   C(alertmanager_interval_ms), "60000", 100, 3600000,
+		   "alertmanager-interval", "MS",
+		   "push them again every MS; each is sent firing\n"
+		   "for four times MS (default 60000)"),
+	CONFIG_KEY("collector", "alertmanager_timeout_ms", CONFIG_INT,
+		   C(alertmanager_timeout_ms), "10000", 100, 600000,
+		   "alertmanager-timeout", "MS",
+		   "give up on a push after MS (default 10000)"),
+	CONFIG_KEY("collector", "metrics_listen", CONFIG_STR, C(metrics_listen),
+		   NULL, 0, 0, "metrics-listen", "HOST:PORT",
+		   "serve Prometheus metrics at\n"
+		   "http://HOST:PORT/metrics (e.g. 127.0.0.1:9477;\n"
+		   "port 0: any free one; default: off)"),
+	CONFIG_KEY("collector", "metrics_max_groups", CONFIG_INT,
+		   C(metrics_max_groups), "500", 1, 100000,
+		   "metrics-max-groups", "N",
+		   "fleet groups (provider, instance type, kernel,\n"
+		   "method) /metrics exports, the latest first\n"
+		   "(default 500)"),
 	CLI_HEADING("keygen:"),
 	CLI_FLAG("dir", 0, "DIR", OPT_DIR, "write the keys here (default .)"),
 	CLI_FLAG("name", 0, "NAME", OPT_NAME,
 		 "key file names (default collector)"),
+	CLI_HEADING("prune:"),
+	CLI_FLAG("older-than", 0, "AGE", OPT_OLDER_THAN,
+		 "drop the months that ended AGE ago: Ndays,\n"
+		 "Nmonths or Nyears (e.g. 13months)"),
+	CLI_FLAG("dry-run", 0, NULL, OPT_DRY_RUN,
+		 "print what would be dropped, change nothing"),
+	CLI_FLAG("force", 0, NULL, OPT_FORCE,
+		 "allow an AGE under one month"),
 	CLI_FLAG("help", 'h', NULL, 'h', "show this help"),
 	CLI_FLAG("version", 'V', NULL, 'V', "show the version"),
 };
@@ -111,10 +144,12 @@ static const struct cli_help help = {
 		"  serve    receive agents' reports and commit them into PostgreSQL\n"
 		"  migrate  apply the schema migrations to the database, then its\n"
 		"           function files when a migration ran or a file changed\n"
-		"  keygen   write the collector's CURVE keypair (NAME.key, NAME.pub)\n",
-	.keys = "SIZE takes K, M suffixes (powers of 1024). Every option but --config,\n"
-		"--dir and --name is also a key of the config file, the option in\n"
-		"brackets where it is not the key with '_' written '-':\n",
+		"  keygen   write the collector's CURVE keypair (NAME.key, NAME.pub)\n"
+		"  prune    drop the months of runs older than --older-than AGE\n"
+		"           (partitions and runs; months with open alerts kept)\n",
+	.keys = "SIZE takes K, M suffixes (powers of 1024). Every option but --config\n"
+		"and those of keygen and prune is also a key of the config file, the\n"
+		"option in brackets where it is not the key with '_' written '-':\n",
 	.tail = "Signals: SIGHUP reloads the allowlist, SIGTERM and SIGINT stop after\n"
 		"the batches in hand.\n"
 		"See docs/operations.md and docs/alerts.md.\n",

@@ -53,12 +53,17 @@ static int cli_record(struct cli *cli, const struct config_key *k,
 	while (j < cli->n_values && cli->values[j].key != k)
 		j++;
 	v = &cli->values[j];
-	if (k->list) {
+	if (k->list || k->type == CONFIG_LINES) {
+		/* a CONFIG_LINES key takes each flag as a line of its own */
+		bool lines = k->type == CONFIG_LINES;
 		char *joined;
 
+		if (lines && strchr(arg, '\n'))
+			return -EINVAL;
 		if (j == cli->n_values)
 			joined = strdup(arg);
-		else if (asprintf(&joined, "%s,%s", v->owned, arg) < 0)
+		else if (asprintf(&joined, "%s%c%s", v->owned,
+				  lines ? '\n' : ',', arg) < 0)
 			joined = NULL;
 		if (!joined)
 			return -ENOMEM;
@@ -77,7 +82,7 @@ static int cli_record(struct cli *cli, const struct config_key *k,
 
 int cli_getopt(struct cli *cli, int argc, char **argv)
 {
-	int c;
+	int c, r;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli->shortopts, cli->options,
@@ -93,8 +98,13 @@ int cli_getopt(struct cli *cli, int argc, char **argv)
 		}
 		if (c < CLI_OPT_FLAG)
 			return c;
-		if (cli_record(cli, &cli->settings[c - CLI_OPT_FLAG], optarg) <
-		    0) {
+		r = cli_record(cli, &cli->settings[c - CLI_OPT_FLAG], optarg);
+		if (r == -EINVAL) {
+			log_error("bad value for --%s: it holds a newline",
+				  cli->settings[c - CLI_OPT_FLAG].flag);
+			return r;
+		}
+		if (r < 0) {
 			log_error("out of memory");
 			return -ENOMEM;
 		}

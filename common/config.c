@@ -81,12 +81,60 @@ static int config_parse_bool(const char *s, bool *ret)
 	return -EINVAL;
 }
 
+/* k's check of the len bytes of value: 0, or -EINVAL (-ENOMEM) with err
+ * naming the key and the value. */
+static int config_check(const struct config_key *k, const char *value,
+			size_t len, char err[CONFIG_ERR_LEN])
+{
+	char why[CONFIG_ERR_LEN - 128];
+	_cleanup_free_ char *v = NULL;
+
+	if (!k->check)
+		return 0;
+	v = strndup(value, len);
+	if (!v)
+		return -ENOMEM;
+	if (k->check(v, why, sizeof(why)) < 0) {
+		snprintf(err, CONFIG_ERR_LEN, "%s.%s: '%.80s': %s", k->section,
+			 k->name, v, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int config_assign(const struct config_key *k, void *dst,
 			 const char *value, char err[CONFIG_ERR_LEN])
 {
 	char *field = (char *)dst + k->offset;
 
+	if (k->check && k->type == CONFIG_STR) {
+		int r = config_check(k, value, strlen(value), err);
+
+		if (r < 0)
+			return r;
+	}
 	switch (k->type) {
+	case CONFIG_LINES: {
+		/* the flags of a key that repeats come joined by '\n' (cli.c) */
+		for (const char *line = value, *nl;; line = nl + 1) {
+			char *old = *(char **)field, *joined;
+			size_t len;
+			int r;
+
+			nl = strchr(line, '\n');
+			len = nl ? (size_t)(nl - line) : strlen(line);
+			r = config_check(k, line, len, err);
+			if (r < 0)
+				return r;
+			if (asprintf(&joined, "%s%.*s\n", old ? old : "",
+				     (int)len, line) < 0)
+				return -ENOMEM;
+			free(old);
+			*(char **)field = joined;
+			if (!nl)
+				return 0;
+		}
+	}
 	case CONFIG_STR: {
 		char *copy = strdup(value);
 
@@ -253,7 +301,8 @@ int config_load(const char *path, const struct config_key *keys, size_t n,
 void config_release(const struct config_key *keys, size_t n, void *dst)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (!config_is_key(&keys[i]) || keys[i].type != CONFIG_STR)
+		if (!config_is_key(&keys[i]) || (keys[i].type != CONFIG_STR &&
+						 keys[i].type != CONFIG_LINES))
 			continue;
 		char **field = (char **)((char *)dst + keys[i].offset);
 

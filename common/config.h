@@ -24,6 +24,10 @@ enum config_type {
 	CONFIG_INT,  /* long long, range [min, max] */
 	CONFIG_SIZE, /* uint64_t bytes; accepts K, M, G, T suffixes (powers of 1024) */
 	CONFIG_BOOL, /* bool: true/false, yes/no, on/off, 1/0 */
+	/* char *, owned: each time the key is set (a line of the file, a
+	 * flag) its value is appended as a line of its own, '\n'-ended, so
+	 * a key may repeat (agent.conf's tag = key=value) */
+	CONFIG_LINES,
 };
 
 struct config_key {
@@ -41,6 +45,9 @@ struct config_key {
 	char short_flag; /* a flag without a key: its one-letter form, or 0 */
 	int opt; /* a flag without a key: what cli_getopt() returns for it
 		  * (short_flag itself when it has one) */
+	/* CONFIG_STR, CONFIG_LINES: checks a value (each line) before it is
+	 * taken: 0, or -EINVAL with why in err (len bytes); NULL: none */
+	int (*check)(const char *value, char *err, size_t len);
 };
 
 /*

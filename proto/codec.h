@@ -50,6 +50,10 @@
 #define CODEC_MAX_IOURING_NAMES 256 /* io_uring_opcodes, io_uring_features */
 #define CODEC_MAX_ERRNO 4095 /* io_uring_setup_errno, sqpoll_errno */
 #define CODEC_MAX_VCPUS 65536
+/* tags (docs/wire.md): the one place agent and collector take them from */
+#define CODEC_MAX_TAGS 16 /* entries of Report.tags */
+#define CODEC_MAX_TAG_KEY 32 /* bytes of a key: [a-z][a-z0-9_]* */
+#define CODEC_MAX_TAG_VALUE 64 /* bytes of a value: UTF-8, no control char */
 #define CODEC_MAX_ACK 8192 /* bytes of one packed Ack */
 #define CODEC_ACK_BUDGET (64u << 10) /* bytes the Ack unpacker may allocate */
 
@@ -95,6 +99,19 @@ int codec_validate_report(const Fleetbench__Report *r, int64_t now_ms,
  * 0, or -EINVAL with the problem in err. */
 int codec_validate_capabilities(const Fleetbench__Capabilities *c,
 				char err[CODEC_ERR_LEN]);
+
+/*
+ * Tags (proto/codec_tags.c). codec_tag_key_valid(): key is 1 to
+ * CODEC_MAX_TAG_KEY bytes of [a-z0-9_] starting with a letter.
+ * codec_check_tag(): key valid and value 1 to CODEC_MAX_TAG_VALUE bytes
+ * of valid UTF-8 without a control character (C0, DEL, C1): 0, or
+ * -EINVAL with err saying what is wrong, naming the key when it is valid
+ * and never quoting a bad one ("tag env: value is 70 bytes, at most 64").
+ * codec_validate_report() checks every tag so, and that no key repeats.
+ */
+bool codec_tag_key_valid(const char *key);
+int codec_check_tag(const char *key, const char *value,
+		    char err[CODEC_ERR_LEN]);
 
 /*
  * Acks: packing never fails but for -ENOMEM (a run_id that is NULL or not

@@ -54,6 +54,9 @@ int codec_walk(const ProtobufCMessage *m, bool wire, bool nonempty,
 int codec_check_report(const Fleetbench__Report *r, int64_t now_ms, bool wire,
 		       char err[CODEC_ERR_LEN]);
 
+/* The tags' own rules (codec_tags.c), once the walk has passed them. */
+int codec_check_tags(const Fleetbench__Report *r, char err[CODEC_ERR_LEN]);
+
 /* The capabilities' own rules, once the walk has passed them. */
 int codec_check_capabilities(const Fleetbench__Capabilities *c,
 			     char err[CODEC_ERR_LEN]);

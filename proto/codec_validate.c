@@ -496,6 +496,9 @@ int codec_check_report(const Fleetbench__Report *r, int64_t now_ms, bool wire,
 		if (ret < 0)
 			return ret;
 	}
+	ret = codec_check_tags(r, err);
+	if (ret < 0)
+		return ret;
 	ret = check_benchmarks(r, err);
 	if (ret < 0)
 		return ret;

@@ -39,6 +39,7 @@ static const struct field_limit field_limits[] = {
 	{ &fleetbench__report__descriptor, "benchmarks", CODEC_MAX_BENCHMARKS },
 	{ &fleetbench__report__descriptor, "comparisons",
 	  CODEC_MAX_COMPARISONS },
+	{ &fleetbench__report__descriptor, "tags", CODEC_MAX_TAGS },
 	{ &fleetbench__kernel__descriptor, "version", CODEC_MAX_CMDLINE },
 	{ &fleetbench__kernel__descriptor, "cmdline", CODEC_MAX_CMDLINE },
 	{ &fleetbench__benchmark__descriptor, "skip_reason", CODEC_MAX_REASON },

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -37,13 +38,23 @@ int durable_fsync_parent(const char *path)
 int durable_write_tmp(int dfd, const char *tmp, const void *a, size_t alen,
 		      const void *b, size_t blen)
 {
+	return durable_write_tmp_mode(dfd, tmp, 0600, a, alen, b, blen);
+}
+
+int durable_write_tmp_mode(int dfd, const char *tmp, mode_t mode,
+			   const void *a, size_t alen, const void *b,
+			   size_t blen)
+{
 	int fd, r;
 
 	fd = openat(dfd, tmp,
-		    O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+		    O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	r = fd_write_all(fd, a, alen);
+	/* the umask may have taken bits that mode asks for */
+	r = fchmod(fd, mode) < 0 ? -errno : 0;
+	if (r >= 0)
+		r = fd_write_all(fd, a, alen);
 	if (r >= 0)
 		r = fd_write_all(fd, b, blen);
 	/* the data must be on disk before the rename makes it visible */

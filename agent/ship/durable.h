@@ -8,6 +8,7 @@
 #define FLEETBENCH_DURABLE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Syncs the directory holding path (the path's last component removed;
  * trailing slashes ignored), so that a new entry in it persists. 0 or
@@ -21,5 +22,13 @@ int durable_fsync_parent(const char *path);
  */
 int durable_write_tmp(int dfd, const char *tmp, const void *a, size_t alen,
 		      const void *b, size_t blen);
+
+/*
+ * The same with the file's mode set to mode exactly, whatever the umask
+ * (the node_exporter textfile is 0644: another user reads it).
+ */
+int durable_write_tmp_mode(int dfd, const char *tmp, mode_t mode,
+			   const void *a, size_t alen, const void *b,
+			   size_t blen);
 
 #endif

@@ -11,7 +11,7 @@
 #include "report.h"
 
 int report_pack(struct json_object *probe, const Fleetbench__BenchRun *bench,
-		int64_t started, int64_t finished,
+		int64_t started, int64_t finished, const struct tags *tags,
 		char run_id[PACK_RUN_ID_LEN], uint8_t **ret, size_t *ret_len,
 		char err[PACK_ERR_LEN])
 {
@@ -23,6 +23,12 @@ int report_pack(struct json_object *probe, const Fleetbench__BenchRun *bench,
 	r = report_build(probe, bench, started, finished, &rep, why);
 	if (r < 0) {
 		snprintf(err, PACK_ERR_LEN, "cannot make the report: %s", why);
+		return r;
+	}
+	r = tags_to_report(tags, rep);
+	if (r < 0) {
+		snprintf(err, PACK_ERR_LEN, "cannot make the report: out of memory");
+		report_free(rep);
 		return r;
 	}
 	r = codec_validate_report(rep, wall_ms(), why);

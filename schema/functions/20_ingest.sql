@@ -136,7 +136,8 @@ CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
 	wb_bytes bigint DEFAULT NULL, wb_fsync_bytes bigint DEFAULT NULL,
 	with_database boolean DEFAULT NULL, db_scale bigint DEFAULT NULL,
 	db_rate bigint DEFAULT NULL, db_seconds bigint DEFAULT NULL,
-	writeback_dirty_bytes bigint DEFAULT NULL)
+	writeback_dirty_bytes bigint DEFAULT NULL,
+	tag_keys text[] DEFAULT NULL, tag_values text[] DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -309,6 +310,21 @@ BEGIN
 		END IF;
 	END IF;
 
+	-- the tags (021): keys and values line up, each key once and of
+	-- the codec's form (docs/wire.md); one test per report
+	IF tag_keys IS NOT NULL AND (
+	   coalesce(cardinality(tag_values), -1) <> cardinality(tag_keys)
+	   OR cardinality(tag_keys) > 16
+	   OR array_position(tag_values, NULL) IS NOT NULL
+	   OR EXISTS (SELECT 1 FROM unnest(tag_keys) AS k
+		      WHERE k IS NULL OR k !~ '^[a-z][a-z0-9_]{0,31}$')
+	   OR (SELECT count(DISTINCT k) FROM unnest(tag_keys) AS k)
+	      <> cardinality(tag_keys)) THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'tags: %s keys and %s values, at most 16 keys of [a-z][a-z0-9_]{0,31}, each once',
+			cardinality(tag_keys), cardinality(tag_values)));
+	END IF;
+
 	-- the method: stored once per key; a report without one (an agent
 	-- before 008) is keyed by its profile alone, or 'unknown'
 	mkey := coalesce(method_key, nullif(profile, ''), 'unknown');
@@ -471,7 +487,8 @@ BEGIN
 			  probe, method, thp_shmem_enabled, hugepage_nr,
 			  hugepage_free, cpu_model, c_name, c_benchmark,
 			  c_metric, c_numerator, c_denominator, c_ratio,
-			  c_ci_low, c_ci_high, c_level, c_method, c_reason)
+			  c_ci_low, c_ci_high, c_level, c_method, c_reason,
+			  tags)
 	VALUES (run_id, started,
 		timestamptz 'epoch' + finished_ms * interval '1 millisecond',
 		schema_version, agent_version,
@@ -494,7 +511,8 @@ BEGIN
 		CASE WHEN nc > 0 THEN c_ci_high END,
 		CASE WHEN nc > 0 THEN c_level END,
 		CASE WHEN nc > 0 THEN c_method END,
-		CASE WHEN nc > 0 THEN c_reason END)
+		CASE WHEN nc > 0 THEN c_reason END,
+		coalesce(jsonb_object(tag_keys, tag_values), '{}'))
 	ON CONFLICT (run_id) DO NOTHING;
 	IF NOT FOUND THEN
 		RETURN false;
@@ -866,7 +884,9 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
 	       AS writeback_tuned_vs_host,
        fleetbench_flags(r.io_uring_setup = 'ok', r.sqpoll = 'ok',
 			r.hugepage_1g_present, coalesce(b.noisy, false))
-	       AS flags
+	       AS flags,
+       -- since 021
+       r.tags
 FROM runs r
 LEFT JOIN LATERAL (
 	SELECT true = ANY (x.w_noisy) AS noisy, m.*

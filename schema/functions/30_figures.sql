@@ -12,7 +12,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT '{provider,instance_type,kernel,region,vm,thp,vcpus,host,method}'::text[]
 $$;
 
--- Raises 22023 naming the first of keys that is not a query key.
+-- Raises 22023 naming the first of keys that is not a query key (or a
+-- tag key, tag.KEY: 25_tags.sql).
 CREATE OR REPLACE FUNCTION fleetbench_check_keys(keys text[], what text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$
@@ -20,9 +21,15 @@ DECLARE
 	bad text;
 BEGIN
 	SELECT k INTO bad FROM unnest(keys) AS k
-	WHERE k IS NULL OR NOT k = ANY (fleetbench_query_keys()) LIMIT 1;
+	WHERE k IS NULL OR NOT (k = ANY (fleetbench_query_keys())
+				OR fleetbench_is_tag_key(k)) LIMIT 1;
+	IF FOUND AND bad LIKE 'tag.%' THEN
+		RAISE EXCEPTION '%: bad tag key ''%'': tag.KEY, KEY 1 to 32 of [a-z0-9_] starting with a letter',
+			what, bad
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
 	IF FOUND THEN
-		RAISE EXCEPTION '%: unknown key ''%'', one of %', what,
+		RAISE EXCEPTION '%: unknown key ''%'', one of %, tag.KEY', what,
 			coalesce(bad, 'NULL'),
 			array_to_string(fleetbench_query_keys(), ', ')
 			USING ERRCODE = 'invalid_parameter_value';
@@ -93,7 +100,10 @@ LANGUAGE sql STABLE AS $$
 		     fleetbench_filter_values(filter, 'thp') AS thp,
 		     fleetbench_filter_values(filter, 'vcpus') AS vcpus,
 		     fleetbench_filter_values(filter, 'host') AS host,
-		     fleetbench_filter_values(filter, 'method') AS method) AS w
+		     fleetbench_filter_values(filter, 'method') AS method,
+		     -- tag.KEY (25_tags.sql): NULL without, folded away
+		     fleetbench_tag_filter(filter) AS tags,
+		     fleetbench_tag_single(filter) AS tags_single) AS w
 	WHERE (since IS NULL OR f.started_at >= since)
 	  AND (w.provider IS NULL OR f.provider = ANY (w.provider))
 	  AND (w.instance_type IS NULL OR f.instance_type = ANY (w.instance_type))
@@ -104,6 +114,8 @@ LANGUAGE sql STABLE AS $$
 	  AND (w.vcpus IS NULL OR f.vcpus::text = ANY (w.vcpus))
 	  AND (w.host IS NULL OR f.hostname = ANY (w.host))
 	  AND (w.method IS NULL OR f.method = ANY (w.method))
+	  AND (w.tags_single IS NULL OR f.tags @> w.tags_single)
+	  AND (w.tags IS NULL OR fleetbench_tags_match(f.tags, w.tags))
 $$;
 
 /*
@@ -117,7 +129,10 @@ $$;
  * group is of one method: the method column is always filled, whatever
  * keys holds. The figures of issue 15's benchmarks follow it (016, 019);
  * the capability counts read run_figures.flags (019), which the group
- * index holds.
+ * index holds. With tag keys (tag.KEY) in keys, the tags column labels
+ * each group (fleetbench_tag_label(): "team=storage", "team=(none)");
+ * NULL without, folded away by the planner, so that the group index
+ * still covers the query.
  */
 CREATE OR REPLACE FUNCTION fleetbench_groups(keys text[], filter jsonb,
 				  since timestamptz)
@@ -201,9 +216,11 @@ LANGUAGE sql STABLE AS $$
 	       fleetbench_median_ci(array_agg(f.membw_thread_scaling ORDER BY f.membw_thread_scaling)
 			FILTER (WHERE f.membw_thread_scaling IS NOT NULL)),
 	       fleetbench_median_ci(array_agg(f.writeback_tuned_vs_host ORDER BY f.writeback_tuned_vs_host)
-			FILTER (WHERE f.writeback_tuned_vs_host IS NOT NULL))
+			FILTER (WHERE f.writeback_tuned_vs_host IS NOT NULL)),
+	       fleetbench_tag_label(f.tags, fleetbench_tag_keys(keys))
 	FROM fleetbench_runs(filter, since) AS f
-	GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, f.method
+	GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, f.method,
+		 fleetbench_tag_label(f.tags, fleetbench_tag_keys(keys))
 $$;
 
 /*

@@ -16,13 +16,22 @@
 DROP VIEW IF EXISTS fleet_kernels CASCADE;
 DROP VIEW IF EXISTS fleet_compare CASCADE;
 DROP FUNCTION IF EXISTS fleet_kernels_by(jsonb, timestamptz, text);
+-- with by (issue 17: tag keys) and the tags column
+DROP FUNCTION IF EXISTS fleet_kernels_by(jsonb, timestamptz, text, text[]);
+-- fleet_rank_by() too, since it took by and returned tags (issue 17)
+DROP VIEW IF EXISTS fleet_rank CASCADE;
+DROP FUNCTION IF EXISTS fleet_rank_by(text, text, text[], integer, jsonb,
+				      timestamptz, text);
+DROP FUNCTION IF EXISTS fleet_rank_by(text, text, text[], integer, jsonb,
+				      timestamptz, text, text[]);
 DROP FUNCTION IF EXISTS fleet_compare_by(text[], jsonb, timestamptz, text);
 
 /*
  * One row per group of runs (by the keys in by, default provider,
  * instance_type, kernel), among the runs of one method matching filter
  * (see fleetbench_runs) started at or after since: the group's method,
- * its keys (NULL for a key not in by), hosts and runs, few_runs when there
+ * its keys (NULL for a key not in by; tags labels the tag.KEY keys of
+ * by, fleetbench_tag_label()), hosts and runs, few_runs when there
  * are too few runs (below 6) for a 95% interval, and for each headline
  * figure the median over the runs that measured it with its interval
  * (_lo, _hi; NULL below 6 such runs), the shares of runs with each
@@ -39,7 +48,7 @@ CREATE OR REPLACE FUNCTION fleet_compare_by(by text[] DEFAULT NULL,
 				 method_key text DEFAULT NULL)
 RETURNS TABLE (
 	method text, provider text, instance_type text, kernel text, region text,
-	vm text, thp text, vcpus integer, host text,
+	vm text, thp text, vcpus integer, host text, tags text,
 	hosts bigint, runs bigint, few_runs boolean,
 	thp_speedup numeric, thp_speedup_lo numeric, thp_speedup_hi numeric,
 	thp_huge_fraction numeric,
@@ -81,7 +90,7 @@ BEGIN
 					   since);
 	RETURN QUERY
 	SELECT g.method, g.provider, g.instance_type, g.kernel, g.region, g.vm, g.thp,
-	       g.vcpus, g.host, g.hosts, g.runs, g.runs < 6,
+	       g.vcpus, g.host, g.tags, g.hosts, g.runs, g.runs < 6,
 	       fleetbench_round((g.thp_speedup).median),
 	       fleetbench_round((g.thp_speedup).ci_low),
 	       fleetbench_round((g.thp_speedup).ci_high),
@@ -143,7 +152,7 @@ BEGIN
 	       fleetbench_share(g.steal_flagged, g.runs),
 	       g.thp_mode, g.first_run, g.last_run, g.failed, g.failures
 	FROM fleetbench_group_rows(keys, chosen, since) AS g
-	ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+	ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 END
 $$;
 
@@ -232,12 +241,17 @@ $$;
  * kernel before says 'method OLD -> NEW: figures not compared' in
  * changes and compares no figures. A key (or filter's "method") selects
  * one method; '*' every method, each a sequence of kernels of its own.
+ * by (tag keys only, tag.KEY: fleetbench_tag_by()) splits each instance
+ * type by those tags, as fleet_compare_by()'s: a sequence of kernels per
+ * instance type and tags value, labelled in the tags column (NULL
+ * without by), its figures those of its tagged runs.
  */
 CREATE OR REPLACE FUNCTION fleet_kernels_by(filter jsonb DEFAULT NULL,
 				 since timestamptz DEFAULT NULL,
-				 method_key text DEFAULT NULL)
+				 method_key text DEFAULT NULL,
+				 by text[] DEFAULT NULL)
 RETURNS TABLE (
-	method text, provider text, instance_type text, kernel text,
+	method text, provider text, instance_type text, tags text, kernel text,
 	hosts bigint, runs bigint, few_runs boolean,
 	thp_speedup numeric, thp_speedup_lo numeric, thp_speedup_hi numeric,
 	thp_huge_fraction numeric,
@@ -275,7 +289,8 @@ LANGUAGE sql VOLATILE AS $$
 		       coalesce($3 = '*', false) AS all_methods
 	), a AS (
 		SELECT x.*
-		FROM o, fleet_compare_by('{provider,instance_type,kernel}', $1,
+		FROM o, fleet_compare_by('{provider,instance_type,kernel}'::text[]
+					 || fleetbench_tag_by($4, 'by'), $1,
 					 $2, CASE WHEN o.per_kernel THEN '*'
 						  ELSE $3 END) AS x
 	), k AS (
@@ -286,19 +301,21 @@ LANGUAGE sql VOLATILE AS $$
 		   OR a.method = (SELECT b.method FROM a AS b
 				  WHERE b.provider = a.provider
 					AND b.instance_type = a.instance_type
+					AND b.tags IS NOT DISTINCT FROM a.tags
 					AND b.kernel = a.kernel
 				  ORDER BY b.method = 'standard' DESC, b.runs DESC,
 					   b.method
 				  LIMIT 1)
 	), c AS (
 		SELECT x.*, row_number() OVER (
-				PARTITION BY x.provider, x.instance_type,
+				PARTITION BY x.provider, x.instance_type, x.tags,
 					     CASE WHEN o.all_methods THEN x.method END
 				ORDER BY x.first_run, x.kernel, x.method) AS pos,
 		       o.all_methods
 		FROM k AS x, o
 	)
-	SELECT c.method, c.provider, c.instance_type, c.kernel, c.hosts, c.runs,
+	SELECT c.method, c.provider, c.instance_type, c.tags, c.kernel, c.hosts,
+	       c.runs,
 	       c.few_runs, c.thp_speedup, c.thp_speedup_lo, c.thp_speedup_hi,
 	       c.thp_huge_fraction, c.hugetlb_2m_speedup,
 	       c.hugetlb_2m_speedup_lo, c.hugetlb_2m_speedup_hi,
@@ -383,14 +400,40 @@ LANGUAGE sql VOLATILE AS $$
 	FROM c
 	LEFT JOIN c AS p
 		ON p.provider = c.provider AND p.instance_type = c.instance_type
+		   AND p.tags IS NOT DISTINCT FROM c.tags
 		   AND (NOT c.all_methods OR p.method = c.method)
 		   AND p.pos = c.pos - 1
-	ORDER BY c.provider, c.instance_type,
+	ORDER BY c.provider, c.instance_type, c.tags,
 		 CASE WHEN c.all_methods THEN c.method END, c.pos
 $$;
 
--- `fleetbench kernels` for every instance type (the CLI picks one).
-CREATE VIEW fleet_kernels AS SELECT * FROM fleet_kernels_by();
+-- `fleetbench kernels` for every instance type (the CLI picks one); no
+-- tags column, which only by fills
+CREATE VIEW fleet_kernels AS
+SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
+       thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction,
+       hugetlb_2m_speedup, hugetlb_2m_speedup_lo, hugetlb_2m_speedup_hi,
+       hugetlb_1g_speedup, hugetlb_1g_speedup_lo, hugetlb_1g_speedup_hi,
+       thp_fault_p99_us, thp_fault_p99_us_lo, thp_fault_p99_us_hi,
+       iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi,
+       iouring_vs_libaio, iouring_vs_libaio_lo, iouring_vs_libaio_hi,
+       mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi,
+       mmap_hugetlb_speedup, mmap_hugetlb_speedup_lo,
+       mmap_hugetlb_speedup_hi, membw_thp_gain, membw_thp_gain_lo,
+       membw_thp_gain_hi, membw_triad_gbps, membw_triad_gbps_lo,
+       membw_triad_gbps_hi, membw_thread_scaling, membw_thread_scaling_lo,
+       membw_thread_scaling_hi, iouring_qd32_vs_qd1, iouring_qd32_vs_qd1_lo,
+       iouring_qd32_vs_qd1_hi, iouring_knee_depth, iouring_knee_depth_lo,
+       iouring_knee_depth_hi, iouring_best_iops, iouring_best_iops_lo,
+       iouring_best_iops_hi, writeback_p99_us, writeback_p99_us_lo,
+       writeback_p99_us_hi, writeback_stalls, writeback_stalls_lo,
+       writeback_stalls_hi, writeback_tuned_vs_host,
+       writeback_tuned_vs_host_lo, writeback_tuned_vs_host_hi,
+       db_p99_always_vs_never, db_p99_always_vs_never_lo,
+       db_p99_always_vs_never_hi, iouring_share, sqpoll_share,
+       hugepage_1g_share, steal_share, thp_mode, first_run, last_run,
+       failed, failures, changes
+FROM fleet_kernels_by();
 COMMENT ON VIEW fleet_kernels IS
 	'per instance type and kernel, oldest kernel first, of the default method per kernel: fleet_compare''s figures, failures and what changed from the kernel before';
 
@@ -481,7 +524,11 @@ $$;
  * the figure, and, for each capability in require (sqpoll, io_uring,
  * hugepages-1g; default none), that had it in every run. Among the runs
  * of one method, chosen as by fleet_compare_by() ('*': every method, each
- * ranked on its own); the second column is the method.
+ * ranked on its own); the second column is the method. by (tag keys
+ * only, tag.KEY: fleetbench_tag_by()) ranks the instance types within
+ * each value of those tags on its own, as each method: the tags column
+ * labels it as fleet_compare_by()'s does ("team=storage", "team=(none)"),
+ * the figures those of its tagged runs; NULL without by.
  */
 CREATE OR REPLACE FUNCTION fleet_rank_by(metric_name text,
 			      per text DEFAULT NULL,
@@ -489,9 +536,11 @@ CREATE OR REPLACE FUNCTION fleet_rank_by(metric_name text,
 			      min_runs integer DEFAULT NULL,
 			      filter jsonb DEFAULT NULL,
 			      since timestamptz DEFAULT NULL,
-			      method_key text DEFAULT NULL)
+			      method_key text DEFAULT NULL,
+			      by text[] DEFAULT NULL)
 RETURNS TABLE (
-	metric text, method text, rank bigint, tie boolean, provider text,
+	metric text, method text, tags text, rank bigint, tie boolean,
+	provider text,
 	instance_type text, median numeric, median_lo numeric,
 	median_hi numeric, runs integer, hosts bigint, kernels bigint,
 	vcpus integer, iouring_share numeric, sqpoll_share numeric,
@@ -502,22 +551,25 @@ DECLARE
 	need text[] := coalesce(require, '{}');
 	up boolean;
 	chosen jsonb;
+	keys text[];
 BEGIN
 	PERFORM fleetbench_check_rank(metric_name, per, require);
 	PERFORM fleetbench_check_filter(filter);
+	-- with tag keys, fleetbench_group_rows() computes from run_figures
+	keys := '{provider,instance_type}'::text[] || fleetbench_tag_by(by, 'by');
 	SELECT m.higher_is_better INTO up
 	FROM fleetbench_rank_metrics() AS m WHERE m.metric = metric_name;
 	chosen := fleetbench_method_filter(method_key, filter, since);
 	RETURN QUERY
 	WITH e AS (
-		SELECT g.method, g.provider, g.instance_type, g.hosts, g.kernels,
+		SELECT g.method, g.tags, g.provider, g.instance_type, g.hosts,
+		       g.kernels,
 		       g.vcpus_mode, g.runs AS all_runs, g.iouring_ok,
 		       g.sqpoll_ok, g.hugepage_1g, (x.est).n,
 		       fleetbench_round((x.est).median) AS median,
 		       fleetbench_round((x.est).ci_low) AS lo,
 		       fleetbench_round((x.est).ci_high) AS hi
-		FROM fleetbench_group_rows('{provider,instance_type}', chosen,
-					   since) AS g,
+		FROM fleetbench_group_rows(keys, chosen, since) AS g,
 		     LATERAL (SELECT CASE metric_name
 				WHEN 'thp_speedup' THEN g.thp_speedup
 				WHEN 'thp_huge_fraction' THEN g.thp_huge_fraction
@@ -556,21 +608,24 @@ BEGIN
 	), r AS (
 		SELECT e.*,
 		       1 + (SELECT count(*) FROM e AS o
-			    WHERE o.method = e.method AND CASE WHEN up
+			    WHERE o.method = e.method
+			      AND o.tags IS NOT DISTINCT FROM e.tags
+			      AND CASE WHEN up
 				  THEN coalesce(o.lo, o.median) > coalesce(e.hi, e.median)
 				  ELSE coalesce(o.hi, o.median) < coalesce(e.lo, e.median)
 				  END) AS rank
 		FROM e
 	)
-	SELECT metric_name, r.method, r.rank,
-	       count(*) OVER (PARTITION BY r.method, r.rank) > 1,
+	SELECT metric_name, r.method, r.tags, r.rank,
+	       count(*) OVER (PARTITION BY r.method, r.tags, r.rank) > 1,
 	       r.provider, r.instance_type, r.median, r.lo, r.hi, r.n,
 	       r.hosts, r.kernels, r.vcpus_mode,
 	       fleetbench_share(r.iouring_ok, r.all_runs),
 	       fleetbench_share(r.sqpoll_ok, r.all_runs),
 	       fleetbench_share(r.hugepage_1g, r.all_runs)
 	FROM r
-	ORDER BY r.method, r.rank, CASE WHEN up THEN -r.median ELSE r.median END,
+	ORDER BY r.method, r.tags, r.rank,
+		 CASE WHEN up THEN -r.median ELSE r.median END,
 		 r.provider, r.instance_type;
 END
 $$;

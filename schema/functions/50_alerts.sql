@@ -140,73 +140,66 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 /*
- * Compares run with the same host's latest earlier run on another kernel
- * release with the same method and raises what changed (docs/alerts.md):
- * a host whose method changed with its kernel is not alerted on. Callable
- * by hand, for runs stored before the alerts existed:
- *   SELECT fleetbench_alert_check(run_id) FROM runs ORDER BY started_at;
+ * The run a run is compared with (docs/alerts.md): the host's latest run
+ * that started before before_time on a kernel release other than
+ * run_kernel, with the same method; no row when there is none. The alert
+ * check and the gate (70_gate.sql) pair runs with this one function.
  */
-CREATE OR REPLACE FUNCTION fleetbench_alert_check(run uuid)
-RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-	n record;
-	o record;
-	raised record;
-	s record;
-	g record;
-	diff jsonb;
-	change double precision;
-	t record;
+CREATE OR REPLACE FUNCTION fleetbench_alert_previous(host text,
+				     run_kernel text, run_method text,
+				     before_time timestamptz,
+				     OUT old_run uuid, OUT old_kernel text)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE AS $$
 BEGIN
-	SELECT run_id, machine_id, kernel_release, started_at, method INTO n
-	FROM runs WHERE run_id = run;
-	IF NOT FOUND THEN
-		RETURN;
-	END IF;
 	-- The host's kernels, one index probe each (a loose index scan),
 	-- then the latest earlier run on each of the others.
+	RETURN QUERY
 	WITH RECURSIVE k(kernel) AS (
 		(SELECT kernel_release FROM runs
-		 WHERE machine_id = n.machine_id
+		 WHERE machine_id = host
 		 ORDER BY kernel_release LIMIT 1)
 		UNION ALL
 		SELECT (SELECT kernel_release FROM runs
-			WHERE machine_id = n.machine_id
+			WHERE machine_id = host
 			      AND kernel_release > k.kernel
 			ORDER BY kernel_release LIMIT 1)
 		FROM k WHERE k.kernel IS NOT NULL
 	)
-	SELECT r.run_id, r.kernel_release INTO o
+	SELECT r.run_id, r.kernel_release
 	FROM k, LATERAL (SELECT run_id, kernel_release, started_at FROM runs
-			 WHERE machine_id = n.machine_id
+			 WHERE machine_id = host
 			       AND kernel_release = k.kernel
-			       AND method = n.method
-			       AND started_at < n.started_at
+			       AND method = run_method
+			       AND started_at < before_time
 			 ORDER BY started_at DESC LIMIT 1) AS r
-	WHERE k.kernel <> n.kernel_release
+	WHERE k.kernel <> run_kernel
 	ORDER BY r.started_at DESC
 	LIMIT 1;
-	IF NOT FOUND THEN
-		RETURN;
-	END IF;
-	SELECT coalesce(bool_or(kind = 'fingerprint'), false) AS fingerprint,
-	       coalesce(array_agg(figure) FILTER (WHERE kind = 'gain'), '{}')
-		       AS gains
-	INTO raised
-	FROM alerts
-	WHERE machine_id = n.machine_id AND old_kernel = o.kernel_release
-	      AND new_kernel = n.kernel_release;
+END
+$$;
 
-	IF NOT raised.fingerprint THEN
-		diff := fleetbench_io_uring_diff(o.run_id, n.run_id);
-		IF diff <> '{}' THEN
-			PERFORM fleetbench_alert_raise(o.run_id, n.run_id,
-						       'fingerprint', diff,
-						       diff);
-		END IF;
-	END IF;
-
+/*
+ * The gains of fleetbench_alert_gains() that changed from run old_run to
+ * run new_run by the alert rule (docs/alerts.md): per-repeat ratios, a
+ * large change (alert_settings.gain_min_change) and a significant one
+ * (Mann-Whitney U, p < gain_alpha). One row per gain that moved, in figure
+ * order, but for those in skip: its figure, the diff of its gain alert and
+ * its change ({"FIGURE": "decreased"}). The alert check and the gate
+ * (70_gate.sql) test gains with this one function.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_gain_changes(old_run uuid, new_run uuid,
+				   skip text[] DEFAULT '{}',
+				   OUT figure text, OUT diff jsonb,
+				   OUT change jsonb)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+	s record;
+	g record;
+	moved double precision;
+	t record;
+BEGIN
 	SELECT coalesce(a.gain_min_change, 0.2) AS min_change,
 	       coalesce(a.gain_alpha, 0.01) AS alpha
 	INTO s
@@ -228,23 +221,23 @@ BEGIN
 			CROSS JOIN runs AS r
 			CROSS JOIN LATERAL (SELECT array_position(r.c_name,
 						   a.figure) AS i) AS i
-			WHERE r.run_id IN (o.run_id, n.run_id)
-			      AND a.figure <> ALL (raised.gains)
+			WHERE r.run_id IN (old_run, new_run)
+			      AND a.figure <> ALL (skip)
 		), m AS (
 			SELECT x.run_id, x.benchmark, x.variant, x.metric,
 			       x.samples
 			FROM bench_metrics AS x
-			WHERE x.run_id IN (o.run_id, n.run_id)
+			WHERE x.run_id IN (old_run, new_run)
 		)
 		SELECT p.figure,
-		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = o.run_id)
+		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = old_run)
 			       AS before,
-		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = n.run_id)
+		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = new_run)
 			       AS after,
 		       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.v)
-			       FILTER (WHERE p.run_id = o.run_id) AS median_before,
+			       FILTER (WHERE p.run_id = old_run) AS median_before,
 		       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.v)
-			       FILTER (WHERE p.run_id = n.run_id) AS median_after
+			       FILTER (WHERE p.run_id = new_run) AS median_after
 		FROM p
 		JOIN m AS u ON u.run_id = p.run_id AND u.benchmark = p.b
 			       AND u.variant = p.num AND u.metric = p.metric
@@ -261,24 +254,78 @@ BEGIN
 	LOOP
 		CONTINUE WHEN g.median_before IS NULL OR g.median_before <= 0
 			      OR g.median_after IS NULL;
-		change := g.median_after / g.median_before - 1;
-		CONTINUE WHEN abs(change) < s.min_change;
+		moved := g.median_after / g.median_before - 1;
+		CONTINUE WHEN abs(moved) < s.min_change;
 		SELECT * INTO t FROM fleetbench_mann_whitney(g.before, g.after);
 		CONTINUE WHEN t.p IS NULL OR t.p >= s.alpha;
-		PERFORM fleetbench_alert_raise(o.run_id, n.run_id, 'gain',
-			jsonb_build_object(g.figure, jsonb_build_object(
+		figure := g.figure;
+		diff := jsonb_build_object(g.figure, jsonb_build_object(
 				'before', g.median_before, 'after', g.median_after,
-				'change', change,
+				'change', moved,
 				'before_repeats', g.before, 'after_repeats', g.after,
 				'test', CASE WHEN t.exact
 					     THEN 'Mann-Whitney U, exact'
 					     ELSE 'Mann-Whitney U, normal approximation'
 					END,
 				'u', t.u, 'p', t.p, 'alpha', s.alpha,
-				'min_change', s.min_change)),
-			jsonb_build_object(g.figure,
-					   CASE WHEN change < 0 THEN 'decreased'
-						ELSE 'increased' END));
+				'min_change', s.min_change));
+		change := jsonb_build_object(g.figure,
+					   CASE WHEN moved < 0 THEN 'decreased'
+						ELSE 'increased' END);
+		RETURN NEXT;
+	END LOOP;
+END
+$$;
+
+/*
+ * Compares run with the same host's latest earlier run on another kernel
+ * release with the same method and raises what changed (docs/alerts.md):
+ * a host whose method changed with its kernel is not alerted on. Callable
+ * by hand, for runs stored before the alerts existed:
+ *   SELECT fleetbench_alert_check(run_id) FROM runs ORDER BY started_at;
+ */
+CREATE OR REPLACE FUNCTION fleetbench_alert_check(run uuid)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	n record;
+	o record;
+	raised record;
+	g record;
+	diff jsonb;
+BEGIN
+	SELECT run_id, machine_id, kernel_release, started_at, method INTO n
+	FROM runs WHERE run_id = run;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	SELECT * INTO o
+	FROM fleetbench_alert_previous(n.machine_id, n.kernel_release,
+				       n.method, n.started_at);
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	SELECT coalesce(bool_or(kind = 'fingerprint'), false) AS fingerprint,
+	       coalesce(array_agg(figure) FILTER (WHERE kind = 'gain'), '{}')
+		       AS gains
+	INTO raised
+	FROM alerts
+	WHERE machine_id = n.machine_id AND old_kernel = o.old_kernel
+	      AND new_kernel = n.kernel_release;
+
+	IF NOT raised.fingerprint THEN
+		diff := fleetbench_io_uring_diff(o.old_run, n.run_id);
+		IF diff <> '{}' THEN
+			PERFORM fleetbench_alert_raise(o.old_run, n.run_id,
+						       'fingerprint', diff,
+						       diff);
+		END IF;
+	END IF;
+
+	FOR g IN SELECT * FROM fleetbench_gain_changes(o.old_run, n.run_id,
+						       raised.gains) LOOP
+		PERFORM fleetbench_alert_raise(o.old_run, n.run_id, 'gain',
+					       g.diff, g.change);
 	END LOOP;
 END
 $$;

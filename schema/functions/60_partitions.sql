@@ -39,7 +39,6 @@ BEGIN
 END
 $$;
 
-/*
 COMMENT ON FUNCTION fleetbench_results_partition(date) IS
 	'makes the month''s partition of run_results, moving its rows out of the default partition';
 
@@ -62,6 +61,7 @@ $$;
 COMMENT ON FUNCTION fleetbench_results_partitions(integer) IS
 	'makes the missing partitions of this month and the next ones; run monthly';
 
+/*
  * fleetbench_results_drop_before(before) drops the monthly partitions of
  * run_results that end on or before `before` (UTC): their results are gone,
  * their runs (with their comparisons) stay (DELETE FROM runs for those).

@@ -256,6 +256,12 @@ check_eq "no other role may connect to the database" \
 check_eq "the migrations are applied" \
 	"$(psql_q 'SELECT count(*) FROM schema_migrations')" \
 	"$(find "$SOURCE_DIR/schema" -name '[0-9][0-9][0-9]_*.sql' | wc -l)"
+check_eq "the access roles exist, and the collector's role is a writer" \
+	"$(psql_q "SELECT string_agg(g.rolname || ':' || g.rolcanlogin || ':' || pg_has_role('fleetbench', g.oid, 'MEMBER'), ' ' ORDER BY g.rolname) FROM pg_roles g WHERE g.rolname IN ('fleetbench_reader', 'fleetbench_writer')")" \
+	"fleetbench_reader:false:false fleetbench_writer:false:true"
+check_eq "serve takes the writer's role" \
+	"$(unit_value "$collector/etc/systemd/system/fleetbench-collector.service" Environment)" \
+	"PGOPTIONS=-crole=fleetbench_writer"
 
 step "the collector's ExecStart"
 unit_exec "$collector" fleetbench-collector.service bg \
@@ -294,6 +300,15 @@ for root in "$agent_a" "$agent_b"; do
 done
 
 # --- the reports and the allowlist ---------------------------------------
+
+step "the retention service's ExecStart"
+unit_exec "$collector" fleetbench-collector-prune.service \
+	>"$tmp/prune.out" 2>&1 {hosts_lock}>&-
+check_eq "prune --older-than 13months runs on the collector host" "$?" 0
+check_grep "and finds nothing that old" "$tmp/prune.out" "^nothing to drop"
+check_eq "the prune timer is daily" \
+	"$(unit_value "$collector/etc/systemd/system/fleetbench-collector-prune.timer" OnCalendar)" \
+	daily
 
 step "checks"
 check_eq "both agents' reports are stored under their inventory labels" \
@@ -414,6 +429,8 @@ awk '/^TASK \[/ { task = $0 } /^changed: / { print task; print }' \
 
 step "systemd-analyze verify"
 for unit in "$collector/etc/systemd/system/fleetbench-collector.service" \
+	"$collector/etc/systemd/system/fleetbench-collector-prune.service" \
+	"$collector/etc/systemd/system/fleetbench-collector-prune.timer" \
 	"$agent_a/etc/systemd/system/fleetbench-agent.service" \
 	"$agent_a/etc/systemd/system/fleetbench-agent.timer" \
 	"$agent_a/etc/systemd/system/fleetbench-agent-kernel.service" \

@@ -12,7 +12,9 @@
 # (the PostgreSQL 15 server binaries), BUILD_DIR (default SOURCE_DIR/build),
 # COLLECTOR, AGENT and ZSEND (the binaries, default under BUILD_DIR),
 # COLLECTOR_WRAPPER (a command to run serve under, such as "valgrind
-# --leak-check=full --error-exitcode=1").
+# --leak-check=full --error-exitcode=1"), COLLECTOR_AS_WRITER=1 (serve
+# connects as a login that is only a member of fleetbench_writer, not the
+# schema's owner: writer_dsn below).
 # shellcheck shell=bash
 
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -187,18 +189,51 @@ allow_keys() {
 	done
 }
 
+# writer_dsn [LOGIN]: prints $conninfo for LOGIN (default
+# fleetbench_test_writer), a login role made (when missing) a member of
+# fleetbench_writer only (schema/022_roles.sql): what serve needs, without
+# owning anything. The database must be migrated.
+writer_dsn() {
+	local login=${1:-fleetbench_test_writer}
+
+	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -v ON_ERROR_STOP=1 \
+		-v login="$login" >/dev/null <<-'EOF' || return 1
+		SELECT format('CREATE ROLE %I LOGIN', :'login')
+		WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'login')
+		\gexec
+		SELECT format('GRANT fleetbench_writer TO %I', :'login') \gexec
+	EOF
+	sed -E "s/(^| )user=[^ ]*/\1user=$login/" <<<"$conninfo"
+}
+
+# serve_dsn: the conninfo serve is started with: $collector_dsn when the
+# test set it, else writer_dsn's with COLLECTOR_AS_WRITER=1, else $conninfo
+serve_dsn() {
+	if [ -n "${collector_dsn:-}" ]; then
+		echo "$collector_dsn"
+	elif [ "${COLLECTOR_AS_WRITER:-0}" = 1 ]; then
+		writer_dsn
+	else
+		echo "$conninfo"
+	fi
+}
+
 nstart=0
 # start_collector [BIND [SERVE OPTIONS]]: serve with $keys/collector.key
-# and $allow in the background; sets pid, log, endpoint; a collector that
-# does not start fails the test
+# and $allow in the background, connected with serve_dsn; sets pid, log,
+# endpoint; a collector that does not start fails the test
 start_collector() {
-	local bind=${1:-tcp://127.0.0.1:*}
+	local bind=${1:-tcp://127.0.0.1:*} dsn
 
 	shift || true
 	nstart=$((nstart + 1))
 	log=$tmp/serve.$nstart.log
+	if ! dsn=$(serve_dsn); then
+		not_ok "no login for the collector"
+		finish
+	fi
 	"${wrapper[@]}" "$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" \
-		--dsn "$conninfo" --bind "$bind" \
+		--dsn "$dsn" --bind "$bind" \
 		--server-key "$keys/collector.key" --allowlist "$allow" \
 		--heartbeat 1000 "$@" 2>"$log" &
 	pid=$!
@@ -272,7 +307,7 @@ runs_of() {
 
 # fleet_load: the fleet fixture (tests/fixtures/README.md) in a new
 # PostgreSQL, through the real programs: pg_start "$tmp/pg", migrate, the
-# collector serving CURVE with an allowlist of one agent key, fleetgen
+# collector (connected with serve_dsn) serving CURVE with an allowlist of one agent key, fleetgen
 # spooling the fleet's reports, and `fleetbench-agent send` delivering
 # them. Sets conninfo, fleet_endpoint, fleet_keys (collector.pub,
 # agent.key), fleet_log (the collector's standard error) and
@@ -312,7 +347,11 @@ fleet_load() {
 	fi
 	cp "$fleet_keys/agent.pub" "$fleet_keys/allow/"
 	fleet_log=$tmp/collector.log
-	"$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
+	if ! fleet_dsn=$(serve_dsn); then
+		not_ok "fleet_load: no login for the collector"
+		finish
+	fi
+	"$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" --dsn "$fleet_dsn" \
 		--bind 'tcp://127.0.0.1:*' \
 		--server-key "$fleet_keys/collector.key" \
 		--allowlist "$fleet_keys/allow" \

@@ -118,7 +118,8 @@ static const char report_json[] =
 	"  \"io_uring_setup_errno\": 0, \"sqpoll\": \"EPERM\","
 	"  \"sqpoll_errno\": 1, \"io_uring_opcodes\": [\"NOP\", \"READV\"],"
 	"  \"io_uring_features\": [], \"vcpus\": 2, \"memory_kb\": 4015608,"
-	"  \"cpu_model\": \"AMD EPYC 7B13\", \"vm\": \"kvm\"}}";
+	"  \"cpu_model\": \"AMD EPYC 7B13\", \"vm\": \"kvm\"},"
+	" \"tags\": []}";
 
 static void test_report(void)
 {
