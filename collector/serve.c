@@ -383,14 +383,14 @@ static void log_stats(const struct ingest *g)
 	const struct stats *s = &g->stats;
 	const struct admit_stats *a = admit_stats(g->admit);
 
-	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu; offers %lu: granted %lu, lapsed %lu, stale %lu, refused (queue full) %lu, most waiting %zu, most KiB let in %zu; admission: rate %.0f reports/s, bound %zu, backlog %zu, turned away %lu (longest hint %u ms), back after a hint %lu, offers for a report in hand %lu, turned away while stopping %lu",
+	log_info("messages received %lu: committed %lu, duplicate %lu, rejected %lu, retry later %lu, unacknowledged (commit unknown) %lu, dropped %lu, answers lost %lu; peers refused %lu; offers %lu: granted %lu, lapsed %lu, stale %lu, refused (queue full) %lu, most waiting %zu, most KiB let in %zu; admission: rate %.0f reports/s, bound %zu, backlog %zu, turned away %lu (longest hint %u ms), back after a hint %lu, offers for a report in hand %lu, turned away while stopping %lu; malformed offers rejected %lu",
 		 s->received, s->committed, s->duplicate, s->rejected,
 		 s->retry_later, s->unacked, s->dropped, s->ack_lost,
 		 link_server_refused(g->o->server), a->offers, a->granted,
 		 a->lapsed, a->stale, a->queue_full, a->queue_peak, a->held_peak >> 10,
 		 a->rate, admit_bound(g->admit), admit_backlog(g->admit),
 		 a->turned_away, a->hint_max_ms, a->returned,
-		 a->offers_in_hand, s->stopping);
+		 a->offers_in_hand, s->stopping, s->offers_rejected);
 }
 
 /* The health snapshot for /metrics (metrics.h): a copy under its mutex,

@@ -65,7 +65,13 @@ rel_flush a1
 kill -HUP "$pid"
 wait_for 5 grep -q "reloaded the allowlist" "$log"
 eval "$(collector_stats)"
-check_eq "the collector counted the rejections" "${st_rejected:-}" "$rejected"
+# a mutated report whose first bytes read as an Offer's is rejected as a
+# malformed offer, counted apart from the reports
+offers_rejected=$(grep 'messages received' "$log" | tail -n 1 |
+	sed -n 's/.*; malformed offers rejected \([0-9]*\)$/\1/p')
+check_match "the stats line counts the malformed offers" "$offers_rejected" "[0-9]*"
+check_eq "the collector counted the rejections (reports $st_rejected, malformed offers $offers_rejected)" \
+	"$((${st_rejected:-0} + ${offers_rejected:-0}))" "$rejected"
 check_eq "and stored only the agent's reports" "${st_committed:-}" 25
 lines=$(wc -l <"$log")
 check_eq "its log stays short (rejections are rate-limited): $lines lines" \
