@@ -41,13 +41,20 @@ herd() {
 	[ "$asan" = 1 ] && min=0
 	"$SWARM" --herd --no-before --agents 500 --spread 1 \
 		--restarts "$restarts" --min-goodput "$min" \
-		--max-duplicate "$maxdup" \
+		--max-duplicate "$maxdup" --keep \
 		"${limits[@]}" --collector "$COLLECTOR" --agent "$AGENT" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"
 	status=$?
+	work=$(sed -n 's/^kept //p' "$tmp/$name.err")
 	check_eq "$name: swarm exits 0 (ledger, goodput, DUPLICATE, RSS)" \
 		"$status" 0
-	[ "$status" = 0 ] || tail -n 30 "$tmp/$name.err" >&2
+	if [ "$status" != 0 ]; then
+		tail -n 30 "$tmp/$name.err" >&2
+		# each collector's counters (answers lost, unacknowledged...)
+		[ -d "$work" ] && grep -H "messages received" \
+			"$work"/collector.*.log >&2
+	fi
+	case $work in /tmp/fbswarm.*) rm -rf "$work" ;; esac
 	check_grep "$name: every report is acknowledged and stored once" \
 		"$tmp/$name.out" "^  delivered 500 of 500 reports .*; 500 stored once"
 	while IFS= read -r line; do
@@ -60,11 +67,12 @@ herd() {
 # test allows for a shared machine's noise between the phases
 herd herd 75 0 2
 
-# a report the stopping collector committed whose Ack did not reach its
-# agent before the socket closed comes back after the agent's timeout and
-# is answered DUPLICATE, as it should be: CI saw 11 of 500 (2.2%) once,
-# 0 in most runs
-herd restart 15 1 5
+# a report stored around the restart whose Ack did not reach its agent
+# comes back after the agent's 5-s timeout and is answered DUPLICATE, as
+# it should be (the ledger check above proves it stored once): CI saw 11
+# and 29 of 500 (2.2%, 5.8%), each after a timeout; 0 in 13 runs here,
+# loaded or not. The bound catches a restart that re-sends wholesale.
+herd restart 15 1 10
 check_grep "restart: the collector was restarted with SIGTERM" \
 	"$tmp/restart.out" "restart 1 \(SIGTERM\)"
 check_grep "restart: agents were told to come back while it stopped" \
