@@ -165,6 +165,18 @@ static void sample_u64(struct out *o, uint64_t value, ...)
 	fprintf(o->f, " %" PRIu64 "\n", value);
 }
 
+/* A family of one gauge of 1 per member of a set (label = each name),
+ * left out when the set is empty. */
+static void members(struct out *o, const char *name, const char *help,
+		    const char *label, char *const *names, size_t n)
+{
+	if (!n)
+		return;
+	family(o, name, "gauge", help);
+	for (size_t i = 0; i < n; i++)
+		sample(o, 1, label, names[i], NULL);
+}
+
 static void run_part(struct out *o, const Fleetbench__Report *rep)
 {
 	family(o, "fleetbench_last_run_timestamp_seconds", "gauge",
@@ -221,20 +233,13 @@ static void capabilities_part(struct out *o, const Fleetbench__Capabilities *c)
 		       "The sysctl kernel.io_uring_disabled: 0, 1 or 2.");
 		sample(o, c->io_uring_disabled, NULL);
 	}
-	if (c->n_io_uring_opcodes) {
-		family(o, "fleetbench_io_uring_opcode", "gauge",
-		       "An IORING_OP_* the kernel supports, without the "
-		       "prefix; always 1.");
-		for (size_t i = 0; i < c->n_io_uring_opcodes; i++)
-			sample(o, 1, "opcode", c->io_uring_opcodes[i], NULL);
-	}
-	if (c->n_io_uring_features) {
-		family(o, "fleetbench_io_uring_feature", "gauge",
-		       "An IORING_FEAT_* of the ring, without the prefix; "
-		       "always 1.");
-		for (size_t i = 0; i < c->n_io_uring_features; i++)
-			sample(o, 1, "feature", c->io_uring_features[i], NULL);
-	}
+	members(o, "fleetbench_io_uring_opcode",
+		"An IORING_OP_* the kernel supports, without the prefix; "
+		"always 1.",
+		"opcode", c->io_uring_opcodes, c->n_io_uring_opcodes);
+	members(o, "fleetbench_io_uring_feature",
+		"An IORING_FEAT_* of the ring, without the prefix; always 1.",
+		"feature", c->io_uring_features, c->n_io_uring_features);
 	if (c->has_vcpus) {
 		family(o, "fleetbench_vcpus", "gauge", "Online vCPUs.");
 		sample_u64(o, c->vcpus, NULL);
