@@ -488,7 +488,7 @@ BEGIN
 			  hugepage_free, cpu_model, c_name, c_benchmark,
 			  c_metric, c_numerator, c_denominator, c_ratio,
 			  c_ci_low, c_ci_high, c_level, c_method, c_reason,
-			  tags)
+			  tags, placement)
 	VALUES (run_id, started,
 		timestamptz 'epoch' + finished_ms * interval '1 millisecond',
 		schema_version, agent_version,
@@ -512,7 +512,10 @@ BEGIN
 		CASE WHEN nc > 0 THEN c_level END,
 		CASE WHEN nc > 0 THEN c_method END,
 		CASE WHEN nc > 0 THEN c_reason END,
-		coalesce(jsonb_object(tag_keys, tag_values), '{}'))
+		coalesce(jsonb_object(tag_keys, tag_values), '{}'),
+		-- {"unknown": why} when the probe could not read it: NULL
+		CASE WHEN jsonb_typeof(p #> '{topology,placement}') = 'string'
+		     THEN p #>> '{topology,placement}' END)
 	ON CONFLICT (run_id) DO NOTHING;
 	IF NOT FOUND THEN
 		RETURN false;

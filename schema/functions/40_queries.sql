@@ -340,7 +340,8 @@ LANGUAGE sql VOLATILE AS $$
 	       c.iouring_share, c.sqpoll_share,
 	       c.hugepage_1g_share, c.steal_share, c.thp_mode, c.first_run,
 	       c.last_run, c.failed, c.failures,
-	       CASE WHEN p.method <> c.method
+	       -- a host's vCPUs placed otherwise explains a moved figure
+	       nullif(concat_ws('; ', CASE WHEN p.method <> c.method
 		    THEN format('method %s -> %s: figures not compared',
 				p.method, c.method)
 		    WHEN p.kernel IS NOT NULL THEN coalesce(nullif(concat_ws('; ',
@@ -396,7 +397,9 @@ LANGUAGE sql VOLATILE AS $$
 					 c.membw_thread_scaling, c.membw_thread_scaling_lo, c.membw_thread_scaling_hi),
 		fleetbench_figure_change('writeback_tuned_vs_host', p.writeback_tuned_vs_host, p.writeback_tuned_vs_host_lo, p.writeback_tuned_vs_host_hi,
 					 c.writeback_tuned_vs_host, c.writeback_tuned_vs_host_lo, c.writeback_tuned_vs_host_hi)),
-		''), 'nothing beyond noise') END
+		''), 'nothing beyond noise') END,
+		fleetbench_placement_text(c.provider, c.instance_type, c.kernel,
+					  $2)), '')
 	FROM c
 	LEFT JOIN c AS p
 		ON p.provider = c.provider AND p.instance_type = c.instance_type

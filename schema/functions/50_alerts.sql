@@ -411,7 +411,11 @@ SELECT f.id, f.kind, f.provider, f.instance_type,
        || CASE f.kind WHEN 'gain' THEN format(' by a median %s%%',
 		round(100 * abs(percentile_cont(0.5) WITHIN GROUP (ORDER BY
 			(a.diff -> a.figure ->> 'change')::double precision))))
-	  ELSE '' END AS summary,
+	  ELSE '' END
+       || CASE WHEN fleetbench_alert_placement_changed(f.id) > 0
+	       THEN format(' (vCPU placement changed with it on %s of %s hosts)',
+			   fleetbench_alert_placement_changed(f.id), count(a.id))
+	       ELSE '' END AS summary,
        f.change, f.created_at, max(a.created_at) AS last_host_at,
        f.acknowledged_at, f.delivered_at, f.delivery_attempts,
        f.delivery_error
