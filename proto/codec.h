@@ -33,7 +33,7 @@
 #define CODEC_MAX_PARAMS 64 /* per benchmark */
 #define CODEC_MAX_METRICS 32 /* per benchmark */
 #define CODEC_MAX_SAMPLES 100000 /* per metric */
-#define CODEC_MAX_WINDOWS 100000 /* per benchmark */
+#define CODEC_MAX_WINDOWS 20000 /* per benchmark: repeats are at most 1000 */
 /* started/finished must lie in [2020-01-01, now + 1 day] */
 #define CODEC_MIN_TIME_MS 1577836800000LL
 #define CODEC_MAX_FUTURE_MS (24LL * 3600 * 1000)

@@ -283,6 +283,69 @@ static int check_status(const Fleetbench__Benchmark *b, size_t bi,
 	return 0;
 }
 
+/* Bytes of Window.noisy_reason: the agent's longest, every threshold
+ * passed, is under 150 */
+#define WINDOW_MAX_REASON 256
+
+/* A pressure share of a window, in percent: the agent's interval holds
+ * the kernel's, so it is never above 100 (docs/bench.md). */
+static const char *psi_out_of_range(const Fleetbench__Window *w, double *x)
+{
+	const struct {
+		protobuf_c_boolean has;
+		double v;
+		const char *name;
+	} psi[] = {
+		{ w->has_psi_cpu_some_pct, w->psi_cpu_some_pct, "psi_cpu_some_pct" },
+		{ w->has_psi_cpu_full_pct, w->psi_cpu_full_pct, "psi_cpu_full_pct" },
+		{ w->has_psi_io_some_pct, w->psi_io_some_pct, "psi_io_some_pct" },
+		{ w->has_psi_io_full_pct, w->psi_io_full_pct, "psi_io_full_pct" },
+		{ w->has_psi_memory_some_pct, w->psi_memory_some_pct,
+		  "psi_memory_some_pct" },
+		{ w->has_psi_memory_full_pct, w->psi_memory_full_pct,
+		  "psi_memory_full_pct" },
+	};
+
+	for (size_t i = 0; i < sizeof(psi) / sizeof(psi[0]); i++)
+		if (psi[i].has && !(psi[i].v >= 0 && psi[i].v <= 100)) {
+			*x = psi[i].v;
+			return psi[i].name;
+		}
+	return NULL;
+}
+
+/* Window.noisy_reason only on a noisy window, 1 to WINDOW_MAX_REASON
+ * bytes; Window.cpus "N" or "N,M,..." */
+static int check_window_text(const Fleetbench__Window *w, size_t bi, size_t i,
+			     char err[CODEC_ERR_LEN])
+{
+	if (w->noisy_reason) {
+		size_t len = strlen(w->noisy_reason);
+
+		if (!w->has_noisy || !w->noisy)
+			return codec_invalid(err,
+					     "benchmarks[%zu].windows[%zu].noisy_reason: set on a window that is not noisy",
+					     bi, i);
+		if (!len || len > WINDOW_MAX_REASON)
+			return codec_invalid(err,
+					     "benchmarks[%zu].windows[%zu].noisy_reason: %zu bytes, limit 1 to %d",
+					     bi, i, len, WINDOW_MAX_REASON);
+	}
+	if (w->cpus) {
+		const char *c = w->cpus;
+		bool ok = *c >= '0' && *c <= '9';
+
+		for (; *c && ok; c++)
+			ok = (*c >= '0' && *c <= '9') ||
+			     (*c == ',' && c[1] >= '0' && c[1] <= '9');
+		if (!ok)
+			return codec_invalid(err,
+					     "benchmarks[%zu].windows[%zu].cpus: not a list of vCPU numbers",
+					     bi, i);
+	}
+	return 0;
+}
+
 static int check_windows(const Fleetbench__Benchmark *b, size_t bi,
 			 char err[CODEC_ERR_LEN])
 {
@@ -290,6 +353,7 @@ static int check_windows(const Fleetbench__Benchmark *b, size_t bi,
 		const Fleetbench__Window *w = b->windows[i];
 		const char *bad = NULL;
 		double x = 0;
+		int r;
 
 		if (w->has_steal_pct &&
 		    (w->steal_pct < 0 || w->steal_pct > 100))
@@ -298,10 +362,15 @@ static int check_windows(const Fleetbench__Benchmark *b, size_t bi,
 			bad = "loadavg1", x = w->loadavg1;
 		else if (w->has_wall_s && w->wall_s < 0)
 			bad = "wall_s", x = w->wall_s;
+		else
+			bad = psi_out_of_range(w, &x);
 		if (bad)
 			return codec_invalid(err,
 					     "benchmarks[%zu].windows[%zu].%s: %g is out of range",
 					     bi, i, bad, x);
+		r = check_window_text(w, bi, i, err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -362,6 +431,8 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 #define OPT(f) { #f, m->has_##f ? m->f : 1 }
 		OPT(mmap_accesses), OPT(scaling_ms), OPT(db_scale),
 		OPT(db_rate), OPT(db_seconds),
+		/* adaptive repeats (issue 19) */
+		OPT(budget_s), OPT(max_repeats),
 	};
 	const struct {
 		const char *name;
@@ -404,6 +475,11 @@ static int check_method(const Fleetbench__Method *m, char err[CODEC_ERR_LEN])
 		if (sizes[i].value == 0)
 			return codec_invalid(err, "method.%s: 0 is not positive",
 					     sizes[i].name);
+	if (m->has_target_half_width &&
+	    !(m->target_half_width > 0 && m->target_half_width <= 1))
+		return codec_invalid(err,
+				     "method.target_half_width: %g is outside (0, 1]",
+				     m->target_half_width);
 	for (size_t i = 0; i < m->n_only; i++) {
 		size_t len = strlen(m->only[i]);
 
@@ -433,6 +509,18 @@ static int check_comparisons(const Fleetbench__Report *r,
 		if (c->has_ci_low && c->has_ci_high && c->ci_low > c->ci_high)
 			return codec_invalid(err,
 					     "comparisons[%zu].ci_low: above ci_high", i);
+		/* adaptive repeats (issue 19) */
+		if (c->has_target_half_width &&
+		    !(c->target_half_width > 0 && c->target_half_width <= 1))
+			return codec_invalid(err,
+					     "comparisons[%zu].target_half_width: %g is outside (0, 1]",
+					     i, c->target_half_width);
+		if (c->has_rounds &&
+		    (c->rounds < 1 || c->rounds > CODEC_MAX_WINDOWS))
+			return codec_invalid(err,
+					     "comparisons[%zu].rounds: %lld is outside [1, %d]",
+					     i, (long long)c->rounds,
+					     CODEC_MAX_WINDOWS);
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(c->name, r->comparisons[j]->name))
 				return codec_invalid(err,

@@ -251,10 +251,18 @@ static void test_counts(void)
 
 	/* the most windows allowed still decode within the unpack budget */
 	fixture_init(&f);
+	/* every field of the window set (issue 19 added ten) */
+	f.w[0].has_psi_cpu_some_pct = f.w[0].has_psi_cpu_full_pct = 1;
+	f.w[0].has_psi_io_some_pct = f.w[0].has_psi_io_full_pct = 1;
+	f.w[0].has_psi_memory_some_pct = f.w[0].has_psi_memory_full_pct = 1;
+	f.w[0].psi_cpu_some_pct = 1.5;
+	f.w[0].noisy_reason = "steal 7.2% > 5%; cpu pressure 31.0% > 10%";
+	f.w[0].cpus = "0,1";
+	f.w[0].noisy = 1;
 	f.b[0].windows = copies(&f.w[0], CODEC_MAX_WINDOWS + 1);
 	f.b[0].n_windows = CODEC_MAX_WINDOWS + 1;
 	expect_invalid(&f,
-		       "benchmarks[0].windows: 100001 entries, limit 100000");
+		       "benchmarks[0].windows: 20001 entries, limit 20000");
 	f.b[0].n_windows = CODEC_MAX_WINDOWS;
 	expect_valid(&f);
 	free(f.b[0].windows);

@@ -205,7 +205,8 @@ static void test_real_probe(void)
 {
 	static const char *const roots[] = { "/", FIXTURE_DIR "/kvm-guest",
 					     FIXTURE_DIR "/malformed",
-					     FIXTURE_DIR "/old-kernel" };
+					     FIXTURE_DIR "/old-kernel",
+					     FIXTURE_DIR "/psi-cmdline" };
 	const char *agent = getenv("AGENT");
 	struct fixture f;
 	char err[CODEC_ERR_LEN];

@@ -222,6 +222,65 @@ static void test_numbers(void)
 		       "benchmarks[0] thp_chase/thp_always: huge_fraction: sample 4 is -1 count, outside [0, inf]");
 	f.m[1].unit = "delta";
 	expect_valid(&f);
+	/* adaptive repeats' marks (issue 19) */
+	fixture_init(&f);
+	f.c[0].has_target_half_width = f.c[0].has_target_reached = 1;
+	f.c[0].has_rounds = 1;
+	f.c[0].target_half_width = 0.05;
+	f.c[0].target_reached = 1;
+	f.c[0].rounds = 7;
+	expect_valid(&f);
+	f.c[0].target_half_width = 1.5;
+	expect_invalid(&f,
+		       "comparisons[0].target_half_width: 1.5 is outside (0, 1]");
+	f.c[0].target_half_width = 0.05;
+	f.c[0].rounds = 0;
+	expect_invalid(&f, "comparisons[0].rounds: 0 is outside [1, 20000]");
+	/* a window's pressure shares, its reason and its vCPUs (issue 19) */
+	fixture_init(&f);
+	f.w[1].has_psi_io_some_pct = f.w[1].has_psi_memory_full_pct = 1;
+	f.w[1].psi_io_some_pct = 100;
+	f.w[1].psi_memory_full_pct = 0;
+	f.w[1].has_noisy = f.w[1].noisy = 1;
+	f.w[1].noisy_reason = "cpu pressure 61.0% > 50%";
+	f.w[1].cpus = "0,1";
+	expect_valid(&f);
+	f.w[1].psi_io_some_pct = 100.01;
+	expect_invalid(&f,
+		       "benchmarks[0].windows[1].psi_io_some_pct: 100.01 is out of range");
+	f.w[1].psi_io_some_pct = 5;
+	f.w[1].psi_memory_full_pct = -0.5;
+	expect_invalid(&f,
+		       "benchmarks[0].windows[1].psi_memory_full_pct: -0.5 is out of range");
+	f.w[1].psi_memory_full_pct = 0;
+	f.w[1].noisy = 0;
+	expect_invalid(&f,
+		       "benchmarks[0].windows[1].noisy_reason: set on a window that is not noisy");
+	f.w[1].noisy = 1;
+	f.w[1].noisy_reason = "";
+	expect_invalid(&f,
+		       "benchmarks[0].windows[1].noisy_reason: 0 bytes, limit 1 to 256");
+	{
+		char big[258];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		f.w[1].noisy_reason = big;
+		expect_invalid(&f,
+			       "benchmarks[0].windows[1].noisy_reason: 257 bytes, limit 1 to 256");
+		big[256] = '\0';
+		expect_valid(&f);
+	}
+	f.w[1].noisy_reason = "steal 7.2% > 5%";
+	for (size_t i = 0; i < 4; i++) {
+		static const char *const bad[] = { "", "0,", ",1", "0;1" };
+
+		f.w[1].cpus = (char *)bad[i];
+		expect_invalid(&f,
+			       "benchmarks[0].windows[1].cpus: not a list of vCPU numbers");
+	}
+	f.w[1].cpus = "3";
+	expect_valid(&f);
 	/* a comparison is named once */
 	fixture_init(&f);
 	f.c[1].name = f.c[0].name;
