@@ -250,7 +250,9 @@ struct db_state {
 };
 
 /* The last-level cache's size from cpu0's cache directories (sizes as
- * "32768K"); 0 when sysfs does not tell. */
+ * "32768K"); else, as membw does, what glibc reads from CPUID
+ * (sysconf(_SC_LEVEL3_CACHE_SIZE), then L2: a guest without cache
+ * directories, as Firecracker's); 0 when neither tells. */
 static uint64_t llc_bytes(struct bench_run *run)
 {
 	uint64_t best = 0;
@@ -280,6 +282,13 @@ static uint64_t llc_bytes(struct bench_run *run)
 			best_level = level;
 			best = v;
 		}
+	}
+	if (!best) {
+		long sc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+
+		if (sc <= 0)
+			sc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+		best = sc > 0 ? (uint64_t)sc : 0;
 	}
 	return best;
 }
