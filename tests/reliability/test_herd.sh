@@ -75,6 +75,16 @@ herd herd 75 0 2
 herd restart 15 1 10
 check_grep "restart: the collector was restarted with SIGTERM" \
 	"$tmp/restart.out" "restart 1 \(SIGTERM\)"
-check_grep "restart: agents were told to come back while it stopped" \
-	"$tmp/restart.out" "RETRY_LATER \([1-9][0-9]* with a hint waited out"
+# the swarm stops the collector when agents are asking for a turn (or,
+# past three quarters of the reports, anyway: CI once saw the whole herd
+# granted before the stop, and nobody to tell); those agents must be told
+offering=$(sed -n 's/.*restart 1 (SIGTERM) at [0-9]* acknowledged, \([0-9]*\) agents offering.*/\1/p' \
+	"$tmp/restart.out")
+if [ "${offering:-0}" -gt 0 ]; then
+	check_grep "restart: the $offering agents offering at the stop were told to come back" \
+		"$tmp/restart.out" "RETRY_LATER \([1-9][0-9]* with a hint waited out"
+else
+	check_grep "restart: no agent was offering at the stop (the herd was granted whole)" \
+		"$tmp/restart.out" "restart 1 \(SIGTERM\) at [0-9]* acknowledged, 0 agents offering"
+fi
 finish

@@ -144,6 +144,7 @@ struct phase {
 struct restart {
 	int64_t stop_ns, start_ns, resumed_ns; /* resumed: first Ack after */
 	size_t acked; /* when it was stopped */
+	size_t offering; /* agents whose offer was unanswered then */
 	int sig;
 };
 
@@ -497,8 +498,23 @@ static int restarts_step(struct swarm *s, int64_t now)
 	if (s->n_restarts == s->ph->restarts ||
 	    s->acked < s->total * (s->n_restarts + 1) / (s->ph->restarts + 1))
 		return 0;
+	/*
+	 * Past the share, the stop waits for agents that are asking for a
+	 * turn (their offers unanswered), whom a stopping collector tells to
+	 * come back: until the next share of the reports, then it stops
+	 * anyway (the herd may have been granted whole by then).
+	 */
+	size_t offering = 0;
+
+	for (size_t i = 0; i < s->ph->agents; i++)
+		offering += s->agents[i].state == WAITING &&
+			    !s->agents[i].granted;
+	if (!offering && s->acked < s->total * (2 * s->n_restarts + 3) /
+					   (2 * s->ph->restarts + 2))
+		return 0;
 	r = &s->restarts[s->n_restarts++];
 	r->acked = s->acked;
+	r->offering = offering;
 	r->sig = s->n_restarts % 2 ? SIGTERM : SIGKILL;
 	r->stop_ns = mono_ns();
 	s->down = true;
@@ -883,9 +899,10 @@ static void print_phase(const struct swarm *s, const struct result *r)
 	for (size_t i = 0; i < s->n_restarts; i++) {
 		const struct restart *rs = &s->restarts[i];
 
-		printf("  restart %zu (%s) at %zu acknowledged: down %.1f s, first Ack %.1f s after the start\n",
+		printf("  restart %zu (%s) at %zu acknowledged, %zu agents offering: down %.1f s, first Ack %.1f s after the start\n",
 		       i + 1, rs->sig == SIGTERM ? "SIGTERM" : "SIGKILL",
-		       rs->acked, (double)(rs->start_ns - rs->stop_ns) / 1e9,
+		       rs->acked, rs->offering,
+		       (double)(rs->start_ns - rs->stop_ns) / 1e9,
 		       rs->resumed_ns ?
 			       (double)(rs->resumed_ns - rs->start_ns) / 1e9 :
 			       -1.0);
