@@ -19,10 +19,15 @@ static int bench_resolve(struct agent_config *cfg)
 			  b->profile);
 		return -EINVAL;
 	}
+	/* repeats from a flag or the config: exactly that many */
+	b->adaptive = !b->repeats;
 #define FILL(f)               \
 	if (!b->f)            \
 		b->f = prof.f
 	FILL(repeats);
+	FILL(target_pct);
+	FILL(budget_s);
+	FILL(max_repeats);
 	FILL(chase_bytes);
 	FILL(chase_accesses);
 	FILL(fault_bytes);
@@ -51,6 +56,12 @@ static int bench_resolve(struct agent_config *cfg)
 		if (b->seed < 0)
 			b->seed = -b->seed;
 		b->seed |= 1;
+	}
+	if (b->adaptive && b->budget_s * 2 > b->timeout_s) {
+		log_error("budget_s %lld leaves no room in the benchmark timeout "
+			  "of %lld s (timeout_s): at most half of it",
+			  b->budget_s, b->timeout_s);
+		return -EINVAL;
 	}
 	if (b->seq_block % 4096) {
 		log_error("seq_block %llu is not a multiple of 4096 (O_DIRECT)",

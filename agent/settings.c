@@ -58,11 +58,25 @@ const struct config_key agent_settings[] = {
 		   "quick (<= 30 s), standard (<= 3 min, default), full"),
 	CLI_FLAG("only", 0, "NAME[,NAME]", OPT_ONLY,
 		 "run only these benchmarks: thp_chase, thp_fault,\n"
-		 "randread, seqwrite, false_sharing, writeback,\n"
-		 "mmap_read, membw; io_scaling, database (full profile\n"
-		 "only unless named)"),
+		 "randread, seqwrite, false_sharing, core_latency,\n"
+		 "writeback, mmap_read, membw; io_scaling, database\n"
+		 "(full profile only unless named)"),
 	CONFIG_KEY("bench", "repeats", CONFIG_INT, B(repeats), NULL, 1, 1000,
-		   "repeats", "N", "repeats of every variant"),
+		   "repeats", "N",
+		   "exactly N repeats of every variant (default: the\n"
+		   "profile's least, then more until the intervals are\n"
+		   "tight)"),
+	CONFIG_KEY("bench", "target_pct", CONFIG_INT, B(target_pct), NULL, 1,
+		   100, "target-pct", "PCT",
+		   "repeat until every interval is within PCT% of its\n"
+		   "ratio (quick 10, standard and full 5)"),
+	CONFIG_KEY("bench", "budget_s", CONFIG_INT, B(budget_s), NULL, 1,
+		   86400, "budget", "S",
+		   "each benchmark's repeats stop before S seconds\n"
+		   "(quick 3, standard 60, full 240)"),
+	CONFIG_KEY("bench", "max_repeats", CONFIG_INT, B(max_repeats), NULL, 1,
+		   1000, "max-repeats", "N",
+		   "at most N repeats (quick 8, standard 20, full 40)"),
 	CONFIG_KEY("bench", "chase_bytes", CONFIG_SIZE, B(chase_bytes), NULL,
 		   1 << 20, 256 * GiB, "chase-bytes", "SIZE",
 		   "thp_chase buffer size"),
@@ -108,6 +122,17 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("bench", "steal_threshold_pct", CONFIG_INT,
 		   B(steal_threshold_pct), "5", 0, 100, "steal-threshold", "PCT",
 		   "flag repeats with more steal as noisy (default 5)"),
+	CONFIG_KEY("bench", "psi_cpu_threshold_pct", CONFIG_INT,
+		   B(psi_cpu_threshold_pct), "50", 0, 100,
+		   "psi-cpu-threshold", "PCT",
+		   "flag repeats with more CPU pressure (PSI cpu some,\n"
+		   "% of the repeat) as noisy (default 50)"),
+	CONFIG_KEY("bench", "psi_io_threshold_pct", CONFIG_INT,
+		   B(psi_io_threshold_pct), "15", 0, 100000,
+		   "psi-io-threshold", "PCT",
+		   "I/O benchmarks: flag repeats with more I/O pressure\n"
+		   "beyond their own waits (% of a vCPU) as noisy\n"
+		   "(default 15; docs/bench.md)"),
 	CONFIG_KEY("bench", "seed", CONFIG_INT, B(seed), NULL, 1, INT64_MAX,
 		   "seed", "N", "PRNG seed (default: from the clock, reported)"),
 	CONFIG_KEY("bench", "reserve_hugetlb", CONFIG_INT, B(reserve_hugetlb),

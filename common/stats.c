@@ -138,3 +138,40 @@ int stats_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
 	};
 	return 0;
 }
+
+double stats_relative_half_width(double ratio, double lo, double hi)
+{
+	if (!isfinite(ratio) || !isfinite(lo) || !isfinite(hi) || ratio <= 0)
+		return NAN;
+	return (hi - lo) / (2 * ratio);
+}
+
+enum stats_adaptive_step stats_adaptive_next(const struct stats_adaptive *a,
+					     long long rounds, double spent_s,
+					     int tight_rounds)
+{
+	if (rounds < a->min_rounds)
+		return STATS_ADAPTIVE_MORE;
+	if (rounds >= a->max_rounds)
+		return STATS_ADAPTIVE_MAX;
+	if (tight_rounds >= STATS_ADAPTIVE_CONFIRM)
+		return STATS_ADAPTIVE_TIGHT;
+	/* the next round is assumed to take as long as the mean so far */
+	if (rounds > 0 && spent_s + spent_s / (double)rounds > a->budget_s)
+		return STATS_ADAPTIVE_BUDGET;
+	return STATS_ADAPTIVE_MORE;
+}
+
+const char *stats_adaptive_name(enum stats_adaptive_step s)
+{
+	switch (s) {
+	case STATS_ADAPTIVE_TIGHT:
+		return "tight";
+	case STATS_ADAPTIVE_BUDGET:
+		return "budget";
+	case STATS_ADAPTIVE_MAX:
+		return "max";
+	default:
+		return "more";
+	}
+}

@@ -7,6 +7,7 @@
 #ifndef FLEETBENCH_STATS_H
 #define FLEETBENCH_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,5 +51,49 @@ struct stats_ratio {
 int stats_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
 		   int paired, double level, unsigned int resamples,
 		   uint64_t seed, struct stats_ratio *ret);
+
+/*
+ * The half-width of the interval [lo, hi] relative to ratio: (hi - lo) /
+ * (2 ratio). NAN when any is not finite or ratio <= 0.
+ */
+double stats_relative_half_width(double ratio, double lo, double hi);
+
+/*
+ * The stop rule of adaptive repeats (docs/bench.md, "Repeats until the
+ * interval is tight"). A benchmark is measured in rounds (one repeat of
+ * every variant, interleaved); before each further round the driver asks
+ * stats_adaptive_next() with the rounds done, the seconds they took and
+ * for how many rounds in a row (this one included) every interval,
+ * computed from all rounds so far exactly as the report's, was within the
+ * target. It stops at the second such round in a row, never before
+ * min_rounds, and looks at the widths only, never at where the ratios lie
+ * (a fixed-width sequential interval, Chow and Robbins 1965). Stopping at
+ * the first narrow interval would favour rounds whose spread happened to
+ * be small: in tests/unit/test_adaptive.c's simulation the 95% interval
+ * then covered the true ratio 93% of the time; asking twice keeps it at
+ * or above 95%, as with the rounds fixed in advance, for 2-3 more rounds.
+ */
+struct stats_adaptive {
+	long long min_rounds; /* always measured: the fixed `repeats` */
+	long long max_rounds; /* never more */
+	double budget_s; /* the rounds' time: no round that would pass it */
+};
+
+enum stats_adaptive_step {
+	STATS_ADAPTIVE_MORE, /* measure another round */
+	STATS_ADAPTIVE_TIGHT, /* every interval within its target */
+	STATS_ADAPTIVE_BUDGET, /* another round would pass budget_s */
+	STATS_ADAPTIVE_MAX, /* max_rounds measured */
+};
+
+enum stats_adaptive_step stats_adaptive_next(const struct stats_adaptive *a,
+					     long long rounds, double spent_s,
+					     int tight_rounds);
+
+/* Rounds in a row with every interval within the target that stop. */
+#define STATS_ADAPTIVE_CONFIRM 2
+
+/* "tight", "budget", "max" or "more". */
+const char *stats_adaptive_name(enum stats_adaptive_step s);
 
 #endif

@@ -50,6 +50,9 @@ static const struct method_profile profiles[] = {
 		.db_rate = 500,
 		.db_seconds = 3,
 		.timeout_s = 120,
+		.target_pct = 10,
+		.budget_s = 3,
+		.max_repeats = 8,
 	},
 	{
 		.name = "standard",
@@ -73,6 +76,9 @@ static const struct method_profile profiles[] = {
 		.db_rate = 1000,
 		.db_seconds = 5,
 		.timeout_s = 600,
+		.target_pct = 5,
+		.budget_s = 60,
+		.max_repeats = 20,
 	},
 	{
 		.name = "full",
@@ -100,6 +106,9 @@ static const struct method_profile profiles[] = {
 		.db_rate = 1000,
 		.db_seconds = 5,
 		.timeout_s = 1800,
+		.target_pct = 5,
+		.budget_s = 240,
+		.max_repeats = 40,
 	},
 };
 

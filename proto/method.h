@@ -64,6 +64,12 @@ struct method_profile {
 	int64_t db_seconds;
 	uint64_t writeback_dirty_bytes;
 	int64_t timeout_s;
+	/* adaptive repeats: the target half-width of every interval (percent
+	 * of its ratio), each benchmark's time for its rounds, and their
+	 * most; `repeats` is their least */
+	int64_t target_pct;
+	int64_t budget_s;
+	int64_t max_repeats;
 };
 
 /* The profile of that name, NULL for none. */

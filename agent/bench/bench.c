@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 static const struct bench_ops *const bench_table[] = {
 	&bench_thp_chase_ops, &bench_thp_fault_ops, &bench_randread_ops,
 	&bench_seqwrite_ops,  &bench_false_sharing_ops,
+	&bench_core_latency_ops,
 	&bench_writeback_ops,
 	&bench_mmap_read_ops,
 	&bench_membw_ops,
@@ -61,6 +63,27 @@ const char *bench_root(struct bench_run *run)
 double bench_now(void)
 {
 	return mono_s();
+}
+
+int bench_affinity(cpu_set_t **ret, size_t *ret_size)
+{
+	/* the kernel refuses a mask smaller than its own: grow until not */
+	for (int ncpu = 1024; ncpu <= (1 << 20); ncpu *= 2) {
+		size_t size = CPU_ALLOC_SIZE(ncpu);
+		cpu_set_t *set = CPU_ALLOC(ncpu);
+
+		if (!set)
+			return -ENOMEM;
+		if (sched_getaffinity(0, size, set) == 0) {
+			*ret = set;
+			*ret_size = size;
+			return 0;
+		}
+		CPU_FREE(set);
+		if (errno != EINVAL)
+			return -errno;
+	}
+	return -EINVAL;
 }
 
 /* ---- the benchmarks to run ---- */

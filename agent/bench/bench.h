@@ -28,6 +28,7 @@
 #ifndef FLEETBENCH_BENCH_H
 #define FLEETBENCH_BENCH_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,6 +59,18 @@ struct bench_params {
 	long long scaling_ms; /* io_scaling time per point per repeat */
 	uint64_t bw_bytes; /* membw: one of its 3 arrays */
 	long long steal_threshold_pct; /* a repeat above it is noisy */
+	/* a window with more CPU pressure (PSI cpu "some", percent of its
+	 * wall time) is noisy; also I/O pressure, in the I/O benchmarks */
+	long long psi_cpu_threshold_pct;
+	long long psi_io_threshold_pct;
+	/* Adaptive repeats: at least `repeats` rounds, then more until every
+	 * comparison's interval is within target_pct of its ratio, while the
+	 * benchmark's rounds fit in budget_s, at most max_repeats rounds.
+	 * false: exactly `repeats` (--repeats N). */
+	bool adaptive;
+	long long target_pct;
+	long long budget_s;
+	long long max_repeats;
 	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
 	/* writeback's tuned variant: vm.dirty_bytes (root), 0: not run */
 	uint64_t writeback_dirty_bytes;
@@ -85,6 +98,9 @@ struct bench_ops {
 	/* Runs in the "full" profile only (a long sweep), unless --only names
 	 * it: quick and standard leave it out. */
 	bool full_only;
+	/* An I/O benchmark: a window with I/O pressure above
+	 * psi_io_threshold_pct is noisy too. */
+	bool io;
 	/* Allocates buffers and files, decides which variants run (creating
 	 * their results, skipped or not). *state is passed to run/teardown.
 	 * Returns 0 or -errno; a benchmark that cannot run at all on this host
@@ -289,5 +305,9 @@ void bench_fail_text(struct bench_run *run, const char *fmt, ...)
 
 /* Monotonic seconds. */
 double bench_now(void);
+
+/* The CPUs this process may run on, in *ret (free with CPU_FREE), and the
+ * set's size in bytes for the CPU_*_S macros. 0 or -errno. */
+int bench_affinity(cpu_set_t **ret, size_t *ret_size);
 
 #endif

@@ -8,6 +8,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include "cleanup.h"
 #include "fault.h"
 #include "fdio.h"
+#include "stats.h"
 #include "sys/sys.h"
 
 /* A child's exit statuses besides 0 (results written). */
@@ -125,6 +127,107 @@ static void where_phase(struct bench_where *w, int phase)
 	w->phase = phase;
 }
 
+/* The target a comparison's interval is held to, relative (0.05). */
+static double target_of(const struct bench_params *p)
+{
+	return (double)p->target_pct / 100.0;
+}
+
+/* Whether c's interval is within target of its ratio. */
+static bool comparison_tight(const Fleetbench__Comparison *c, double target)
+{
+	double h = stats_relative_half_width(c->ratio, c->ci_low, c->ci_high);
+
+	return c->has_ratio && c->has_ci_low && c->has_ci_high &&
+	       isfinite(h) && h <= target;
+}
+
+/*
+ * Whether every comparison ops makes from the samples so far is within the
+ * target: computed as the report's are (ops->compare), then dropped. A
+ * comparison without a ratio (a side skipped) has no interval to narrow:
+ * it does not count. 1 tight, 0 not, -1 when no comparison has a ratio
+ * (nothing to narrow: more rounds would buy nothing).
+ */
+static int rounds_tight(struct bench_run *run, const struct bench_ops *ops,
+			void *state)
+{
+	Fleetbench__BenchRun *out = run->out.msg;
+	size_t first = out->n_comparisons, counted = 0;
+	double target = target_of(run->params);
+	bool tight = true;
+
+	ops->compare(run, state);
+	for (size_t i = first; i < out->n_comparisons; i++) {
+		Fleetbench__Comparison *c = out->comparisons[i];
+
+		if (c->has_ratio) {
+			counted++;
+			tight &= comparison_tight(c, target);
+		}
+		fleetbench__comparison__free_unpacked(c, NULL);
+	}
+	out->n_comparisons = first;
+	return counted == 0 ? -1 : tight;
+}
+
+int bench_rounds(struct bench_run *run, const struct bench_ops *ops,
+		 void *state, long long *ret_rounds)
+{
+	const struct bench_params *p = run->params;
+	struct stats_adaptive rule = {
+		.min_rounds = p->repeats,
+		.max_rounds = p->adaptive && p->max_repeats > p->repeats ?
+				      p->max_repeats :
+				      p->repeats,
+		.budget_s = (double)p->budget_s,
+	};
+	struct bench_where *w = run->where;
+	double start = bench_now();
+	long long k;
+	int r = 0, tight_rounds = 0;
+
+	for (k = 0; r == 0; k++) {
+		bool more = k < rule.min_rounds;
+
+		if (!more && k < rule.max_rounds && ops->compare) {
+			int t = rounds_tight(run, ops, state);
+
+			tight_rounds = t > 0 ? tight_rounds + 1 : 0;
+			more = t >= 0 &&
+			       stats_adaptive_next(&rule, k, bench_now() - start,
+						   tight_rounds) ==
+				       STATS_ADAPTIVE_MORE;
+		}
+		if (!more)
+			break;
+		where_phase(w, PHASE_RUN);
+		w->repeat = k;
+		r = bench_interrupted() ? -EINTR :
+					  ops->run(run, state, (unsigned int)k);
+	}
+	*ret_rounds = r == 0 ? k : k - 1;
+	return r;
+}
+
+void bench_comparisons_mark(Fleetbench__BenchRun *out, size_t first,
+			    const struct bench_params *p, long long rounds)
+{
+	double target = target_of(p);
+
+	for (size_t i = first; i < out->n_comparisons; i++) {
+		Fleetbench__Comparison *c = out->comparisons[i];
+
+		c->has_target_half_width = c->has_rounds = 1;
+		c->target_half_width = target;
+		c->rounds = rounds;
+		if (c->has_ratio) {
+			c->has_target_reached = 1;
+			c->target_reached = comparison_tight(c, target);
+		}
+	}
+}
+
 /*
  * The child: runs one benchmark as the suite did in-process, then writes
  * its results into out and exits; never returns. It leaves through
@@ -138,8 +241,10 @@ child_main(struct bench_run *run, const struct bench_ops *ops, pid_t parent,
 	struct bench_where *w = run->where;
 	char name[32];
 	void *state = NULL;
+	long long rounds = 0;
 	int r;
 
+	run->ops = ops;
 	/* "fb-<benchmark>": the kernel keeps 15 characters */
 	snprintf(name, sizeof(name), "fb-%s", ops->name);
 	prctl(PR_SET_NAME, name, 0, 0, 0);
@@ -152,15 +257,16 @@ child_main(struct bench_run *run, const struct bench_ops *ops, pid_t parent,
 	r = fault_point(name);
 	if (r == 0)
 		r = ops->setup(run, p, &state);
-	for (long long k = 0; r == 0 && k < p->repeats; k++) {
-		where_phase(w, PHASE_RUN);
-		w->repeat = k;
-		r = bench_interrupted() ? -EINTR :
-					  ops->run(run, state, (unsigned int)k);
-	}
+	if (r == 0)
+		r = bench_rounds(run, ops, state, &rounds);
 	if (r == 0 && ops->compare) {
+		size_t first = run->out.msg->n_comparisons;
+
 		where_phase(w, PHASE_COMPARE);
 		ops->compare(run, state);
+		if (p->adaptive)
+			bench_comparisons_mark(run->out.msg, first, p,
+					       rounds);
 	}
 	/* after a failure the page keeps saying where it happened */
 	if (r == 0)
@@ -269,18 +375,24 @@ static void where_restore(struct bench_run *run, struct bench_where *w,
 	}
 }
 
-/* " in thp_chase/thp (repeat 1 of 5)", from the page. */
+/* " in thp_chase/thp (repeat 1 of 5)", from the page; adaptive repeats
+ * say their range: "(repeat 7 of 5 to 20)". */
 static void where_text(const struct bench_where *w, const char *benchmark,
-		       long long repeats, char *buf, size_t len)
+		       const struct bench_params *p, char *buf, size_t len)
 {
+	long long repeats = p->repeats;
 	unsigned int n = __atomic_load_n(&w->nvariants, __ATOMIC_ACQUIRE);
 	bool in_variant = w->variant >= 0 && (unsigned int)w->variant < n;
 	char pos[64];
 
 	switch (w->phase) {
 	case PHASE_RUN:
-		snprintf(pos, sizeof(pos), "repeat %lld of %lld",
-			 w->repeat + 1, repeats);
+		if (p->adaptive && p->max_repeats > repeats)
+			snprintf(pos, sizeof(pos), "repeat %lld of %lld to %lld",
+				 w->repeat + 1, repeats, p->max_repeats);
+		else
+			snprintf(pos, sizeof(pos), "repeat %lld of %lld",
+				 w->repeat + 1, repeats);
 		break;
 	case PHASE_SETUP:
 		snprintf(pos, sizeof(pos), "setup");
@@ -431,7 +543,7 @@ int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 		return r;
 	if (bench_interrupted())
 		return -EINTR;
-	where_text(w, ops->name, run->params->repeats, where, sizeof(where));
+	where_text(w, ops->name, run->params, where, sizeof(where));
 	if (timed_out) {
 		snprintf(failure, sizeof(failure), "timed out after %lld s%s",
 			 run->params->timeout_s, where);

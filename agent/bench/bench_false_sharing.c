@@ -242,27 +242,6 @@ static size_t fs_line_size(struct bench_run *run, bool *ret_sysfs)
 	return (size_t)v;
 }
 
-/* The CPUs this process may run on, in *ret (CPU_ALLOC'd), and its size. */
-static int fs_affinity(cpu_set_t **ret, size_t *ret_size)
-{
-	for (int ncpu = 1024; ncpu <= (1 << 20); ncpu *= 2) {
-		size_t size = CPU_ALLOC_SIZE(ncpu);
-		cpu_set_t *set = CPU_ALLOC(ncpu);
-
-		if (!set)
-			return -ENOMEM;
-		if (sched_getaffinity(0, size, set) == 0) {
-			*ret = set;
-			*ret_size = size;
-			return 0;
-		}
-		CPU_FREE(set);
-		if (errno != EINVAL)
-			return -errno;
-	}
-	return -EINVAL;
-}
-
 /*
  * One thread per online vCPU, but no more than the affinity mask allows
  * (more threads than CPUs would measure time slicing, not cache lines);
@@ -278,7 +257,7 @@ static int fs_plan_threads(struct fs_state *st)
 	st->online = sysconf(_SC_NPROCESSORS_ONLN);
 	if (st->online < 1)
 		st->online = 1;
-	r = fs_affinity(&set, &size);
+	r = bench_affinity(&set, &size);
 	if (r < 0)
 		return r;
 	st->allowed = CPU_COUNT_S(size, set);

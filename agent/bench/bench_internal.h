@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "probe.h"
+#include "probe_psi.h"
 #include "probe_stat.h"
 
 #define MAX_METRICS 24 /* of one variant */
@@ -62,6 +63,14 @@ struct bench_out {
 	size_t cap_benchmarks, cap_comparisons;
 };
 
+/* A thread's time on a CPU and waiting for one, ns (its schedstat). */
+struct bench_thread_time {
+	pid_t tid;
+	uint64_t run_ns, rq_ns;
+};
+
+#define BENCH_OWN_THREADS 64 /* of a window's process, tracked */
+
 struct bench_result {
 	struct bench_run *run;
 	int slot; /* index in where->variants, -1: not announced */
@@ -73,6 +82,16 @@ struct bench_result {
 	struct probe_cpu_times w_times;
 	int w_times_ok;
 	double w_start;
+	/* PSI totals at its start (w_psi_ok[i]: read), the time before they
+	 * were read, and the vCPU the measuring thread began on (-1) */
+	struct probe_psi_totals w_psi[PSI_NRES];
+	bool w_psi_ok[PSI_NRES];
+	double w_psi_start;
+	int w_cpu;
+	/* the CPU time and runqueue wait of each thread of this process at
+	 * its start (w_nown: how many, -1 when unread) */
+	struct bench_thread_time w_own[BENCH_OWN_THREADS];
+	int w_nown;
 };
 
 struct bench_run {
@@ -84,6 +103,7 @@ struct bench_run {
 	/* what this process measured: in a child, what it hands back */
 	struct bench_out out;
 	struct bench_where *where; /* in a benchmark's child, else NULL */
+	const struct bench_ops *ops; /* the benchmark this child runs */
 };
 
 /* ---- bench_result.c ---- */
@@ -101,6 +121,22 @@ int bench_benchmark_fail(Fleetbench__Benchmark *b, const char *failure);
 void bench_set_double(protobuf_c_boolean *has, double *dst, double v);
 
 /* ---- bench_child.c ---- */
+
+/*
+ * The measured rounds of one benchmark (ops->run, each a repeat of every
+ * variant): exactly `repeats` when fixed, else from `repeats` on until
+ * every comparison's interval is within target_pct of its ratio, another
+ * round would pass budget_s, or max_repeats are done
+ * (stats_adaptive_next(); docs/bench.md). The rounds done in *ret_rounds;
+ * 0 or the -errno of ops->run.
+ */
+int bench_rounds(struct bench_run *run, const struct bench_ops *ops,
+		 void *state, long long *ret_rounds);
+
+/* Each comparison of out from first on gets the target, whether its
+ * interval reached it, and the rounds it was computed from. */
+void bench_comparisons_mark(Fleetbench__BenchRun *out, size_t first,
+			    const struct bench_params *p, long long rounds);
 
 /*
  * Runs one benchmark in a child and adds its results and comparisons, or

@@ -490,6 +490,7 @@ static void randread_compare(struct bench_run *run, void *state)
 
 const struct bench_ops bench_randread_ops = {
 	.name = "randread",
+	.io = true,
 	.summary = "random 4 KiB O_DIRECT reads: pread, io_uring (plain, SQPOLL, fixed), libaio",
 	.setup = randread_setup,
 	.run = io_run,
@@ -562,6 +563,7 @@ static void seqwrite_compare(struct bench_run *run, void *state)
 
 const struct bench_ops bench_seqwrite_ops = {
 	.name = "seqwrite",
+	.io = true,
 	.summary = "sequential O_DIRECT writes: pwrite vs io_uring, MB/s",
 	.setup = seqwrite_setup,
 	.run = io_run,

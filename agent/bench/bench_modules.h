@@ -10,6 +10,7 @@ extern const struct bench_ops bench_thp_fault_ops;     /* thp_fault.c */
 extern const struct bench_ops bench_randread_ops;      /* bench_io.c */
 extern const struct bench_ops bench_seqwrite_ops;      /* bench_io.c */
 extern const struct bench_ops bench_false_sharing_ops; /* bench_false_sharing.c */
+extern const struct bench_ops bench_core_latency_ops;  /* core_latency.c */
 extern const struct bench_ops bench_writeback_ops;     /* writeback.c */
 extern const struct bench_ops bench_mmap_read_ops;     /* mmap_read.c */
 extern const struct bench_ops bench_membw_ops;         /* membw.c */

@@ -22,6 +22,9 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 	METHOD_OPTIONAL_FIELDS(X)
 #undef X
 	p->timeout_s = q->timeout_s;
+	p->target_pct = q->target_pct;
+	p->budget_s = q->budget_s;
+	p->max_repeats = q->max_repeats;
 	return 0;
 }
 
@@ -82,6 +85,15 @@ int bench_method_new(const struct bench_params *p, const char *only,
 		m->n_only = 0;
 	}
 	m->randread_file = p->randread_file != NULL;
+	m->has_adaptive = true;
+	m->adaptive = p->adaptive;
+	if (p->adaptive) {
+		m->has_target_half_width = m->has_budget_s = true;
+		m->has_max_repeats = true;
+		m->target_half_width = (double)p->target_pct / 100.0;
+		m->budget_s = p->budget_s;
+		m->max_repeats = p->max_repeats;
+	}
 	if (method_key(m, &m->key) < 0)
 		goto oom;
 	*ret = m;

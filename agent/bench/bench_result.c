@@ -337,7 +337,7 @@ static void comparisons_fail(Fleetbench__BenchRun *b, const char *benchmark,
 		     strcmp(c->denominator, variant)))
 			continue;
 		c->has_ratio = c->has_ci_low = c->has_ci_high = 0;
-		c->has_level = 0;
+		c->has_level = c->has_target_reached = 0;
 		free(c->method);
 		c->method = NULL;
 		snprintf(reason, sizeof(reason), "%s failed: %s", variant,

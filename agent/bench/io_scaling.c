@@ -489,6 +489,7 @@ static void scaling_compare(struct bench_run *run, void *state)
 
 const struct bench_ops bench_io_scaling_ops = {
 	.name = "io_scaling",
+	.io = true,
 	.summary = "io_uring random 4 KiB O_DIRECT reads, 1 to vCPUs jobs x depths 1-64, and the knee",
 	.full_only = true,
 	.setup = scaling_setup,

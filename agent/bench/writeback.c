@@ -493,6 +493,7 @@ static void wb_teardown(struct bench_run *run, void *state)
 
 const struct bench_ops bench_writeback_ops = {
 	.name = "writeback",
+	.io = true,
 	.summary = "buffered write() latency and stalls under vm.dirty_*",
 	.setup = wb_setup,
 	.run = wb_run,

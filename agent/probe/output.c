@@ -120,14 +120,67 @@ static double opt(protobuf_c_boolean has, double v)
 	return has ? v : NAN;
 }
 
+/* "  within 5% (7 repeats)" or "  WIDE: 12.1% > 5% (20 repeats)" after
+ * an adaptive comparison's interval; "" with fixed repeats. */
+static const char *comparison_target(const Fleetbench__Comparison *c,
+				     char *buf, size_t len)
+{
+	double h = stats_relative_half_width(c->ratio, c->ci_low, c->ci_high);
+
+	if (!c->has_target_reached || !c->has_target_half_width)
+		return "";
+	if (c->target_reached)
+		snprintf(buf, len, "  within %.0f%% (%lld repeats)",
+			 c->target_half_width * 100, (long long)c->rounds);
+	else
+		snprintf(buf, len, "  WIDE: %.1f%% > %.0f%% (%lld repeats)",
+			 h * 100, c->target_half_width * 100,
+			 (long long)c->rounds);
+	return buf;
+}
+
+#define NOISY_SHOWN 3 /* reasons printed under a variant */
+
+/* "noisy: N of M repeats" under a variant with noisy windows, and why, for
+ * the first NOISY_SHOWN of them. Returns whether any was noisy. */
+static bool output_noisy(FILE *f, const Fleetbench__Benchmark *r)
+{
+	size_t n = 0, shown = 0;
+
+	for (size_t k = 0; k < r->n_windows; k++)
+		n += r->windows[k]->has_noisy && r->windows[k]->noisy;
+	if (!n)
+		return false;
+	fprintf(f, "  %-14s %-16s noisy: %zu of %zu repeats\n", "", "", n,
+		r->n_windows);
+	for (size_t k = 0; k < r->n_windows && shown < NOISY_SHOWN; k++) {
+		const Fleetbench__Window *w = r->windows[k];
+
+		if (!w->has_noisy || !w->noisy)
+			continue;
+		fprintf(f, "  %-14s %-16s   repeat %zu: %s\n", "", "", k + 1,
+			w->noisy_reason ? w->noisy_reason : "(no reason given)");
+		shown++;
+	}
+	if (n > shown)
+		fprintf(f, "  %-14s %-16s   (%zu more)\n", "", "", n - shown);
+	return true;
+}
+
 void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
 			const struct bench_params *p)
 {
-	bool noisy_run = false;
+	bool noisy_run = false, wide = false;
 
-	fprintf(f, "bench  profile %s, %lld repeats, seed %lld, work dir %s\n",
-		bench->profile ? bench->profile : "-", p->repeats,
-		(long long)bench->seed, p->dir ? p->dir : "-");
+	if (p->adaptive)
+		fprintf(f, "bench  profile %s, %lld to %lld repeats until every interval is within %lld%% (%lld s a benchmark), seed %lld, work dir %s\n",
+			bench->profile ? bench->profile : "-", p->repeats,
+			p->max_repeats, p->target_pct, p->budget_s,
+			(long long)bench->seed, p->dir ? p->dir : "-");
+	else
+		fprintf(f, "bench  profile %s, %lld repeats, seed %lld, work dir %s\n",
+			bench->profile ? bench->profile : "-", p->repeats,
+			(long long)bench->seed, p->dir ? p->dir : "-");
 	fprintf(f, "  %-14s %-16s %-22s %12s %12s %12s  %s\n", "benchmark",
 		"variant", "metric", "median", "min", "max", "unit");
 	for (size_t i = 0; i < bench->n_benchmarks; i++) {
@@ -151,19 +204,14 @@ void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
 				k ? "" : r->benchmark, k ? "" : r->variant,
 				m->metric, s.median, s.min, s.max, m->unit);
 		}
-		for (size_t k = 0; k < r->n_windows; k++)
-			noisy |= r->windows[k]->has_noisy &&
-				 r->windows[k]->noisy;
-		if (noisy)
-			fprintf(f, "  %-14s %-16s noisy: a repeat had CPU steal above %lld%%\n",
-				"", "", p->steal_threshold_pct);
+		noisy = output_noisy(f, r);
 		noisy_run |= noisy;
 	}
 	if (bench->n_comparisons)
 		fprintf(f, "\ncomparisons (ratio of medians, 95%% interval)\n");
 	for (size_t i = 0; i < bench->n_comparisons; i++) {
 		const Fleetbench__Comparison *c = bench->comparisons[i];
-		char what[128];
+		char what[128], target[96] = "";
 
 		snprintf(what, sizeof(what), "%s (%s %s/%s)", c->name,
 			 c->metric, c->numerator, c->denominator);
@@ -171,12 +219,16 @@ void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
 			fprintf(f, "  %-52s n/a: %s\n", what,
 				c->reason ? c->reason : "");
 		else
-			fprintf(f, "  %-52s %7.3f  [%.3f, %.3f]\n", what,
+			fprintf(f, "  %-52s %7.3f  [%.3f, %.3f]%s\n", what,
 				c->ratio, opt(c->has_ci_low, c->ci_low),
-				opt(c->has_ci_high, c->ci_high));
+				opt(c->has_ci_high, c->ci_high),
+				comparison_target(c, target, sizeof(target)));
+		wide |= c->has_target_reached && !c->target_reached;
 	}
+	if (wide)
+		fprintf(f, "\nwide: an interval marked so did not reach its target in the budget; measure more (--budget, --max-repeats) before trusting its digits\n");
 	if (noisy_run)
-		fprintf(f, "\nnoisy: some repeats ran with CPU steal above the threshold; treat these figures with care\n");
+		fprintf(f, "\nnoisy: some repeats ran with CPU steal or pressure above the thresholds (docs/bench.md); treat these figures with care\n");
 }
 
 void output_table(FILE *f, struct json_object *report)

@@ -24,7 +24,7 @@ static const struct probe_ops *const probe_table[] = {
 	&probe_labels_ops,  &probe_thp_ops,     &probe_hugetlb_ops,
 	&probe_iouring_ops, &probe_cpufreq_ops, &probe_block_ops,
 	&probe_sysctl_ops,  &probe_vmstat_ops,  &probe_steal_ops,
-	&probe_pmu_ops,
+	&probe_pmu_ops,     &probe_psi_ops,     &probe_topology_ops,
 };
 
 size_t probe_section_count(void)

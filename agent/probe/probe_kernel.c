@@ -150,6 +150,8 @@ int kernel_cmdline_parse(const char *cmdline, struct kernel_cmdline *ret)
 			c.thp = val;
 		} else if (param_eq(name, "default_hugepagesz")) {
 			c.default_size = val;
+		} else if (param_eq(name, "psi")) {
+			c.psi = val;
 		} else if (param_eq(name, "hugepagesz")) {
 			if (ARRAY_RESERVE(c.sizes, c.sizes_cap, c.n_sizes + 1) < 0)
 				goto nomem;

@@ -24,6 +24,7 @@ struct kernel_cmdline {
 	char *buf;
 	const char *thp; /* transparent_hugepage=, the last; NULL: not given */
 	const char *default_size; /* default_hugepagesz=, the last */
+	const char *psi; /* psi=, the last; NULL: not given (probe_psi.c) */
 	const char **sizes; /* every hugepagesz=, in order */
 	size_t n_sizes, sizes_cap;
 	struct kernel_cmdline_pool *pools; /* every hugepages=, in order */

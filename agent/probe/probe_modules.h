@@ -18,5 +18,7 @@ extern const struct probe_ops probe_sysctl_ops;   /* probe_sysctl.c */
 extern const struct probe_ops probe_vmstat_ops;   /* probe_vmstat.c */
 extern const struct probe_ops probe_pmu_ops;      /* probe_pmu.c */
 extern const struct probe_ops probe_steal_ops;    /* probe_stat.c */
+extern const struct probe_ops probe_psi_ops;      /* probe_psi.c */
+extern const struct probe_ops probe_topology_ops; /* probe_topology.c */
 
 #endif

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,9 @@ static void check_results(struct json_object *bench, long long repeats,
 	struct json_object *results = jget(bench, "benchmarks");
 	/* the run's own profile, not the label of the check */
 	const char *profile = jstr(bench, "method.profile");
+	long long max_repeats = jis(bench, "method.max_repeats", json_type_int) ?
+					jint(bench, "method.max_repeats") :
+					repeats;
 
 	for (size_t b = 0; b < bench_count(); b++) {
 		const char *name = bench_get(b)->name;
@@ -70,12 +74,22 @@ static void check_results(struct json_object *bench, long long repeats,
 					json_object_array_get_idx(metrics, k);
 				struct json_object *s = jget(m, "samples");
 
+				/* adaptive: the least repeats or more, one
+				 * sample per window (issue 19) */
 				CHECK_((long long)json_object_array_length(s) ==
-					       repeats,
-				       "%s: %s/%s %s has %zu samples, not %lld",
+						       repeats ||
+					       (max_repeats > repeats &&
+						(long long)json_object_array_length(s) >
+							repeats &&
+						(long long)json_object_array_length(s) <=
+							max_repeats &&
+						json_object_array_length(s) ==
+							json_object_array_length(reps)),
+				       "%s: %s/%s %s has %zu samples, not %lld to %lld",
 				       who, name, var,
 				       json_object_get_string(jget(m, "metric")),
-				       json_object_array_length(s), repeats);
+				       json_object_array_length(s), repeats,
+				       max_repeats);
 				for (size_t j = 0; j < json_object_array_length(s);
 				     j++)
 					CHECK(isfinite(json_object_get_double(
@@ -96,11 +110,19 @@ static void check_results(struct json_object *bench, long long repeats,
 
 				CHECK(json_object_get_double(jget(w, "wall_s")) >
 				      0);
+				struct json_object *why =
+					jget(w, "noisy_reason");
+
+				/* a noisy window says why; steal above the
+				 * threshold is one reason (PSI others) */
+				CHECK_EQ_INT(noisy, why != NULL);
 				if (steal) {
 					double st = json_object_get_double(steal);
 
 					CHECK(st >= 0 && st <= 100);
-					CHECK_EQ_INT(noisy, st > (double)threshold);
+					CHECK_EQ_INT(why && strstr(json_object_get_string(why),
+								   "steal ") != NULL,
+						     st > (double)threshold);
 				}
 			}
 		}

@@ -59,6 +59,29 @@ static void check_comparison(struct json_object *report, const char *name,
 	       ratio, hi);
 }
 
+/* "cpus": the vCPUs the threads were pinned to, one each, ascending
+ * ("0,1"). */
+static void check_cpus(const char *cpus, int64_t threads)
+{
+	const char *p = cpus;
+	long prev = -1, n = 0;
+
+	while (*p) {
+		char *end;
+		long c = strtol(p, &end, 10);
+
+		CHECK_(end != p && c > prev && (*end == ',' || !*end),
+		       "cpus \"%s\"", cpus);
+		if (end == p || c <= prev)
+			return;
+		prev = c;
+		n++;
+		p = *end ? end + 1 : end;
+	}
+	CHECK_(n == threads, "cpus \"%s\" for %lld threads", cpus,
+	       (long long)threads);
+}
+
 static void check_verify(void)
 {
 	uint64_t c[64] = { 0 };
@@ -148,6 +171,8 @@ int main(void)
 		if (jpint(res, "pinned") == 0)
 			CHECK(jis(jparam(res, "pin_error"), "string_value",
 				  json_type_string));
+		else
+			check_cpus(jpstr(res, "cpus"), threads);
 		CHECK_EQ_INT(jpint(res, "counter_bytes"), 8);
 		line = jpint(res, "cache_line_bytes");
 		CHECK(line >= 32);

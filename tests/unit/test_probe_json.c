@@ -198,7 +198,7 @@ int main(void)
 {
 	static const char *const trees[] = {
 		"kvm-guest", "vps-thp-always", "baremetal-numa", "old-kernel",
-		"malformed",
+		"malformed", "topology-smt", "topology-cores", "topology-sockets",
 	};
 	const char *src = getenv("SOURCE_DIR");
 	struct probe_opts opts = {

@@ -396,7 +396,7 @@ static void test_method(void)
 		  "quick+iodepth=64+only=randread,seqwrite", 2 },
 		/* every benchmark named is no subset */
 		{ "full",
-		  "thp_chase,thp_fault,randread,seqwrite,false_sharing,writeback,mmap_read,membw,io_scaling,database",
+		  "thp_chase,thp_fault,randread,seqwrite,false_sharing,core_latency,writeback,mmap_read,membw,io_scaling,database",
 		  (1ULL << 30) + 4096, 0, true,
 		  "full+chase_bytes=1048580K+randread_file", 0 },
 	};
