@@ -46,7 +46,8 @@ static const char report_usage[] =
 	"interval and run count; a section per benchmark family (mmap'd-file\n"
 	"reads, memory bandwidth, I/O scaling with its knee, write-back stalls,\n"
 	"the database under THP modes); the capability matrix (instance type x kernel:\n"
-	"io_uring usable, SQPOLL permitted, 1 GiB pages, THP mode); what changed\n"
+	"io_uring usable, SQPOLL permitted, 1 GiB pages, THP mode, and the runs\n"
+	"flagged noisy or with a figure wider than its target); what changed\n"
 	"between kernels; and the open alerts when the database has them.\n"
 	"--format does not apply.\n"
 	"\n"
@@ -70,6 +71,7 @@ static const char kernels_sql[] =
 	"thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction, "
 	"iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi, "
 	"tags, iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
+	"steal_share, wide_share, "
 	"first_run, failed, failures, "
 	"mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi, "
 	"membw_thp_gain, membw_thp_gain_lo, membw_thp_gain_hi, "
@@ -143,6 +145,26 @@ static void failed_cell(FILE *f, const PGresult *res, int row)
 	fputs("</span>", f);
 }
 
+/* How far to trust the cell's figures (issue 19): the share of runs with
+ * a repeat flagged noisy (steal_share) and with a figure whose
+ * interval did not reach its target (wide_share); nothing when none. */
+static void trust_cell(FILE *f, const PGresult *res, int row)
+{
+	static const char *const col[] = { "steal_share", "wide_share" };
+	static const char *const name[] = { "noisy", "wide" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(col); i++) {
+		const char *share = html_val(res, row, col[i]);
+		double v = share ? strtod(share, NULL) : 0;
+
+		if (!(v > 0))
+			continue;
+		fprintf(f, "<span class=\"cap trust\" data-trust=\"%s\" "
+			   "data-share=\"%s\">%s in %.0f%% of runs</span>",
+			name[i], share, name[i], 100 * v);
+	}
+}
+
 /* The kernels in order of their first run anywhere in the fleet. */
 static int kernel_columns(const PGresult *res, const char ***ret)
 {
@@ -202,7 +224,11 @@ static int matrix(FILE *f, const PGresult *res)
 		   "(&#10003; all, &#10007; none, else the percentage), the most "
 		   "common THP mode, and the runs in which a benchmark variant "
 		   "failed (crashed, timed out or measured the impossible), with "
-		   "each failed variant and its number of runs. Empty: no runs.</p>\n"
+		   "each failed variant and its number of runs; noisy: runs with a "
+		   "repeat flagged noisy (CPU steal, CPU pressure, or I/O pressure "
+		   "in an I/O benchmark above the agent's thresholds), wide: runs "
+		   "with a figure whose interval did not reach the agent's target "
+		   "(measure more). Empty: no runs.</p>\n"
 		   "<table class=\"matrix\">\n<thead><tr><th>instance type</th>");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "<th class=\"kernel\">");
@@ -245,6 +271,7 @@ static int matrix(FILE *f, const PGresult *res)
 							    "?");
 			fprintf(f, "</span>");
 			failed_cell(f, res, row);
+			trust_cell(f, res, row);
 			fprintf(f, "</td>");
 		}
 		fprintf(f, "</tr>\n");
@@ -339,6 +366,7 @@ static const char style[] =
 	".cap{display:block;white-space:nowrap}.cap.yes{color:#2a7d2a}"
 	".cap.no{color:#b3261e;font-weight:bold}.cap.some{color:#a15c00}"
 	".cap.unknown{color:#777}.cap.failed{color:#b3261e;font-weight:bold;white-space:normal}"
+	".cap.trust{color:#a15c00}"
 	"td.none{background:#fafafa}"
 	"tr.changed td{background:#fff4e5}code{font-size:.9em;word-break:break-all}";
 

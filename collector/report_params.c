@@ -519,6 +519,45 @@ static void enc_tags(struct enc *e, const Fleetbench__Report *r)
 	pgparam_array_end(e->p);
 }
 
+/* 98-100: each comparison's target half-width, whether it reached it and
+ * its rounds (024), NULL arrays when no comparison has a target (fixed
+ * repeats: as an older agent's report) */
+static void enc_targets(struct enc *e, const Fleetbench__Report *r)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < r->n_comparisons; i++) {
+		const Fleetbench__Comparison *c = r->comparisons[i];
+
+		any |= c->has_target_half_width || c->has_target_reached ||
+		       c->has_rounds;
+	}
+	if (!any) {
+		pgparam_null(e->p, PGPARAM_FLOAT8_ARRAY);
+		pgparam_null(e->p, PGPARAM_BOOL_ARRAY);
+		pgparam_null(e->p, PGPARAM_INT4_ARRAY);
+		return;
+	}
+	for (int k = 0; k < 3; k++) {
+		pgparam_array_begin(e->p, k == 0   ? PGPARAM_FLOAT8 :
+					  k == 1 ? PGPARAM_BOOL :
+						   PGPARAM_INT4);
+		for (size_t i = 0; i < r->n_comparisons; i++) {
+			const Fleetbench__Comparison *c = r->comparisons[i];
+
+			if (k == 0)
+				enc_float8(e, c->has_target_half_width,
+					   c->target_half_width);
+			else if (k == 1)
+				enc_bool(e, c->has_target_reached,
+					 c->target_reached);
+			else /* at most CODEC_MAX_WINDOWS: the codec checked */
+				enc_int4(e, c->has_rounds, (int32_t)c->rounds);
+		}
+		pgparam_array_end(e->p);
+	}
+}
+
 int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 			 char err[PG_ERR_LEN])
 {
@@ -558,6 +597,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	pgparam_bool(p, true);
 	enc_method_more(&e, r->method);
 	enc_tags(&e, r);
+	enc_targets(&e, r);
 	ret = pgparam_finish(p);
 	if (e.r < 0)
 		return e.r;

@@ -166,14 +166,26 @@ $$;
 
 -- The capability flags of a run as one smallint (run_figures.flags, 019):
 -- bit 1 io_uring usable, 2 SQPOLL permitted, 4 1 GiB pages, 8 a repeat
--- flagged for steal; NULL counts as false.
+-- flagged noisy, 16 a comparison whose interval did not reach its target
+-- (024); NULL counts as false.
 CREATE OR REPLACE FUNCTION fleetbench_flags(iouring_ok boolean,
 				 sqpoll_ok boolean, hugepage_1g boolean,
-				 steal_flagged boolean)
+				 steal_flagged boolean, wide boolean)
 RETURNS smallint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT ((CASE WHEN iouring_ok THEN 1 ELSE 0 END)
 		| (CASE WHEN sqpoll_ok THEN 2 ELSE 0 END)
 		| (CASE WHEN hugepage_1g THEN 4 ELSE 0 END)
-		| (CASE WHEN steal_flagged THEN 8 ELSE 0 END))::smallint
+		| (CASE WHEN steal_flagged THEN 8 ELSE 0 END)
+		| (CASE WHEN wide THEN 16 ELSE 0 END))::smallint
+$$;
+
+-- the four flags of 019, as its back-fill called them (no target: 0)
+CREATE OR REPLACE FUNCTION fleetbench_flags(iouring_ok boolean,
+				 sqpoll_ok boolean, hugepage_1g boolean,
+				 steal_flagged boolean)
+RETURNS smallint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT fleetbench_flags(iouring_ok, sqpoll_ok, hugepage_1g,
+				steal_flagged, false)
 $$;

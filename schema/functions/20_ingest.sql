@@ -137,7 +137,10 @@ CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
 	with_database boolean DEFAULT NULL, db_scale bigint DEFAULT NULL,
 	db_rate bigint DEFAULT NULL, db_seconds bigint DEFAULT NULL,
 	writeback_dirty_bytes bigint DEFAULT NULL,
-	tag_keys text[] DEFAULT NULL, tag_values text[] DEFAULT NULL)
+	tag_keys text[] DEFAULT NULL, tag_values text[] DEFAULT NULL,
+	c_target_half_width double precision[] DEFAULT NULL,
+	c_target_reached boolean[] DEFAULT NULL,
+	c_rounds integer[] DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -148,6 +151,10 @@ DECLARE
 	p jsonb; -- the probe
 	nv integer := coalesce(cardinality(v_benchmark), 0);
 	nc integer := coalesce(cardinality(c_name), 0);
+	-- some comparison has a target (024); else the run keeps NULLs
+	targets boolean := coalesce(cardinality(array_remove(c_target_half_width, NULL)), 0)
+			   + coalesce(cardinality(array_remove(c_target_reached, NULL)), 0)
+			   + coalesce(cardinality(array_remove(c_rounds, NULL)), 0) > 0;
 	problem text;
 	state text;
 	-- the typed capabilities, from caps or the probe
@@ -230,10 +237,30 @@ BEGIN
 	   OR coalesce(cardinality(c_ci_high), 0) <> nc
 	   OR coalesce(cardinality(c_level), 0) <> nc
 	   OR coalesce(cardinality(c_method), 0) <> nc
-	   OR coalesce(cardinality(c_reason), 0) <> nc THEN
+	   OR coalesce(cardinality(c_reason), 0) <> nc
+	   OR coalesce(cardinality(c_target_half_width), nc) <> nc
+	   OR coalesce(cardinality(c_target_reached), nc) <> nc
+	   OR coalesce(cardinality(c_rounds), nc) <> nc THEN
 		PERFORM fleetbench_reject_as('22023', format(
 			'the comparisons'' arrays do not line up with c_name (%s)',
 			nc));
+	END IF;
+	-- the targets (024), as the codec checks them: a half-width in
+	-- (0, 1], at least one round (each field may be absent)
+	IF c_target_half_width IS NOT NULL OR c_rounds IS NOT NULL THEN
+		SELECT CASE WHEN NOT (x.h > 0 AND x.h <= 1)
+			    THEN format('comparison %s: target_half_width %s is outside (0, 1]',
+					coalesce(c_name[x.i], x.i::text), x.h)
+			    ELSE format('comparison %s: rounds %s is below 1',
+					coalesce(c_name[x.i], x.i::text), x.n) END
+		INTO problem
+		FROM (SELECT i, c_target_half_width[i] AS h, c_rounds[i] AS n
+		      FROM generate_series(1, nc) AS i) AS x
+		WHERE NOT (x.h > 0 AND x.h <= 1) OR x.n < 1
+		ORDER BY x.i LIMIT 1;
+		IF problem IS NOT NULL THEN
+			PERFORM fleetbench_reject_as('22023', problem);
+		END IF;
 	END IF;
 
 	-- ends that never step back, sample ends within their variant,
@@ -488,7 +515,8 @@ BEGIN
 			  hugepage_free, cpu_model, c_name, c_benchmark,
 			  c_metric, c_numerator, c_denominator, c_ratio,
 			  c_ci_low, c_ci_high, c_level, c_method, c_reason,
-			  tags, placement)
+			  tags, placement, c_target_half_width,
+			  c_target_reached, c_rounds)
 	VALUES (run_id, started,
 		timestamptz 'epoch' + finished_ms * interval '1 millisecond',
 		schema_version, agent_version,
@@ -515,7 +543,11 @@ BEGIN
 		coalesce(jsonb_object(tag_keys, tag_values), '{}'),
 		-- {"unknown": why} when the probe could not read it: NULL
 		CASE WHEN jsonb_typeof(p #> '{topology,placement}') = 'string'
-		     THEN p #>> '{topology,placement}' END)
+		     THEN p #>> '{topology,placement}' END,
+		-- no target anywhere (fixed repeats): NULL, as before 024
+		CASE WHEN targets THEN c_target_half_width END,
+		CASE WHEN targets THEN c_target_reached END,
+		CASE WHEN targets THEN c_rounds END)
 	ON CONFLICT (run_id) DO NOTHING;
 	IF NOT FOUND THEN
 		RETURN false;
@@ -787,7 +819,10 @@ BEGIN
 	       array_agg(x.ci_high ORDER BY x.ord) AS ci_high,
 	       array_agg(x.level ORDER BY x.ord) AS level,
 	       array_agg(x.method ORDER BY x.ord) AS method,
-	       array_agg(x.reason ORDER BY x.ord) AS reason
+	       array_agg(x.reason ORDER BY x.ord) AS reason,
+	       array_agg(x.target_half_width ORDER BY x.ord) AS target_half_width,
+	       array_agg(x.target_reached ORDER BY x.ord) AS target_reached,
+	       array_agg(x.rounds ORDER BY x.ord) AS rounds
 	INTO c
 	FROM ROWS FROM (jsonb_to_recordset(fleetbench_array(
 				report->'comparisons', 'comparisons'))
@@ -795,10 +830,13 @@ BEGIN
 			    numerator text, denominator text,
 			    ratio double precision, ci_low double precision,
 			    ci_high double precision, level double precision,
-			    method text, reason text))
+			    method text, reason text,
+			    target_half_width double precision,
+			    target_reached boolean, rounds integer))
 	     WITH ORDINALITY AS x(name, benchmark, metric, numerator,
 				  denominator, ratio, ci_low, ci_high, level,
-				  method, reason, ord);
+				  method, reason, target_half_width,
+				  target_reached, rounds, ord);
 
 	stored := fleetbench_ingest_run(
 		(report->>'run_id')::uuid,
@@ -831,7 +869,10 @@ BEGIN
 		false,
 		mt.mmap_bytes, mt.mmap_accesses, mt.bw_bytes, mt.scaling_ms,
 		mt.wb_bytes, mt.wb_fsync_bytes, mt.with_database, mt.db_scale,
-		mt.db_rate, mt.db_seconds, mt.writeback_dirty_bytes);
+		mt.db_rate, mt.db_seconds, mt.writeback_dirty_bytes,
+		c_target_half_width => c.target_half_width,
+		c_target_reached => c.target_reached,
+		c_rounds => c.rounds);
 	PERFORM fleetbench_ingest_end();
 	RETURN stored;
 END
@@ -886,7 +927,8 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.c_ratio[array_position(r.c_name, 'writeback_tuned_vs_host')]
 	       AS writeback_tuned_vs_host,
        fleetbench_flags(r.io_uring_setup = 'ok', r.sqpoll = 'ok',
-			r.hugepage_1g_present, coalesce(b.noisy, false))
+			r.hugepage_1g_present, coalesce(b.noisy, false),
+			array_position(r.c_target_reached, false) IS NOT NULL)
 	       AS flags,
        -- since 021
        r.tags

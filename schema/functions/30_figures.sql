@@ -217,7 +217,8 @@ LANGUAGE sql STABLE AS $$
 			FILTER (WHERE f.membw_thread_scaling IS NOT NULL)),
 	       fleetbench_median_ci(array_agg(f.writeback_tuned_vs_host ORDER BY f.writeback_tuned_vs_host)
 			FILTER (WHERE f.writeback_tuned_vs_host IS NOT NULL)),
-	       fleetbench_tag_label(f.tags, fleetbench_tag_keys(keys))
+	       fleetbench_tag_label(f.tags, fleetbench_tag_keys(keys)),
+	       count(*) FILTER (WHERE f.flags & 16 <> 0) -- wide (024)
 	FROM fleetbench_runs(filter, since) AS f
 	GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, f.method,
 		 fleetbench_tag_label(f.tags, fleetbench_tag_keys(keys))

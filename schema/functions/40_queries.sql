@@ -75,7 +75,7 @@ RETURNS TABLE (
 	writeback_tuned_vs_host numeric, writeback_tuned_vs_host_lo numeric, writeback_tuned_vs_host_hi numeric,
 	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
-	steal_share numeric, thp_mode text,
+	steal_share numeric, wide_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz,
 	failed bigint, failures text)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -150,6 +150,7 @@ BEGIN
 	       fleetbench_share(g.sqpoll_ok, g.runs),
 	       fleetbench_share(g.hugepage_1g, g.runs),
 	       fleetbench_share(g.steal_flagged, g.runs),
+	       fleetbench_share(g.wide, g.runs),
 	       g.thp_mode, g.first_run, g.last_run, g.failed, g.failures
 	FROM fleetbench_group_rows(keys, chosen, since) AS g
 	ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
@@ -179,7 +180,7 @@ SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
        writeback_tuned_vs_host, writeback_tuned_vs_host_lo, writeback_tuned_vs_host_hi,
        db_p99_always_vs_never, db_p99_always_vs_never_lo, db_p99_always_vs_never_hi,
        iouring_share, sqpoll_share, hugepage_1g_share, steal_share,
-       thp_mode, first_run, last_run, failed, failures
+       wide_share, thp_mode, first_run, last_run, failed, failures
 FROM fleet_compare_by();
 COMMENT ON VIEW fleet_compare IS
 	'per method, provider, instance type and kernel, of the default method: median and 95% interval of each headline figure, capability shares, runs with a failed variant';
@@ -278,7 +279,7 @@ RETURNS TABLE (
 	writeback_tuned_vs_host numeric, writeback_tuned_vs_host_lo numeric, writeback_tuned_vs_host_hi numeric,
 	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
-	steal_share numeric, thp_mode text,
+	steal_share numeric, wide_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz, failed bigint,
 	failures text, changes text)
 LANGUAGE sql VOLATILE AS $$
@@ -338,7 +339,8 @@ LANGUAGE sql VOLATILE AS $$
 	       c.writeback_tuned_vs_host, c.writeback_tuned_vs_host_lo, c.writeback_tuned_vs_host_hi,
 	       c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi,
 	       c.iouring_share, c.sqpoll_share,
-	       c.hugepage_1g_share, c.steal_share, c.thp_mode, c.first_run,
+	       c.hugepage_1g_share, c.steal_share, c.wide_share, c.thp_mode,
+	       c.first_run,
 	       c.last_run, c.failed, c.failures,
 	       -- a host's vCPUs placed otherwise explains a moved figure
 	       nullif(concat_ws('; ', CASE WHEN p.method <> c.method
@@ -434,8 +436,8 @@ SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
        writeback_tuned_vs_host_lo, writeback_tuned_vs_host_hi,
        db_p99_always_vs_never, db_p99_always_vs_never_lo,
        db_p99_always_vs_never_hi, iouring_share, sqpoll_share,
-       hugepage_1g_share, steal_share, thp_mode, first_run, last_run,
-       failed, failures, changes
+       hugepage_1g_share, steal_share, wide_share, thp_mode, first_run,
+       last_run, failed, failures, changes
 FROM fleet_kernels_by();
 COMMENT ON VIEW fleet_kernels IS
 	'per instance type and kernel, oldest kernel first, of the default method per kernel: fleet_compare''s figures, failures and what changed from the kernel before';

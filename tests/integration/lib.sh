@@ -150,6 +150,30 @@ pg_start() {
 	fi
 }
 
+# db_new NAME MIGRATION: tmp_new NAME, a PostgreSQL in it, migrated with
+# $COLLECTOR; checks that migrate applied MIGRATION (e.g. 024_targets)
+db_new() {
+	tmp_new "$1"
+	# the harness runs PostgreSQL as another user when we are root
+	chmod 0755 "$tmp"
+	pg_start "$tmp/pg"
+	"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" \
+		--dsn "$conninfo" >"$tmp/migrate.out" 2>&1
+	check_grep "migrate applies $2" "$tmp/migrate.out" "^applied $2"
+}
+
+# qn [ARGS]: psql on $conninfo, SQL from stdin (or ARGS), unaligned rows,
+# NULL printed as NULL
+qn() {
+	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -P null=NULL \
+		-v ON_ERROR_STOP=1 "$@"
+}
+
+# fb ARGS: the fleetbench CLI ($FLEETBENCH) on $conninfo
+fb() {
+	"$FLEETBENCH" --dsn "$conninfo" "$@"
+}
+
 # q [CONNINFO]: runs SQL from stdin, prints unaligned rows
 q() {
 	"$PG_BINDIR/psql" "${1:-$conninfo}" -X -q -A -t -v ON_ERROR_STOP=1

@@ -265,6 +265,10 @@ static void report_full(void)
 		/* 85-95: the optional Method fields; absent ones NULL */
 		"67108864", "2000000", NULL, NULL, "268435456", "33554432",
 		"true", "10", NULL, "3", "0",
+		/* 96-97: no tags */ NULL, NULL,
+		/* 98-100: the first comparison's target, none for the
+		 * second */
+		"{0.05,NULL}", "{t,NULL}", "{7,NULL}",
 	};
 
 	host.provider = "aws";
@@ -342,6 +346,11 @@ static void report_full(void)
 	c[0].ci_high = 1.4;
 	c[0].level = 0.95;
 	c[0].method = "bootstrap";
+	c[0].has_target_half_width = c[0].has_target_reached =
+		c[0].has_rounds = true;
+	c[0].target_half_width = 0.05;
+	c[0].target_reached = true;
+	c[0].rounds = 7;
 	c[1].name = ODD;
 	c[1].benchmark = "randread";
 	c[1].metric = "iops";
@@ -475,7 +484,8 @@ static void report_bare(void)
 	want[19] = "false"; /* caps_present; 21-52 NULL */
 	for (int i = 53; i <= 83; i++)
 		want[i - 1] = "{}";
-	want[83] = "true"; /* validated; 85-95 NULL: no method */
+	want[83] = "true"; /* validated; 85-95 NULL: no method, 96-97 no
+			    * tags, 98-100 no targets */
 
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);

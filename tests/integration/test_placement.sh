@@ -22,23 +22,10 @@ fixtures=$SOURCE_DIR/tests/fixtures/reports
 
 require_built "$COLLECTOR" "$FLEETBENCH"
 
-tmp_new placement
-# the harness runs PostgreSQL as another user when we are root
-chmod 0755 "$tmp"
-pg_start "$tmp/pg"
-
+db_new placement 023_placement
 q() {
-	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -P null=NULL \
-		-v ON_ERROR_STOP=1 "$@"
+	qn "$@"
 }
-fb() {
-	"$FLEETBENCH" --dsn "$conninfo" "$@"
-}
-
-"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
-	>"$tmp/migrate.out" 2>&1
-check_grep "migrate applies 023_placement" "$tmp/migrate.out" \
-	'^applied 023_placement'
 
 smt='threads=2 cores=1 sockets=1 smt=0-1 L1d=0-1 L1i=0-1 L2=0-1 L3=0-1'
 cores='threads=1 cores=2 sockets=1 smt=0/1 L1d=0/1 L1i=0/1 L2=0/1 L3=0-1'

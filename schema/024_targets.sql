@@ -1,0 +1,47 @@
+-- SPDX-License-Identifier: MIT
+-- Repeats until the interval is tight (issue 19): each comparison of an
+-- adaptive run says the half-width it aimed at, whether its interval got
+-- there and after how many rounds (Comparison fields 12-14, docs/wire.md),
+-- kept with the run beside c_name as the other c_ arrays are (NULL
+-- elements: a comparison without a target, fixed repeats; NULL arrays:
+-- runs of agents before it, nothing to backfill).
+-- A run with a comparison that did not reach its target ("WIDE" in the
+-- agent's table) has bit 16 of run_figures.flags (fleetbench_flags());
+-- fleet_summary counts them per group in `wide`, which `fleetbench
+-- compare` and `kernels` show as wide_share. Old runs and their cached
+-- groups have no wide run, as they had no target: 0 is right for them.
+-- fleetbench_ingest_run() takes the three as more parameters (DEFAULT
+-- NULL): its 97-parameter signature goes here, once, and the function
+-- file makes the new one right after.
+
+ALTER TABLE runs
+	ADD COLUMN c_target_half_width double precision[],
+	ADD COLUMN c_target_reached boolean[],
+	ADD COLUMN c_rounds integer[];
+COMMENT ON COLUMN runs.c_target_half_width IS
+	'per comparison (as c_name): the relative half-width its interval aimed at (0.05: within 5%), NULL without a target';
+COMMENT ON COLUMN runs.c_target_reached IS
+	'per comparison (as c_name): whether its interval reached c_target_half_width before the budget or the most repeats ended the rounds, NULL without a target';
+COMMENT ON COLUMN runs.c_rounds IS
+	'per comparison (as c_name): the interleaved rounds its interval was computed from, NULL without a target';
+
+ALTER TABLE fleet_summary ADD COLUMN wide bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN fleet_summary.wide IS
+	'runs with a comparison whose interval did not reach its target (run_figures.flags bit 16)';
+
+DROP FUNCTION IF EXISTS fleetbench_ingest_run(uuid, integer, text, bigint,
+	bigint, text, text, text, text, text, text, text, text, text, text, text,
+	text, bigint, text, boolean, text, text, text, bigint[], bigint[],
+	bigint[], integer, text, integer, text, integer, text[], text[], integer,
+	bigint, text, text, text, text, text, bigint, bigint, bigint, bigint,
+	bigint, bigint, bigint, bigint, bigint, bigint, text[], boolean, text[],
+	text[], text[], text[], text[], double precision[], double precision[],
+	double precision[], double precision[], text[], text[], text[], text[],
+	text[], text[], integer[], text[], text[], text[], integer[],
+	double precision[], double precision[], double precision[], boolean[],
+	integer[], text[], text[], double precision[], integer[], integer[],
+	double precision[], boolean, bigint, bigint, bigint, bigint, bigint,
+	bigint, boolean, bigint, bigint, bigint, bigint, text[], text[]);
+
+COMMENT ON COLUMN run_figures.flags IS
+	'iouring_ok, sqpoll_ok, hugepage_1g, steal_flagged (a repeat flagged noisy) and wide (a comparison that did not reach its target, 024) as bits 1, 2, 4, 8 and 16 (fleetbench_flags())';
