@@ -52,7 +52,7 @@ int ingest_run(const struct ingest_opts *o);
 
 /* fleetbench_ingest_run()'s parameter count, in the order of its
  * signature (schema/functions/20_ingest.sql) */
-#define INGEST_PARAMS 100
+#define INGEST_PARAMS 98
 
 /*
  * Encodes a validated report as the INGEST_PARAMS binary parameters of

@@ -519,43 +519,128 @@ static void enc_tags(struct enc *e, const Fleetbench__Report *r)
 	pgparam_array_end(e->p);
 }
 
-/* 98-100: each comparison's target half-width, whether it reached it and
- * its rounds (024), NULL arrays when no comparison has a target (fixed
- * repeats: as an older agent's report) */
-static void enc_targets(struct enc *e, const Fleetbench__Report *r)
+/* more's array KEY, n elements of value(ctx, i) (NULL: JSON null), put
+ * in o; false without memory */
+static bool more_array(struct json_object *o, const char *key, size_t n,
+		       struct json_object *(*value)(const void *, size_t),
+		       const void *ctx)
 {
-	bool any = false;
+	struct json_object *a = json_object_new_array_ext((int)n);
 
-	for (size_t i = 0; i < r->n_comparisons; i++) {
-		const Fleetbench__Comparison *c = r->comparisons[i];
-
-		any |= c->has_target_half_width || c->has_target_reached ||
-		       c->has_rounds;
+	if (!a || json_object_object_add(o, key, a)) {
+		json_object_put(a);
+		return false;
 	}
-	if (!any) {
-		pgparam_null(e->p, PGPARAM_FLOAT8_ARRAY);
-		pgparam_null(e->p, PGPARAM_BOOL_ARRAY);
-		pgparam_null(e->p, PGPARAM_INT4_ARRAY);
-		return;
-	}
-	for (int k = 0; k < 3; k++) {
-		pgparam_array_begin(e->p, k == 0   ? PGPARAM_FLOAT8 :
-					  k == 1 ? PGPARAM_BOOL :
-						   PGPARAM_INT4);
-		for (size_t i = 0; i < r->n_comparisons; i++) {
-			const Fleetbench__Comparison *c = r->comparisons[i];
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = value(ctx, i);
 
-			if (k == 0)
-				enc_float8(e, c->has_target_half_width,
-					   c->target_half_width);
-			else if (k == 1)
-				enc_bool(e, c->has_target_reached,
-					 c->target_reached);
-			else /* at most CODEC_MAX_WINDOWS: the codec checked */
-				enc_int4(e, c->has_rounds, (int32_t)c->rounds);
+		if (json_object_array_add(a, v)) {
+			json_object_put(v);
+			return false;
 		}
-		pgparam_array_end(e->p);
 	}
+	return true;
+}
+
+static struct json_object *target_half_width(const void *ctx, size_t i)
+{
+	const Fleetbench__Comparison *c =
+		((const Fleetbench__Report *)ctx)->comparisons[i];
+
+	return c->has_target_half_width ?
+		       json_object_new_double(c->target_half_width) :
+		       NULL;
+}
+
+static struct json_object *target_reached(const void *ctx, size_t i)
+{
+	const Fleetbench__Comparison *c =
+		((const Fleetbench__Report *)ctx)->comparisons[i];
+
+	return c->has_target_reached ? json_object_new_boolean(c->target_reached) :
+				       NULL;
+}
+
+static struct json_object *rounds(const void *ctx, size_t i)
+{
+	const Fleetbench__Comparison *c =
+		((const Fleetbench__Report *)ctx)->comparisons[i];
+
+	return c->has_rounds ? json_object_new_int64(c->rounds) : NULL;
+}
+
+/* the report's windows in run order, as the w_ arrays have them */
+struct windows {
+	const Fleetbench__Window **w;
+	size_t n;
+};
+
+static struct json_object *noisy_reason(const void *ctx, size_t i)
+{
+	const char *v = ((const struct windows *)ctx)->w[i]->noisy_reason;
+
+	return v ? json_object_new_string(v) : NULL;
+}
+
+static struct json_object *cpus(const void *ctx, size_t i)
+{
+	const char *v = ((const struct windows *)ctx)->w[i]->cpus;
+
+	return v ? json_object_new_string(v) : NULL;
+}
+
+/*
+ * 98, more (024): the fields added since, as JSON text, each array only
+ * when some element has it: per comparison c_target_half_width,
+ * c_target_reached and c_rounds, per window w_noisy_reason and w_cpus;
+ * NULL when there is none (fixed repeats of an older agent).
+ */
+static void enc_more(struct enc *e, const Fleetbench__Report *r)
+{
+	struct json_object *o = json_object_new_object();
+	struct windows ws = { 0 };
+	bool targets = false, reasons = false, on = false, ok = o != NULL;
+
+	for (size_t i = 0; i < r->n_comparisons; i++)
+		targets |= r->comparisons[i]->has_target_half_width ||
+			   r->comparisons[i]->has_target_reached ||
+			   r->comparisons[i]->has_rounds;
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		ws.n += r->benchmarks[i]->n_windows;
+	ws.w = ws.n ? calloc(ws.n, sizeof(*ws.w)) : NULL;
+	ok &= !ws.n || ws.w;
+	for (size_t i = 0, k = 0; ok && i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_windows; j++, k++) {
+			ws.w[k] = r->benchmarks[i]->windows[j];
+			reasons |= ws.w[k]->noisy_reason != NULL;
+			on |= ws.w[k]->cpus != NULL;
+		}
+	if (ok && targets)
+		ok = more_array(o, "c_target_half_width", r->n_comparisons,
+				target_half_width, r) &&
+		     more_array(o, "c_target_reached", r->n_comparisons,
+				target_reached, r) &&
+		     more_array(o, "c_rounds", r->n_comparisons, rounds, r);
+	if (ok && reasons)
+		ok = more_array(o, "w_noisy_reason", ws.n, noisy_reason, &ws);
+	if (ok && on)
+		ok = more_array(o, "w_cpus", ws.n, cpus, &ws);
+	free(ws.w);
+	if (!ok) {
+		if (!e->r) {
+			e->r = -ENOMEM;
+			snprintf(e->err, PG_ERR_LEN,
+				 "out of memory for the targets and windows");
+		}
+		pgparam_null(e->p, PGPARAM_TEXT);
+	} else if (!json_object_object_length(o)) {
+		pgparam_null(e->p, PGPARAM_TEXT);
+	} else {
+		pgparam_text(e->p, json_object_to_json_string_ext(
+					   o, JSON_C_TO_STRING_PLAIN |
+						      JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+	json_object_put(o);
 }
 
 int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
@@ -597,7 +682,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	pgparam_bool(p, true);
 	enc_method_more(&e, r->method);
 	enc_tags(&e, r);
-	enc_targets(&e, r);
+	enc_more(&e, r);
 	ret = pgparam_finish(p);
 	if (e.r < 0)
 		return e.r;

@@ -1,5 +1,8 @@
 -- SPDX-License-Identifier: MIT
--- Repeats until the interval is tight (issue 19): each comparison of an
+-- Figures that say how far to trust them (issue 19), kept by the
+-- collector as the agent reports them.
+--
+-- Repeats until the interval is tight: each comparison of an
 -- adaptive run says the half-width it aimed at, whether its interval got
 -- there and after how many rounds (Comparison fields 12-14, docs/wire.md),
 -- kept with the run beside c_name as the other c_ arrays are (NULL
@@ -10,9 +13,16 @@
 -- fleet_summary counts them per group in `wide`, which `fleetbench
 -- compare` and `kernels` show as wide_share. Old runs and their cached
 -- groups have no wide run, as they had no target: 0 is right for them.
--- fleetbench_ingest_run() takes the three as more parameters (DEFAULT
--- NULL): its 97-parameter signature goes here, once, and the function
--- file makes the new one right after.
+-- The windows: why each noisy one was flagged (Window.noisy_reason, "cpu
+-- pressure 61.0% > 50%; ...") and the vCPUs its measuring thread ran on
+-- (Window.cpus, "0" or "0,1"), as two more w_ arrays of run_results
+-- beside w_noisy (NULL arrays when no window has one: older agents);
+-- bench_results' windows show them.
+-- fleetbench_ingest_run() takes the five in one more parameter, `more`
+-- (JSON text, DEFAULT NULL: PostgreSQL allows a function 100 parameters,
+-- and the 97 before it are what older collectors send): its 97-parameter
+-- signature goes here, once, and the function file makes the new one
+-- right after.
 
 ALTER TABLE runs
 	ADD COLUMN c_target_half_width double precision[],
@@ -24,6 +34,14 @@ COMMENT ON COLUMN runs.c_target_reached IS
 	'per comparison (as c_name): whether its interval reached c_target_half_width before the budget or the most repeats ended the rounds, NULL without a target';
 COMMENT ON COLUMN runs.c_rounds IS
 	'per comparison (as c_name): the interleaved rounds its interval was computed from, NULL without a target';
+
+ALTER TABLE run_results
+	ADD COLUMN w_noisy_reason text[] COMPRESSION lz4,
+	ADD COLUMN w_cpus text[] COMPRESSION lz4;
+COMMENT ON COLUMN run_results.w_noisy_reason IS
+	'per window (as w_noisy): why it was flagged noisy, NULL when it was not or the agent did not say';
+COMMENT ON COLUMN run_results.w_cpus IS
+	'per window (as w_noisy): the vCPUs its measuring thread ran on, at start and end ("0" or "0,1"), NULL when unknown';
 
 ALTER TABLE fleet_summary ADD COLUMN wide bigint NOT NULL DEFAULT 0;
 COMMENT ON COLUMN fleet_summary.wide IS

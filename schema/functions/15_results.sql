@@ -228,12 +228,16 @@ SELECT x.run_id, e.benchmark, e.variant, e.i::integer AS position, e.status,
 	       AS parameters,
        coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
 				'steal_pct', w.s, 'loadavg1', w.l,
-				'wall_s', w.w, 'noisy', w.n)) ORDER BY w.k)
+				'wall_s', w.w, 'noisy', w.n,
+				'noisy_reason', w.r, 'cpus', w.c)) ORDER BY w.k)
 		 FROM unnest(x.w_steal_pct[e.we0 + 1 : e.we1],
 			     x.w_loadavg1[e.we0 + 1 : e.we1],
 			     x.w_wall_s[e.we0 + 1 : e.we1],
-			     x.w_noisy[e.we0 + 1 : e.we1])
-			WITH ORDINALITY AS w(s, l, w, n, k)), '[]') AS windows,
+			     x.w_noisy[e.we0 + 1 : e.we1],
+			     -- 024; a NULL array gives NULLs
+			     x.w_noisy_reason[e.we0 + 1 : e.we1],
+			     x.w_cpus[e.we0 + 1 : e.we1])
+			WITH ORDINALITY AS w(s, l, w, n, r, c, k)), '[]') AS windows,
        coalesce(true = ANY (x.w_noisy[e.we0 + 1 : e.we1]), false) AS noisy,
        x.started_at,
        CASE WHEN e.status = 'failed' THEN e.reason END AS failure

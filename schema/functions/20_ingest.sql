@@ -93,7 +93,13 @@ $$;
  * made again; the arrays' alignment always is. A malformed report raises
  * SQLSTATE class 22 or 23 naming what is wrong. mmap_bytes ..
  * writeback_dirty_bytes are the optional Method fields (NULL: the agent
- * did not send them). The run is queued for
+ * did not send them). more (024), a JSON object or NULL, holds the
+ * arrays added since, each optional: c_target_half_width (float8[]),
+ * c_target_reached (boolean[]) and c_rounds (integer[]), one element per
+ * comparison as c_name, and w_noisy_reason and w_cpus (text[]), one per
+ * window as w_noisy: one parameter for them, as PostgreSQL allows a
+ * function 100, and the 97 before it are the old collectors' (rolling
+ * upgrades). The run is queued for
  * fleetbench_ingest_end(), which the caller runs once before COMMIT.
  */
 CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
@@ -138,9 +144,7 @@ CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
 	db_rate bigint DEFAULT NULL, db_seconds bigint DEFAULT NULL,
 	writeback_dirty_bytes bigint DEFAULT NULL,
 	tag_keys text[] DEFAULT NULL, tag_values text[] DEFAULT NULL,
-	c_target_half_width double precision[] DEFAULT NULL,
-	c_target_reached boolean[] DEFAULT NULL,
-	c_rounds integer[] DEFAULT NULL)
+	more text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -151,10 +155,14 @@ DECLARE
 	p jsonb; -- the probe
 	nv integer := coalesce(cardinality(v_benchmark), 0);
 	nc integer := coalesce(cardinality(c_name), 0);
-	-- some comparison has a target (024); else the run keeps NULLs
-	targets boolean := coalesce(cardinality(array_remove(c_target_half_width, NULL)), 0)
-			   + coalesce(cardinality(array_remove(c_target_reached, NULL)), 0)
-			   + coalesce(cardinality(array_remove(c_rounds, NULL)), 0) > 0;
+	-- from more (024): per comparison its target, per window its
+	-- noisy reason and vCPUs
+	c_target_half_width double precision[];
+	c_target_reached boolean[];
+	c_rounds integer[];
+	w_noisy_reason text[];
+	w_cpus text[];
+	targets boolean; -- some comparison has one; else the run keeps NULLs
 	problem text;
 	state text;
 	-- the typed capabilities, from caps or the probe
@@ -167,6 +175,17 @@ DECLARE
 BEGIN
 	started := timestamptz 'epoch' + started_ms * interval '1 millisecond';
 	p := probe::jsonb;
+	IF more IS NOT NULL THEN
+		SELECT x.* INTO c_target_half_width, c_target_reached, c_rounds,
+				w_noisy_reason, w_cpus
+		FROM jsonb_to_record(more::jsonb)
+			AS x(c_target_half_width double precision[],
+			     c_target_reached boolean[], c_rounds integer[],
+			     w_noisy_reason text[], w_cpus text[]);
+	END IF;
+	targets := coalesce(cardinality(array_remove(c_target_half_width, NULL)), 0)
+		   + coalesce(cardinality(array_remove(c_target_reached, NULL)), 0)
+		   + coalesce(cardinality(array_remove(c_rounds, NULL)), 0) > 0;
 
 	-- the arrays line up: one cheap test, then the slow path says how
 	IF coalesce(cardinality(v_variant), 0) <> nv
@@ -245,6 +264,17 @@ BEGIN
 			'the comparisons'' arrays do not line up with c_name (%s)',
 			nc));
 	END IF;
+	-- the windows' reasons and vCPUs (024) line up with the windows
+	IF coalesce(cardinality(w_noisy_reason), cardinality(w_steal_pct), 0)
+	   <> coalesce(cardinality(w_steal_pct), 0)
+	   OR coalesce(cardinality(w_cpus), cardinality(w_steal_pct), 0)
+	      <> coalesce(cardinality(w_steal_pct), 0) THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'the windows'' arrays do not line up: %s windows (w_steal_pct), %s noisy reasons (w_noisy_reason), %s cpus (w_cpus)',
+			coalesce(cardinality(w_steal_pct), 0),
+			cardinality(w_noisy_reason), cardinality(w_cpus)));
+	END IF;
+
 	-- the targets (024), as the codec checks them: a half-width in
 	-- (0, 1], at least one round (each field may be absent)
 	IF c_target_half_width IS NOT NULL OR c_rounds IS NOT NULL THEN
@@ -560,7 +590,12 @@ BEGIN
 			array_to_string(p_kind, ''), p_value, v_window_end,
 			w_steal_pct, w_loadavg1, w_wall_s, w_noisy, v_metric_end,
 			m_metric, m_unit, m_median, m_sample_end, v_sample_end,
-			samples);
+			samples,
+			-- all NULL (an older agent, no window noisy): NULL
+			CASE WHEN array_remove(w_noisy_reason, NULL) <> '{}'
+			     THEN w_noisy_reason END,
+			CASE WHEN array_remove(w_cpus, NULL) <> '{}'
+			     THEN w_cpus END);
 	END IF;
 
 	-- for fleetbench_ingest_end(): a setting local to the transaction,
@@ -748,9 +783,10 @@ BEGIN
 				     ELSE fleetbench_array(v.windows, 'windows') END)
 				AS (steal_pct double precision,
 				    loadavg1 double precision,
-				    wall_s double precision, noisy boolean))
+				    wall_s double precision, noisy boolean,
+				    noisy_reason text, cpus text))
 			WITH ORDINALITY AS x(steal_pct, loadavg1, wall_s, noisy,
-					     ord)
+					     noisy_reason, cpus, ord)
 	), m AS MATERIALIZED (
 		SELECT v.pos, x.ord, x.metric, x.unit,
 		       coalesce(x.samples, '{}') AS samples,
@@ -797,6 +833,9 @@ BEGIN
 	       (SELECT array_agg(w.loadavg1 ORDER BY w.pos, w.ord) FROM w) AS w_loadavg1,
 	       (SELECT array_agg(w.wall_s ORDER BY w.pos, w.ord) FROM w) AS w_wall_s,
 	       (SELECT array_agg(w.noisy ORDER BY w.pos, w.ord) FROM w) AS w_noisy,
+	       (SELECT array_agg(w.noisy_reason ORDER BY w.pos, w.ord) FROM w)
+		       AS w_noisy_reason,
+	       (SELECT array_agg(w.cpus ORDER BY w.pos, w.ord) FROM w) AS w_cpus,
 	       (SELECT array_agg(m.metric ORDER BY m.pos, m.ord) FROM m) AS m_metric,
 	       (SELECT array_agg(m.unit ORDER BY m.pos, m.ord) FROM m) AS m_unit,
 	       (SELECT array_agg(m.median ORDER BY m.pos, m.ord) FROM m) AS m_median,
@@ -870,9 +909,12 @@ BEGIN
 		mt.mmap_bytes, mt.mmap_accesses, mt.bw_bytes, mt.scaling_ms,
 		mt.wb_bytes, mt.wb_fsync_bytes, mt.with_database, mt.db_scale,
 		mt.db_rate, mt.db_seconds, mt.writeback_dirty_bytes,
-		c_target_half_width => c.target_half_width,
-		c_target_reached => c.target_reached,
-		c_rounds => c.rounds);
+		more => jsonb_build_object(
+			'c_target_half_width', c.target_half_width,
+			'c_target_reached', c.target_reached,
+			'c_rounds', c.rounds,
+			'w_noisy_reason', b.w_noisy_reason,
+			'w_cpus', b.w_cpus)::text);
 	PERFORM fleetbench_ingest_end();
 	RETURN stored;
 END

@@ -28,6 +28,21 @@ static PGconn *conn;
  * Sends p's parameters with "SELECT $1::text, ..." and checks each
  * column against want[i] (NULL: SQL NULL).
  */
+/* A want of JSON ("jsonb:" TEXT, e.g. parameter 98, more) as jsonb prints
+ * it: its keys in jsonb's order, spaced as jsonb does (NULL: an error). */
+static char *jsonb_text(const char *json)
+{
+	PGresult *res = PQexecParams(conn, "SELECT $1::jsonb::text", 1, NULL,
+				     &json, NULL, NULL, 0);
+	char *text = PQresultStatus(res) == PGRES_TUPLES_OK ?
+			     strdup(PQgetvalue(res, 0, 0)) :
+			     NULL;
+
+	CHECK_(text, "want %s: %s", json, PQerrorMessage(conn));
+	PQclear(res);
+	return text;
+}
+
 static void check_rt(struct pgparam *p, const char *const *want, int n,
 		     const char *what)
 {
@@ -42,7 +57,12 @@ static void check_rt(struct pgparam *p, const char *const *want, int n,
 	len += (size_t)snprintf(sql, sizeof(sql), "SELECT ");
 	for (int i = 1; i <= n; i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
-					"%s$%d::text", i > 1 ? ", " : "", i);
+					"%s$%d::%stext", i > 1 ? ", " : "", i,
+					want[i - 1] &&
+							!strncmp(want[i - 1],
+								 "jsonb:", 6) ?
+						"jsonb::" :
+						"");
 	res = PQexecParams(conn, sql, n, p->types, p->values, p->lengths,
 			   p->formats, 0);
 	CHECK_(PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s", what,
@@ -55,10 +75,17 @@ static void check_rt(struct pgparam *p, const char *const *want, int n,
 		const char *got =
 			PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
 
-		if (!want[i])
+		if (!want[i]) {
 			CHECK_(!got, "%s: $%d is '%s', expected NULL", what,
 			       i + 1, got);
-		else
+		} else if (!strncmp(want[i], "jsonb:", 6)) {
+			char *w = jsonb_text(want[i] + 6);
+
+			CHECK_(got && w && !strcmp(got, w),
+			       "%s: $%d is %s, expected '%s'", what, i + 1,
+			       got ? got : "NULL", w ? w : want[i]);
+			free(w);
+		} else
 			CHECK_(got && !strcmp(got, want[i]),
 			       "%s: $%d is %s%s%s, expected '%s'", what, i + 1,
 			       got ? "'" : "", got ? got : "NULL",
@@ -266,9 +293,12 @@ static void report_full(void)
 		"67108864", "2000000", NULL, NULL, "268435456", "33554432",
 		"true", "10", NULL, "3", "0",
 		/* 96-97: no tags */ NULL, NULL,
-		/* 98-100: the first comparison's target, none for the
-		 * second */
-		"{0.05,NULL}", "{t,NULL}", "{7,NULL}",
+		/* 98, more: the first comparison's target, none for the
+		 * second; the first window's noisy reason and vCPUs */
+		"jsonb:{\"c_target_half_width\": [0.5, null], "
+		"\"c_target_reached\": [true, null], \"c_rounds\": [7, null], "
+		"\"w_noisy_reason\": [\"cpu pressure 61.0% > 50%; q\\\"b\\\\s{x},y 'é\\tz\", null], "
+		"\"w_cpus\": [\"0-1\", null]}",
 	};
 
 	host.provider = "aws";
@@ -348,7 +378,7 @@ static void report_full(void)
 	c[0].method = "bootstrap";
 	c[0].has_target_half_width = c[0].has_target_reached =
 		c[0].has_rounds = true;
-	c[0].target_half_width = 0.05;
+	c[0].target_half_width = 0.5;
 	c[0].target_reached = true;
 	c[0].rounds = 7;
 	c[1].name = ODD;
@@ -374,6 +404,8 @@ static void report_full(void)
 	w[0].steal_pct = 0.5;
 	w[0].loadavg1 = 1.25;
 	w[0].wall_s = 2;
+	w[0].noisy_reason = "cpu pressure 61.0% > 50%; " ODD;
+	w[0].cpus = "0-1";
 	w[1].has_wall_s = true;
 	w[1].wall_s = 3.5;
 	m[0] = (Fleetbench__Metric)FLEETBENCH__METRIC__INIT;
@@ -485,7 +517,7 @@ static void report_bare(void)
 	for (int i = 53; i <= 83; i++)
 		want[i - 1] = "{}";
 	want[83] = "true"; /* validated; 85-95 NULL: no method, 96-97 no
-			    * tags, 98-100 no targets */
+			    * tags, 98 nothing more */
 
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);

@@ -73,7 +73,7 @@ fs() {
 # first's method (3 is quick's own count: not in the key), without a
 # target: the first method's share is then 1 of 2
 fs wide --fs-increments 200000 --target-pct 1 --max-repeats 3
-fs loose --fs-increments 2000000 --target-pct 50
+fs loose --fs-increments 2000000 --target-pct 50 --psi-cpu-threshold 0
 fs fixed --fs-increments 200000 --repeats 3
 for run in wide loose fixed; do
 	marks "$tmp/$run.json" >"$tmp/$run.marks"
@@ -152,6 +152,45 @@ check_grep "the table names the column" "$tmp/compare.txt" 'wide_share'
 check_eq "fleet_compare_by() in psql says the same" \
 	"$(sql <<<"SELECT method, wide_share FROM fleet_compare_by(NULL, '{\"provider\": [\"test\"]}', NULL, '*') ORDER BY 1" | tr '|' ' ')" \
 	"$(cat "$tmp/want")"
+# --- the windows' noisy reasons and vCPUs ------------------------------------
+
+# wins FILE: "benchmark/variant|window|noisy_reason|cpus" per window of the
+# wire report FILE ("-" for an absent field)
+wins() {
+	/usr/bin/python3 - "$1" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["benchmarks"]:
+    for k, w in enumerate(b.get("windows", []), 1):
+        print("%s/%s|%d|%s|%s" % (b["benchmark"], b["variant"], k,
+                                  w.get("noisy_reason", "-"), w.get("cpus", "-")))
+PYEOF
+}
+# the loose run ran with --psi-cpu-threshold 0
+wins "$tmp/loose.json" >"$tmp/loose.wins"
+id=$(cut -d' ' -f1 "$tmp/loose.marks" | head -1)
+sql >"$tmp/loose.db" <<-EOF
+	SELECT b.benchmark || '/' || b.variant, w.k,
+	       coalesce(w.e->>'noisy_reason', '-'), coalesce(w.e->>'cpus', '-')
+	FROM bench_results AS b,
+	     jsonb_array_elements(b.windows) WITH ORDINALITY AS w(e, k)
+	WHERE b.run_id = '$id'
+	ORDER BY b.position, w.k
+EOF
+check_eq "bench_results' windows have the report's noisy reasons and vCPUs" \
+	"$(cat "$tmp/loose.db")" "$(cat "$tmp/loose.wins")"
+check_grep "every window says which vCPUs it ran on" "$tmp/loose.db" \
+	'[|][0-9][0-9,]*$'
+if /usr/bin/python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["probe"].get("psi", {}).get("available") else 1)' "$tmp/loose.json"; then
+	check_grep "with PSI, --psi-cpu-threshold 0 flags windows, the reason stored" \
+		"$tmp/loose.db" '[|]cpu pressure [0-9.]*% > 0%[|]'
+else
+	check_grep "without PSI, the probe says so" "$tmp/loose.json" \
+		'"available": false'
+fi
+check_eq "the fixed run's windows' vCPUs are stored too" \
+	"$(sql <<<"SELECT cardinality(w_cpus) = cardinality(w_noisy) FROM run_results WHERE run_id = '$(cut -d' ' -f1 "$tmp/fixed.marks" | head -1)'")" t
+
 # the report's capability matrix: the kernel's method is the one most run
 # (two runs of the first method), and says how many of them were wide
 top=$(cut -d'|' -f2 "$tmp/methods" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
@@ -163,19 +202,26 @@ check_grep "the report marks the cell's wide runs ($top_share)" \
 
 # --- the jsonb contract (docs/schema.md) ------------------------------------
 
-# ingest FIELDS: the fixture with run_id $id and the first comparison's
-# fields replaced by FIELDS (a jsonb object), through fleetbench_ingest()
+# ingest FIELDS [WINDOW]: the fixture with run_id $id, the first
+# comparison's fields replaced by FIELDS and its first window's by WINDOW
+# (jsonb objects), through fleetbench_ingest()
 ingest() {
 	sql -v b="$(cat "$fixtures/aws-m5.large-b.json")" -v f="$1" \
-		-v id="$id" 2>&1 <<-'EOF'
-		SELECT fleetbench_ingest(jsonb_set(jsonb_set(:'b'::jsonb,
+		-v w="${2:-"{}"}" -v id="$id" 2>&1 <<-'EOF'
+		SELECT fleetbench_ingest(jsonb_set(jsonb_set(jsonb_set(:'b'::jsonb,
 			'{run_id}', to_jsonb(:'id'::text)),
-			'{comparisons,0}', (:'b'::jsonb #> '{comparisons,0}') || :'f'::jsonb))
+			'{comparisons,0}', (:'b'::jsonb #> '{comparisons,0}') || :'f'::jsonb),
+			'{benchmarks,0,windows,0}',
+			(:'b'::jsonb #> '{benchmarks,0,windows,0}') || :'w'::jsonb))
 	EOF
 }
 id=$(uuid)
-check_eq "a jsonb report with a target is stored" \
-	"$(ingest '{"target_half_width": 0.05, "target_reached": false, "rounds": 20}')" t
+check_eq "a jsonb report with a target and a noisy window is stored" \
+	"$(ingest '{"target_half_width": 0.05, "target_reached": false, "rounds": 20}' \
+		'{"noisy": true, "noisy_reason": "steal 7.0% > 5%", "cpus": "1"}')" t
+check_eq "its first window's reason and vCPUs are in bench_results" \
+	"$(sql <<<"SELECT windows->0->>'noisy_reason', windows->0->>'cpus', windows->1 ? 'cpus' FROM bench_results WHERE run_id = '$id' AND position = 1")" \
+	'steal 7.0% > 5%|1|f'
 check_eq "its first comparison's target, and none for the others" \
 	"$(sql <<<"SELECT c_target_half_width[1:2], c_target_reached[1:2], c_rounds[1:2] FROM runs WHERE run_id = '$id'")" \
 	'{0.05,NULL}|{f,NULL}|{20,NULL}'
