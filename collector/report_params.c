@@ -519,113 +519,72 @@ static void enc_tags(struct enc *e, const Fleetbench__Report *r)
 	pgparam_array_end(e->p);
 }
 
-/* more's array KEY, n elements of value(ctx, i) (NULL: JSON null), put
- * in o; false without memory */
-static bool more_array(struct json_object *o, const char *key, size_t n,
-		       struct json_object *(*value)(const void *, size_t),
-		       const void *ctx)
+/* appends v to array a, or JSON null when !has; false without memory */
+static bool more_add(struct json_object *a, bool has, struct json_object *v)
 {
-	struct json_object *a = json_object_new_array_ext((int)n);
-
-	if (!a || json_object_object_add(o, key, a)) {
-		json_object_put(a);
+	if ((has && !v) || json_object_array_add(a, v)) {
+		json_object_put(v);
 		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *v = value(ctx, i);
-
-		if (json_object_array_add(a, v)) {
-			json_object_put(v);
-			return false;
-		}
 	}
 	return true;
 }
 
-static struct json_object *target_half_width(const void *ctx, size_t i)
-{
-	const Fleetbench__Comparison *c =
-		((const Fleetbench__Report *)ctx)->comparisons[i];
-
-	return c->has_target_half_width ?
-		       json_object_new_double(c->target_half_width) :
-		       NULL;
-}
-
-static struct json_object *target_reached(const void *ctx, size_t i)
-{
-	const Fleetbench__Comparison *c =
-		((const Fleetbench__Report *)ctx)->comparisons[i];
-
-	return c->has_target_reached ? json_object_new_boolean(c->target_reached) :
-				       NULL;
-}
-
-static struct json_object *rounds(const void *ctx, size_t i)
-{
-	const Fleetbench__Comparison *c =
-		((const Fleetbench__Report *)ctx)->comparisons[i];
-
-	return c->has_rounds ? json_object_new_int64(c->rounds) : NULL;
-}
-
-/* the report's windows in run order, as the w_ arrays have them */
-struct windows {
-	const Fleetbench__Window **w;
-	size_t n;
-};
-
-static struct json_object *noisy_reason(const void *ctx, size_t i)
-{
-	const char *v = ((const struct windows *)ctx)->w[i]->noisy_reason;
-
-	return v ? json_object_new_string(v) : NULL;
-}
-
-static struct json_object *cpus(const void *ctx, size_t i)
-{
-	const char *v = ((const struct windows *)ctx)->w[i]->cpus;
-
-	return v ? json_object_new_string(v) : NULL;
-}
+/* make is evaluated only when the field is present */
+#define MORE_ADD(a, has, make) more_add(a, has, (has) ? (make) : NULL)
 
 /*
  * 98, more (024): the fields added since, as JSON text, each array only
  * when some element has it: per comparison c_target_half_width,
- * c_target_reached and c_rounds, per window w_noisy_reason and w_cpus;
- * NULL when there is none (fixed repeats of an older agent).
+ * c_target_reached and c_rounds, per window (in run order, as the w_
+ * arrays) w_noisy_reason and w_cpus; NULL when there is none (fixed
+ * repeats of an older agent).
  */
 static void enc_more(struct enc *e, const Fleetbench__Report *r)
 {
+	static const char *const key[5] = { "c_target_half_width",
+					    "c_target_reached", "c_rounds",
+					    "w_noisy_reason", "w_cpus" };
 	struct json_object *o = json_object_new_object();
-	struct windows ws = { 0 };
-	bool targets = false, reasons = false, on = false, ok = o != NULL;
+	struct json_object *a[5];
+	bool any[5] = { false }, ok = o != NULL;
 
-	for (size_t i = 0; i < r->n_comparisons; i++)
-		targets |= r->comparisons[i]->has_target_half_width ||
-			   r->comparisons[i]->has_target_reached ||
-			   r->comparisons[i]->has_rounds;
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		ws.n += r->benchmarks[i]->n_windows;
-	ws.w = ws.n ? calloc(ws.n, sizeof(*ws.w)) : NULL;
-	ok &= !ws.n || ws.w;
-	for (size_t i = 0, k = 0; ok && i < r->n_benchmarks; i++)
-		for (size_t j = 0; j < r->benchmarks[i]->n_windows; j++, k++) {
-			ws.w[k] = r->benchmarks[i]->windows[j];
-			reasons |= ws.w[k]->noisy_reason != NULL;
-			on |= ws.w[k]->cpus != NULL;
+	for (int k = 0; k < 5; k++)
+		ok &= (a[k] = json_object_new_array()) != NULL;
+	for (size_t i = 0; ok && i < r->n_comparisons; i++) {
+		const Fleetbench__Comparison *c = r->comparisons[i];
+
+		ok = MORE_ADD(a[0], c->has_target_half_width,
+			      json_object_new_double(c->target_half_width)) &&
+		     MORE_ADD(a[1], c->has_target_reached,
+			      json_object_new_boolean(c->target_reached)) &&
+		     MORE_ADD(a[2], c->has_rounds,
+			      json_object_new_int64(c->rounds));
+		any[0] |= c->has_target_half_width;
+		any[1] |= c->has_target_reached;
+		any[2] |= c->has_rounds;
+	}
+	for (size_t i = 0; ok && i < r->n_benchmarks; i++)
+		for (size_t j = 0; ok && j < r->benchmarks[i]->n_windows; j++) {
+			const Fleetbench__Window *w =
+				r->benchmarks[i]->windows[j];
+
+			ok = MORE_ADD(a[3], w->noisy_reason != NULL,
+				      json_object_new_string(w->noisy_reason)) &&
+			     MORE_ADD(a[4], w->cpus != NULL,
+				      json_object_new_string(w->cpus));
+			any[3] |= w->noisy_reason != NULL;
+			any[4] |= w->cpus != NULL;
 		}
-	if (ok && targets)
-		ok = more_array(o, "c_target_half_width", r->n_comparisons,
-				target_half_width, r) &&
-		     more_array(o, "c_target_reached", r->n_comparisons,
-				target_reached, r) &&
-		     more_array(o, "c_rounds", r->n_comparisons, rounds, r);
-	if (ok && reasons)
-		ok = more_array(o, "w_noisy_reason", ws.n, noisy_reason, &ws);
-	if (ok && on)
-		ok = more_array(o, "w_cpus", ws.n, cpus, &ws);
-	free(ws.w);
+	/* the three target arrays go together, element i for comparison i */
+	any[0] = any[1] = any[2] = any[0] || any[1] || any[2];
+	for (int k = 0; k < 5; k++) {
+		/* o takes the array; else it is dropped (a failure only when
+		 * it was to be kept) */
+		if (!ok || !any[k] || json_object_object_add(o, key[k], a[k])) {
+			ok &= !any[k];
+			json_object_put(a[k]);
+		}
+	}
 	if (!ok) {
 		if (!e->r) {
 			e->r = -ENOMEM;

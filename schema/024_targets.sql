@@ -20,9 +20,8 @@
 -- bench_results' windows show them.
 -- fleetbench_ingest_run() takes the five in one more parameter, `more`
 -- (JSON text, DEFAULT NULL: PostgreSQL allows a function 100 parameters,
--- and the 97 before it are what older collectors send): its 97-parameter
--- signature goes here, once, and the function file makes the new one
--- right after.
+-- and the 97 before it are what older collectors send): the old one is
+-- dropped here, and the function file makes the new one right after.
 
 ALTER TABLE runs
 	ADD COLUMN c_target_half_width double precision[],
@@ -47,19 +46,20 @@ ALTER TABLE fleet_summary ADD COLUMN wide bigint NOT NULL DEFAULT 0;
 COMMENT ON COLUMN fleet_summary.wide IS
 	'runs with a comparison whose interval did not reach its target (run_figures.flags bit 16)';
 
-DROP FUNCTION IF EXISTS fleetbench_ingest_run(uuid, integer, text, bigint,
-	bigint, text, text, text, text, text, text, text, text, text, text, text,
-	text, bigint, text, boolean, text, text, text, bigint[], bigint[],
-	bigint[], integer, text, integer, text, integer, text[], text[], integer,
-	bigint, text, text, text, text, text, bigint, bigint, bigint, bigint,
-	bigint, bigint, bigint, bigint, bigint, bigint, text[], boolean, text[],
-	text[], text[], text[], text[], double precision[], double precision[],
-	double precision[], double precision[], text[], text[], text[], text[],
-	text[], text[], integer[], text[], text[], text[], integer[],
-	double precision[], double precision[], double precision[], boolean[],
-	integer[], text[], text[], double precision[], integer[], integer[],
-	double precision[], boolean, bigint, bigint, bigint, bigint, bigint,
-	bigint, boolean, bigint, bigint, bigint, bigint, text[], text[]);
+-- the 97-parameter fleetbench_ingest_run() of 021, whatever its
+-- signature's spelling: every one there is
+DO $$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid FROM pg_proc AS p
+		 WHERE p.proname = 'fleetbench_ingest_run'
+		   AND p.pronamespace = to_regnamespace(current_schema())
+	LOOP
+		EXECUTE format('DROP FUNCTION %s', f);
+	END LOOP;
+END
+$$;
 
 COMMENT ON COLUMN run_figures.flags IS
 	'iouring_ok, sqpoll_ok, hugepage_1g, steal_flagged (a repeat flagged noisy) and wide (a comparison that did not reach its target, 024) as bits 1, 2, 4, 8 and 16 (fleetbench_flags())';

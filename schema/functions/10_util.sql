@@ -179,13 +179,3 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 		| (CASE WHEN steal_flagged THEN 8 ELSE 0 END)
 		| (CASE WHEN wide THEN 16 ELSE 0 END))::smallint
 $$;
-
--- the four flags of 019, as its back-fill called them (no target: 0)
-CREATE OR REPLACE FUNCTION fleetbench_flags(iouring_ok boolean,
-				 sqpoll_ok boolean, hugepage_1g boolean,
-				 steal_flagged boolean)
-RETURNS smallint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT fleetbench_flags(iouring_ok, sqpoll_ok, hugepage_1g,
-				steal_flagged, false)
-$$;

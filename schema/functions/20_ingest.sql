@@ -928,6 +928,9 @@ COMMENT ON FUNCTION fleetbench_ingest(jsonb) IS
 -- run's run_results row (of its month's partition) directly, with the
 -- figures of issue 15's benchmarks last (016: run_figures' column order).
 DROP VIEW IF EXISTS run_figures_live CASCADE;
+-- the four-flag fleetbench_flags() of 019, which it was the last to use
+-- (024 added bit 16: functions/10_util.sql)
+DROP FUNCTION IF EXISTS fleetbench_flags(boolean, boolean, boolean, boolean);
 CREATE VIEW run_figures_live AS
 SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.kernel_release, r.machine_id, r.hostname, r.vm, r.vcpus,
