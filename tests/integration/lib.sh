@@ -92,6 +92,16 @@ require_built() {
 	done
 }
 
+# asan_built BIN: BIN links AddressSanitizer. Not `ldd | grep -q`: with
+# pipefail, grep leaving at its first match can kill ldd with SIGPIPE and
+# turn a match into a failure (CI once checked an ASan collector's RSS so)
+asan_built() {
+	case $(ldd "$1" 2>/dev/null) in
+	*libasan*) return 0 ;;
+	esac
+	return 1
+}
+
 # wait_for SECONDS COMMAND...: runs the command every 0.1 s until it
 # succeeds; returns 1 when SECONDS (times $slow, default 1) pass first
 wait_for() {

@@ -156,7 +156,10 @@ alert_of() {
 
 # gone URL ID: Alertmanager's active alerts do not hold fleet alert ID
 gone() {
-	! am_alerts "$1" | grep -q "^$2|"
+	local active
+
+	active=$(am_alerts "$1") || return 1
+	! grep -q "^$2|" <<<"$active"
 }
 
 # count_is URL N: Alertmanager has N active alerts

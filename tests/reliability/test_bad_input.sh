@@ -51,7 +51,7 @@ check_eq "none of them is stored" "$(q <<<"SELECT count(*) FROM runs")" 20
 
 check_match "the collector's size was read" "$before|$after" "[0-9]*|[0-9]*"
 growth=$((after - before))
-if ldd "$COLLECTOR" | grep -q libasan; then
+if asan_built "$COLLECTOR"; then
 	# ASan keeps freed memory in quarantine: RSS says nothing here
 	echo "note: ASan build, the memory bound is checked in the plain build"
 else

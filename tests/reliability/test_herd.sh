@@ -28,7 +28,7 @@ tmp_new herd
 # memory bound and the goodput in the plain build.
 limits=(--max-rss 128)
 asan=0
-if ldd "$COLLECTOR" | grep -q libasan; then
+if asan_built "$COLLECTOR"; then
 	asan=1
 	limits=()
 	echo "note: ASan build, the memory bound and the goodput are checked in the plain build"
