@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Issue 19, repeats until the interval is tight, with the real agent and
-# its real false_sharing benchmark: on this (quiet) host an adaptive run
-# stops before its most repeats with its intervals within the target; with
-# a competing process that bursts on every vCPU at random (the injected
-# noise source) and a target it cannot reach, it runs to its budget and
-# marks the figures that did not reach it (--json and the table). --repeats
-# N keeps exactly N.
+# its real benchmarks: on this (quiet) host an adaptive thp_chase stops
+# before its most repeats with its interval within the target; with a
+# competing process that bursts on every vCPU at random (the injected noise
+# source) and a target it cannot reach, false_sharing runs to its budget
+# and marks the figures that did not reach it (--json and the table).
+# --repeats N keeps exactly N.
+#
+# The quiet run is thp_chase's, not false_sharing's: false sharing costs
+# what the hypervisor's placement of the two vCPUs makes it cost (issue 19),
+# and that placement moves during a run on these guests, unseen by steal
+# and PSI. Measured here (2026-12-04, 2M increments, target 10%): 4 of 6
+# quiet runs ran to 40 rounds without reaching it, slowdowns 1.3 to 3.5
+# from run to run; the agent said WIDE, which is right, and CI's ASan run
+# failed this test so. thp_chase over 64 MiB: 4 rounds within 10% in 5 of
+# 5 runs (plain and ASan), about 5 s each.
 #
 # Environment: SOURCE_DIR, BUILD_DIR, AGENT.
 set -uo pipefail
@@ -28,6 +37,11 @@ bench() {
 		--fs-increments 2000000 --steal-window 0 --dir "$tmp" "$@"
 }
 
+chase() {
+	"$AGENT" bench --profile quick --only thp_chase --chase-bytes 64M \
+		--steal-window 0 --dir "$tmp" "$@"
+}
+
 # summary JSON: "rounds reached|..." of each comparison, then the windows
 summary() {
 	/usr/bin/python3 - "$1" <<'PYEOF'
@@ -38,28 +52,28 @@ m = b["method"]
 print("adaptive=%s max=%s budget=%s" % (m.get("adaptive"), m.get("max_repeats"), m.get("budget_s")))
 for c in b["comparisons"]:
     print("%s rounds=%s reached=%s target=%s" % (c["name"], c.get("rounds"), c.get("target_reached"), c.get("target_half_width")))
-print("windows=" + ",".join(str(len(r["windows"])) for r in b["benchmarks"]))
+# the measured variants' (a variant skipped for an empty hugetlb pool has none)
+print("windows=" + ",".join(str(len(r["windows"])) for r in b["benchmarks"]
+                            if "skip_reason" not in r))
 PYEOF
 }
 
 # --- quiet: stops early ------------------------------------------------------
 
-bench --target-pct 10 --max-repeats 40 --budget 30 --json >"$tmp/quiet.json" \
+chase --target-pct 10 --max-repeats 40 --budget 30 --json >"$tmp/quiet.json" \
 	2>"$tmp/quiet.err"
 check_eq "a quiet adaptive run exits 0" "$?" 0
 summary "$tmp/quiet.json" >"$tmp/quiet.txt"
 cat "$tmp/quiet.txt"
 check_grep "the method says adaptive, its most repeats and budget" \
 	"$tmp/quiet.txt" '^adaptive=True max=40 budget=30$'
-rounds=$(sed -n 's/^false_sharing_slowdown rounds=\([0-9]*\) .*/\1/p' "$tmp/quiet.txt")
+rounds=$(sed -n 's/^thp_speedup rounds=\([0-9]*\) .*/\1/p' "$tmp/quiet.txt")
 check_eq "it stopped early: at least 3 rounds, fewer than 40 ($rounds)" \
 	"$([ "${rounds:-0}" -ge 3 ] && [ "$rounds" -lt 40 ] && echo yes)" yes
-check_grep "both comparisons reached their 10% target" "$tmp/quiet.txt" \
-	'^false_sharing_slowdown_atomic rounds=[0-9]* reached=True target=0.1$'
-check_grep "the first too" "$tmp/quiet.txt" \
-	'^false_sharing_slowdown rounds=[0-9]* reached=True target=0.1$'
-check_grep "one window per round, every variant" "$tmp/quiet.txt" \
-	"^windows=$rounds,$rounds,$rounds,$rounds$"
+check_grep "thp_speedup reached its 10% target" "$tmp/quiet.txt" \
+	'^thp_speedup rounds=[0-9]* reached=True target=0.1$'
+check_grep "one window per round, both measured variants" "$tmp/quiet.txt" \
+	"^windows=$rounds,$rounds$"
 
 # --- a noise source keeps the interval wide: the budget ends it ---------------
 
