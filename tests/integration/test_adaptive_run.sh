@@ -32,14 +32,16 @@ on_cleanup() {
 	[ "${#hog[@]}" -gt 0 ] && kill "${hog[@]}" 2>/dev/null
 }
 
+# bench ARGS...: the agent's quick bench; fs ARGS...: its false_sharing;
+# chase ARGS...: its thp_chase over 64 MiB
 bench() {
-	"$AGENT" bench --profile quick --only false_sharing \
-		--fs-increments 2000000 --steal-window 0 --dir "$tmp" "$@"
+	"$AGENT" bench --profile quick --steal-window 0 --dir "$tmp" "$@"
 }
-
+fs() {
+	bench --only false_sharing --fs-increments 2000000 "$@"
+}
 chase() {
-	"$AGENT" bench --profile quick --only thp_chase --chase-bytes 64M \
-		--steal-window 0 --dir "$tmp" "$@"
+	bench --only thp_chase --chase-bytes 64M "$@"
 }
 
 # summary JSON: "rounds reached|..." of each comparison, then the windows
@@ -85,11 +87,11 @@ for _ in $(seq "$(nproc)"); do
 	hog+=("$!")
 done
 start=$(date +%s)
-bench --target-pct 1 --max-repeats 1000 --budget 8 --json >"$tmp/noisy.json" \
+fs --target-pct 1 --max-repeats 1000 --budget 8 --json >"$tmp/noisy.json" \
 	2>"$tmp/noisy.err"
 check_eq "a noisy adaptive run exits 0" "$?" 0
 secs=$(($(date +%s) - start))
-bench --target-pct 1 --max-repeats 1000 --budget 4 >"$tmp/noisy.table" 2>&1
+fs --target-pct 1 --max-repeats 1000 --budget 4 >"$tmp/noisy.table" 2>&1
 kill "${hog[@]}" 2>/dev/null
 wait 2>/dev/null
 hog=()
@@ -108,7 +110,7 @@ check_grep "and says to measure more" "$tmp/noisy.table" '^wide: '
 
 # --- fixed repeats -----------------------------------------------------------
 
-bench --repeats 4 --json >"$tmp/fixed.json" 2>"$tmp/fixed.err"
+fs --repeats 4 --json >"$tmp/fixed.json" 2>"$tmp/fixed.err"
 summary "$tmp/fixed.json" >"$tmp/fixed.txt"
 check_grep "--repeats 4: not adaptive" "$tmp/fixed.txt" '^adaptive=False'
 check_grep "--repeats 4: no target on the figures" "$tmp/fixed.txt" \
@@ -117,7 +119,7 @@ check_grep "--repeats 4: exactly 4 windows" "$tmp/fixed.txt" '^windows=4,4,4,4$'
 
 # --- a budget that does not fit in the benchmark's time limit ----------------
 
-bench --budget 100 --bench-timeout 120 >"$tmp/bad.out" 2>&1
+fs --budget 100 --bench-timeout 120 >"$tmp/bad.out" 2>&1
 check_eq "a budget over half the timeout is refused" "$?" 2
 check_grep "naming both" "$tmp/bad.out" 'budget_s 100 .* timeout of 120 s'
 
