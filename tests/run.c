@@ -8,8 +8,12 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "fdio.h"
+#include "file.h"
 
 struct buf {
 	char *data;
@@ -36,7 +40,7 @@ static int buf_read(int fd, struct buf *b)
 	return n > 0;
 }
 
-int run_program(char *const argv[], uid_t uid, struct run_result *ret)
+static int spawn_capture(char *const argv[], uid_t uid, struct run_result *ret)
 {
 	int out[2], err[2], status;
 	struct buf bo = { 0 }, be = { 0 };
@@ -84,6 +88,75 @@ int run_program(char *const argv[], uid_t uid, struct run_result *ret)
 	ret->out = bo.data ? bo.data : strdup("");
 	ret->err = be.data ? be.data : strdup("");
 	return 0;
+}
+
+/*
+ * A copy of the program at path in a new directory under /tmp that every
+ * user may search (mode 0755), for a child that runs as another user: the
+ * build tree may sit under a directory only root can enter (a clone in
+ * /root, mode 0700). The copy's path into copy; nothing is left behind
+ * on failure.
+ */
+static int copy_reachable(const char *path, char *copy, size_t len)
+{
+	char dir[] = "/tmp/fleetbench-run-XXXXXX";
+	char *data = NULL;
+	ssize_t n;
+	int fd, r = 0;
+
+	n = read_full_file(path, 256u << 20, &data);
+	if (n < 0)
+		return (int)n;
+	if (!mkdtemp(dir)) {
+		free(data);
+		return -errno;
+	}
+	snprintf(copy, len, "%s/%s", dir,
+		 strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+	fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (fd < 0 || fd_write_all(fd, data, (size_t)n) < 0 ||
+	    chmod(dir, 0755) < 0)
+		r = errno ? -errno : -EIO;
+	if (fd >= 0)
+		close(fd);
+	free(data);
+	if (r < 0) {
+		unlink(copy);
+		rmdir(dir);
+	}
+	return r;
+}
+
+/* Removes copy_reachable()'s copy and its directory. */
+static void copy_remove(char *copy)
+{
+	unlink(copy);
+	*strrchr(copy, '/') = '\0';
+	rmdir(copy);
+}
+
+int run_program(char *const argv[], uid_t uid, struct run_result *ret)
+{
+	char copy[4096], **av;
+	size_t n = 0;
+	int r;
+
+	if (uid == (uid_t)-1)
+		return spawn_capture(argv, uid, ret);
+	while (argv[n])
+		n++;
+	av = calloc(n + 1, sizeof(*av));
+	if (!av)
+		return -ENOMEM;
+	r = copy_reachable(argv[0], copy, sizeof(copy));
+	if (r == 0) {
+		memcpy(av, argv, n * sizeof(*av));
+		av[0] = copy;
+		r = spawn_capture(av, uid, ret);
+		copy_remove(copy);
+	}
+	free(av);
+	return r;
 }
 
 void run_result_release(struct run_result *r)

@@ -16,7 +16,10 @@ struct run_result {
 
 /*
  * Runs argv (argv[0] is a path) with stdin from /dev/null; when uid is not
- * -1 the child drops to that uid/gid first. Returns 0 or -errno.
+ * -1 the child drops to that uid/gid first and runs a copy of argv[0] made
+ * in a directory under /tmp that any user can reach (removed afterwards):
+ * the build tree may be under a directory closed to others. Returns 0 or
+ * -errno.
  */
 int run_program(char *const argv[], uid_t uid, struct run_result *ret);
 

@@ -102,6 +102,25 @@ asan_built() {
 	return 1
 }
 
+# as_user USER PROGRAM [ARGS...]: runs a copy of PROGRAM as USER; the copy
+# is made in a new directory under /tmp that every user may search and is
+# removed after: the build tree may sit under a directory USER cannot
+# enter (a clone in /root, mode 0700). Returns the program's exit status.
+as_user() {
+	local user=$1 prog=$2 dir status
+	shift 2
+	dir=$(mktemp -d /tmp/fleetbench-as-user-XXXXXX) || return 126
+	chmod 0755 "$dir"
+	cp -- "$prog" "$dir/" && chmod 0755 "$dir/${prog##*/}" || {
+		rm -rf -- "$dir"
+		return 126
+	}
+	runuser -u "$user" -- "$dir/${prog##*/}" "$@"
+	status=$?
+	rm -rf -- "$dir"
+	return "$status"
+}
+
 # wait_for SECONDS COMMAND...: runs the command every 0.1 s until it
 # succeeds; returns 1 when SECONDS (times $slow, default 1) pass first
 wait_for() {
@@ -138,6 +157,7 @@ harness_cleanup() {
 		kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	[ -n "$pg_dir" ] && "$harness" stop "$pg_dir" >/dev/null 2>&1
+	[ -n "$shared_db" ] && db_drop_shared
 	rm -rf "$tmp"
 }
 
@@ -149,9 +169,46 @@ tmp_new() {
 	trap harness_cleanup EXIT
 }
 
-# pg_start DIR: starts PostgreSQL in DIR (under $tmp) and sets conninfo;
-# a failure to start fails the test and finishes it
+# own_server=1, set by a test before pg_start (or db_new, fleet_load,
+# rel_setup): a PostgreSQL server of the test's own, for a test that stops,
+# restarts or reconfigures it, or makes roles (which belong to the whole
+# cluster). Else the test's database is made in the build's shared server
+# when ctest started one (FLEETBENCH_PG_SHARED_FILE, tests/harness/pg-shared).
+own_server=${own_server:-0}
+shared_db= # the database pg_start made in the shared server
+
+# shared_host: the socket directory of the build's shared server, when one
+# runs and the test may use it; else fails
+shared_host() {
+	local dir
+	[ "$own_server" != 1 ] && [ -n "${FLEETBENCH_PG_SHARED_FILE:-}" ] &&
+		[ -f "$FLEETBENCH_PG_SHARED_FILE" ] || return 1
+	dir=$(cat "$FLEETBENCH_PG_SHARED_FILE") && [ -S "$dir/.s.PGSQL.5432" ] &&
+		echo "$dir"
+}
+
+# pg_start DIR [TEMPLATE]: a database for the test, and conninfo to it: in
+# the shared server a new database made from TEMPLATE (template0, empty,
+# by default; fleetbench_template is migrated), dropped at exit; else a
+# server of its own started in DIR (under $tmp). A failure fails the test
+# and finishes it.
 pg_start() {
+	local host owner
+	if host=$(shared_host); then
+		owner=$(stat -c %U "$host")
+		shared_db=t_$(basename "$tmp" | tr -c 'a-zA-Z0-9\n' _ |
+			tr 'A-Z' 'a-z')
+		# shellcheck disable=SC2034 # the tests' connection string
+		conninfo="host=$host dbname=$shared_db user=$owner"
+		if ! "$PG_BINDIR/psql" "${conninfo/dbname=$shared_db/dbname=postgres}" \
+			-X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE $shared_db TEMPLATE ${2:-template0}" \
+			>"$tmp/harness.log" 2>&1; then
+			not_ok "CREATE DATABASE in the shared server: $(cat "$tmp/harness.log")"
+			shared_db=
+			finish
+		fi
+		return 0
+	fi
 	pg_dir=$1
 	# shellcheck disable=SC2034 # the tests' connection string
 	if ! conninfo=$("$harness" start "$pg_dir" 2>"$tmp/harness.log"); then
@@ -160,16 +217,46 @@ pg_start() {
 	fi
 }
 
+# db_sibling NAME: prints the conninfo of a database NAME beside the
+# test's (in the shared server its name is prefixed with the test's, and
+# it is dropped at exit too); CREATE DATABASE is the caller's
+db_sibling() {
+	if [ -n "$shared_db" ]; then
+		echo "${conninfo/dbname=$shared_db/dbname=${shared_db}_$1}"
+	else
+		echo "${conninfo/dbname=fleetbench/dbname=$1}"
+	fi
+}
+
+# db_sibling_name NAME: the name of that database
+db_sibling_name() {
+	echo "${shared_db:+${shared_db}_}$1"
+}
+
+# db_drop_shared: drops the test's databases in the shared server, however
+# many sessions still hold them
+db_drop_shared() {
+	"$PG_BINDIR/psql" "${conninfo/dbname=$shared_db/dbname=postgres}" -X -q \
+		-A -t -v ON_ERROR_STOP=1 -v db="$shared_db" >/dev/null 2>&1 <<-'EOF'
+		SELECT format('DROP DATABASE %I WITH (FORCE)', datname)
+		FROM pg_database WHERE datname = :'db' OR datname LIKE :'db' || '\_%'
+		\gexec
+	EOF
+}
+
 # db_new NAME MIGRATION: tmp_new NAME, a PostgreSQL in it, migrated with
 # $COLLECTOR; checks that migrate applied MIGRATION (e.g. 024_targets)
 db_new() {
 	tmp_new "$1"
 	# the harness runs PostgreSQL as another user when we are root
 	chmod 0755 "$tmp"
-	pg_start "$tmp/pg"
+	pg_start "$tmp/pg" fleetbench_template
 	"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" \
 		--dsn "$conninfo" >"$tmp/migrate.out" 2>&1
-	check_grep "migrate applies $2" "$tmp/migrate.out" "^applied $2"
+	check_grep "migrate leaves the database current" "$tmp/migrate.out" \
+		"^the database is current"
+	check_eq "migration $2 is applied" \
+		"$(qn <<<"SELECT name FROM schema_migrations WHERE name = '$2'")" "$2"
 }
 
 # qn [ARGS]: psql on $conninfo, SQL from stdin (or ARGS), unaligned rows,
@@ -366,7 +453,7 @@ fleet_load() {
 	done
 	# the harness runs PostgreSQL as another user when we are root
 	chmod 0755 "$tmp"
-	pg_start "$tmp/pg"
+	pg_start "$tmp/pg" fleetbench_template
 	if ! "$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" \
 		--dsn "$conninfo" >"$tmp/migrate.log" 2>&1; then
 		not_ok "fleet_load: migrate: $(cat "$tmp/migrate.log")"

@@ -131,7 +131,7 @@ check_eq "not asked: every variant skipped with the reason" \
 		"$tmp/skip.json")" "not asked: --with-database"
 
 # not root: refused
-runuser -u nobody -- "$AGENT" bench "${small[@]}" --db-seconds 1 \
+as_user nobody "$AGENT" bench "${small[@]}" --db-seconds 1 \
 	>"$tmp/nobody.out" 2>"$tmp/nobody.err"
 check_eq "not root: refused" "$?" 1
 check_has "not root: says why" "$tmp/nobody.err" "needs root"

@@ -11,6 +11,10 @@
 # "valgrind --leak-check=full --error-exitcode=1").
 set -uo pipefail
 
+# a server of its own (lib.sh): it stops and restarts PostgreSQL under the collector
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

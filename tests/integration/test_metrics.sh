@@ -14,6 +14,10 @@
 # AGENT and FLEETGEN; PROMETHEUS and PROMTOOL (default /usr/bin's).
 set -uo pipefail
 
+# a server of its own (lib.sh): it stops PostgreSQL under the collector
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -11,6 +11,10 @@
 # under BUILD_DIR), PG_BINDIR (PostgreSQL 15 server binaries).
 set -uo pipefail
 
+# a server of its own (lib.sh): it makes the role fleetbench_reader before migration 022 does
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -10,6 +10,10 @@
 # through the lean ingest give the same rows again.
 set -uo pipefail
 
+# a server of its own (lib.sh): it makes a role, which belongs to the whole cluster
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

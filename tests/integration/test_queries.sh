@@ -502,8 +502,8 @@ check_eq "kernels: a method change is said, and no figure compared" \
 
 # --- migration 004 over stored runs ---------------------------------------
 
-q <<<"CREATE DATABASE backfill" >/dev/null
-backfill=${conninfo/dbname=fleetbench/dbname=backfill}
+q <<<"CREATE DATABASE $(db_sibling_name backfill)" >/dev/null
+backfill=$(db_sibling backfill)
 for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
 	name=${f##*/}
 	[ "${name%%_*}" -lt 4 ] || continue

@@ -190,8 +190,8 @@ else
 fi
 
 # an empty database still gives a page
-q <<<"CREATE DATABASE empty" >/dev/null
-empty=${conninfo/dbname=fleetbench/dbname=empty}
+q <<<"CREATE DATABASE $(db_sibling_name empty)" >/dev/null
+empty=$(db_sibling empty)
 "$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$empty" >/dev/null 2>&1
 "$FLEETBENCH" --dsn "$empty" report --out "$tmp/empty.html" 2>"$tmp/empty.err"
 check_eq "report of an empty fleet exits 0" "$?" 0

@@ -17,6 +17,10 @@
 set -uo pipefail
 shopt -s extglob
 
+# a server of its own (lib.sh): it makes login roles, which belong to the whole cluster
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

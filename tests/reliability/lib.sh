@@ -54,7 +54,7 @@ rel_setup() {
 	chmod 0755 "$tmp"
 	# a timeout's SIGTERM still runs the cleanup
 	trap 'exit 1' INT TERM HUP
-	pg_start "$tmp/pg"
+	pg_start "$tmp/pg" fleetbench_template
 	if ! "$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" \
 		--dsn "$conninfo" >"$tmp/migrate.out" 2>&1; then
 		not_ok "migrate: $(cat "$tmp/migrate.out")"

@@ -17,6 +17,10 @@
 #     the lock is released every Ack of the batch does.
 set -uo pipefail
 
+# a server of its own (lib.sh): it reconfigures PostgreSQL (ALTER SYSTEM)
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+
 # shellcheck source=tests/reliability/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -11,6 +11,10 @@
 # over and over, every line it logs stamped with the time it was read.
 set -uo pipefail
 
+# a server of its own (lib.sh): it crashes and restarts PostgreSQL
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+
 # shellcheck source=tests/reliability/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -115,7 +119,9 @@ check_eq "the stream is flowing" "$?" 0
 
 max_delay=0
 for i in $(seq "$restarts"); do
-	sleep 3
+	# the stream runs between the crashes: ten more reports stored
+	wait_for 30 stored_over "$(($(stored_count) + 9))" ||
+		not_ok "crash $i: no ten reports stored since the last one"
 	before=$(stored_count)
 	if ! "$harness" crash-restart "$tmp/pg" 2>"$tmp/restart.err"; then
 		not_ok "pg_ctl restart -m immediate: $(cat "$tmp/restart.err")"
@@ -156,7 +162,6 @@ check_eq "after ${outage_s} s down, the collector reconnects within 5 s ($outage
 	"$?" 0
 wait_for 30 stored_over "${during:-0}"
 check_eq "reports are stored again" "$?" 0
-sleep 2
 
 # --- the end ----------------------------------------------------------------
 
