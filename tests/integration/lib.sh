@@ -427,7 +427,12 @@ runs_of() {
 }
 
 # fleet_load: the fleet fixture (tests/fixtures/README.md) in a new
-# PostgreSQL, through the real programs: pg_start "$tmp/pg", migrate, the
+# database, through the real programs. In the build's shared server its
+# database is made from fleetbench_fleet, which tests/harness/pg-shared
+# loaded once so (fleetgen, the agent's send, the collector), with the
+# same keys and manifest, and a collector is started on it; a test that
+# defines fleet_before_send, or has no shared server, loads its own:
+# pg_start "$tmp/pg", migrate, the
 # collector (connected with serve_dsn) serving CURVE with an allowlist of one agent key, fleetgen
 # spooling the fleet's reports, and `fleetbench-agent send` delivering
 # them. Sets conninfo, fleet_endpoint, fleet_keys (collector.pub,
@@ -439,7 +444,7 @@ runs_of() {
 # fleet_serve_args (if set), and a function fleet_before_send (if the test
 # defines one) runs once the collector listens, before the fleet is sent.
 fleet_load() {
-	local bin tries=100
+	local bin tries=100 host fleet
 
 	BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 	COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
@@ -453,20 +458,37 @@ fleet_load() {
 	done
 	# the harness runs PostgreSQL as another user when we are root
 	chmod 0755 "$tmp"
-	pg_start "$tmp/pg" fleetbench_template
+	fleet_keys=$tmp/keys
+	fleet_manifest=$tmp/fleet.tsv
+	fleet=
+	# the fleet as the shared server's fixture loaded it once per build
+	# (tests/harness/pg-shared), through the same programs; not for a
+	# test that watches the sending (fleet_before_send) or brings a
+	# fleetgen of its own
+	if ! declare -F fleet_before_send >/dev/null &&
+		[ "$FLEETGEN" -ef "$BUILD_DIR/tests/fleetgen" ] &&
+		host=$(shared_host) &&
+		[ -f "${host%/pg}/fleet/fleet.tsv" ]; then
+		fleet=${host%/pg}/fleet
+		pg_start "$tmp/pg" fleetbench_fleet
+		cp -r "$fleet/keys" "$fleet_keys"
+		cp "$fleet/fleet.tsv" "$fleet_manifest"
+		cp "$fleet/send.log" "$tmp/send.log"
+	else
+		pg_start "$tmp/pg" fleetbench_template
+		mkdir -p "$fleet_keys/allow"
+		if ! "$COLLECTOR" keygen --dir "$fleet_keys" >/dev/null ||
+			! "$COLLECTOR" keygen --dir "$fleet_keys" --name agent >/dev/null; then
+			not_ok "fleet_load: keygen failed"
+			finish
+		fi
+		cp "$fleet_keys/agent.pub" "$fleet_keys/allow/"
+	fi
 	if ! "$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" \
 		--dsn "$conninfo" >"$tmp/migrate.log" 2>&1; then
 		not_ok "fleet_load: migrate: $(cat "$tmp/migrate.log")"
 		finish
 	fi
-	fleet_keys=$tmp/keys
-	mkdir -p "$fleet_keys/allow"
-	if ! "$COLLECTOR" keygen --dir "$fleet_keys" >/dev/null ||
-		! "$COLLECTOR" keygen --dir "$fleet_keys" --name agent >/dev/null; then
-		not_ok "fleet_load: keygen failed"
-		finish
-	fi
-	cp "$fleet_keys/agent.pub" "$fleet_keys/allow/"
 	fleet_log=$tmp/collector.log
 	if ! fleet_dsn=$(serve_dsn); then
 		not_ok "fleet_load: no login for the collector"
@@ -487,10 +509,10 @@ fleet_load() {
 		sleep 0.1
 	done
 	fleet_endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$fleet_log")
+	[ -n "$fleet" ] && return 0
 	if declare -F fleet_before_send >/dev/null; then
 		fleet_before_send
 	fi
-	fleet_manifest=$tmp/fleet.tsv
 	if ! "$FLEETGEN" --spool "$tmp/fleet-spool" >"$fleet_manifest" \
 		2>"$tmp/fleetgen.log"; then
 		not_ok "fleet_load: fleetgen: $(cat "$tmp/fleetgen.log")"

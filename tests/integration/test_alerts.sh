@@ -342,12 +342,12 @@ q <<<"ALTER TABLE alerts DROP CONSTRAINT test_refuse"
 	-c "SELECT pg_sleep(120)" -c "SELECT 'woken'" >"$tmp/listen.out" 2>&1 &
 lpid=$!
 listening() {
-	[ "$(q <<<"SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'")" = 1 ]
+	[ "$(q <<<"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(120)'")" = 1 ]
 }
 wait_for 5 listening
 run n1 6.1 0
 run n1 7.0 60 EPERM
-q <<<"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'" >/dev/null
+q <<<"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(120)'" >/dev/null
 wait "$lpid"
 fleet=$(q <<<"SELECT fleet_alert_id FROM alerts WHERE hostname = 'n1'")
 check_grep "NOTIFY fleetbench_alerts carries the fleet alert id at COMMIT" \

@@ -57,7 +57,7 @@ fleet_before_send() {
 	wait_for 10 listening
 }
 listening() {
-	[ "$(q <<<"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psql' AND query = 'LISTEN fleetbench_alerts;' AND state = 'idle'")" = 1 ]
+	[ "$(q <<<"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'psql' AND query = 'LISTEN fleetbench_alerts;' AND state = 'idle'")" = 1 ]
 }
 
 fleet_load

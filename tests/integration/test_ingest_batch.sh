@@ -121,6 +121,7 @@ EOF
 check_eq "the collector holds two connections to PostgreSQL" "$(q <<-'EOF'
 	SELECT count(*) FROM pg_stat_activity
 	WHERE application_name = 'fleetbench-collector'
+		AND datname = current_database()
 EOF
 )" 2
 # shellcheck disable=SC2046 # one --report per id
