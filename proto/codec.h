@@ -55,6 +55,9 @@
 #define CODEC_MAX_TAG_KEY 32 /* bytes of a key: [a-z][a-z0-9_]* */
 #define CODEC_MAX_TAG_VALUE 64 /* bytes of a value: UTF-8, no control char */
 #define CODEC_MAX_ACK 8192 /* bytes of one packed Ack */
+#define CODEC_MAX_COSTS 64 /* entries of Report.costs */
+#define CODEC_MAX_COST_NAME 64 /* bytes of Cost.benchmark */
+#define CODEC_MAX_COST_SECONDS (7 * 86400.0) /* Cost.wall_s, cpu_s */
 #define CODEC_ACK_BUDGET (64u << 10) /* bytes the Ack unpacker may allocate */
 
 /*

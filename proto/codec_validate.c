@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,6 +531,46 @@ static int check_comparisons(const Fleetbench__Report *r,
 	}
 	return 0;
 }
+/* One Cost: its figures within their bounds (what shows as "costs[i]"). */
+static int check_cost(const Fleetbench__Cost *c, const char *what,
+		      char err[CODEC_ERR_LEN])
+{
+	if (!(c->wall_s >= 0 && c->wall_s <= CODEC_MAX_COST_SECONDS))
+		return codec_invalid(err, "%s.wall_s: %g is outside [0, %g]",
+				     what, c->wall_s, CODEC_MAX_COST_SECONDS);
+	if (!(c->cpu_s >= 0 && c->cpu_s <= CODEC_MAX_COST_SECONDS))
+		return codec_invalid(err, "%s.cpu_s: %g is outside [0, %g]",
+				     what, c->cpu_s, CODEC_MAX_COST_SECONDS);
+	if (c->peak_memory_bytes > (uint64_t)INT64_MAX ||
+	    c->written_bytes > (uint64_t)INT64_MAX)
+		return codec_invalid(err, "%s: a byte count above %lld", what,
+				     (long long)INT64_MAX);
+	return 0;
+}
+
+/* The run's costs (issue 36): each within bounds, one per benchmark. */
+static int check_costs(const Fleetbench__Report *r, char err[CODEC_ERR_LEN])
+{
+	char what[32];
+	int ret;
+
+	for (size_t i = 0; i < r->n_costs; i++) {
+		snprintf(what, sizeof(what), "costs[%zu]", i);
+		ret = check_cost(r->costs[i], what, err);
+		if (ret < 0)
+			return ret;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(r->costs[i]->benchmark,
+				    r->costs[j]->benchmark))
+				return codec_invalid(err,
+						     "costs[%zu].benchmark: '%s' again (costs[%zu])",
+						     i, r->costs[i]->benchmark, j);
+	}
+	if (r->cost_total)
+		return check_cost(r->cost_total, "cost_total", err);
+	return 0;
+}
+
 int codec_check_report(const Fleetbench__Report *r, int64_t now_ms, bool wire,
 		       char err[CODEC_ERR_LEN])
 {
@@ -588,6 +630,9 @@ int codec_check_report(const Fleetbench__Report *r, int64_t now_ms, bool wire,
 	if (ret < 0)
 		return ret;
 	ret = check_benchmarks(r, err);
+	if (ret < 0)
+		return ret;
+	ret = check_costs(r, err);
 	if (ret < 0)
 		return ret;
 	return check_comparisons(r, err);

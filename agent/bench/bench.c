@@ -141,6 +141,35 @@ static Fleetbench__BenchRun *bench_run_new(void)
 	return b;
 }
 
+/* b->cost_total from b->costs: the sums, and the largest peak. */
+static int cost_total(Fleetbench__BenchRun *b)
+{
+	Fleetbench__Cost *t;
+
+	if (!b->n_costs)
+		return 0;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	fleetbench__cost__init(t);
+	t->benchmark = strdup("total");
+	if (!t->benchmark) {
+		free(t);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < b->n_costs; i++) {
+		const Fleetbench__Cost *c = b->costs[i];
+
+		t->wall_s += c->wall_s;
+		t->cpu_s += c->cpu_s;
+		t->written_bytes += c->written_bytes;
+		if (c->peak_memory_bytes > t->peak_memory_bytes)
+			t->peak_memory_bytes = c->peak_memory_bytes;
+	}
+	b->cost_total = t;
+	return 0;
+}
+
 int bench_suite_run(const struct bench_params *p, const char *only,
 		    Fleetbench__BenchRun **ret, char *err, size_t errlen)
 {
@@ -199,6 +228,9 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 			goto out;
 		}
 	}
+	r = cost_total(suite.msg);
+	if (r < 0)
+		goto out;
 	suite.msg->has_seed = 1;
 	suite.msg->seed = p->seed;
 	/* only an unknown profile has no method: none then, as before */

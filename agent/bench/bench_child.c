@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,7 +309,7 @@ static void signal_name(int sig, char *buf, size_t len)
  * *ret_timed_out. Its wait status in *ret_status. 0 or -errno.
  */
 static int child_wait(pid_t pid, long long limit_s, int *ret_status,
-		      bool *ret_timed_out)
+		      bool *ret_timed_out, struct rusage *ret_usage)
 {
 	_cleanup_close_ int pidfd = sys_pidfd_open(pid);
 	double start = bench_now(), stop_at = 0;
@@ -316,7 +317,7 @@ static int child_wait(pid_t pid, long long limit_s, int *ret_status,
 	int status;
 
 	for (;;) {
-		pid_t got = waitpid(pid, &status, WNOHANG);
+		pid_t got = wait4(pid, &status, WNOHANG, ret_usage);
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 		double now = bench_now();
 
@@ -512,6 +513,37 @@ static void recover(struct bench_run *run, const struct bench_ops *ops,
 		snprintf(note + len, notelen - len, "; %s", what);
 }
 
+/*
+ * Appends what the benchmark's process cost (issue 36) to out->msg->costs:
+ * its wall time and wait4's rusage of it, which counts its threads and the
+ * children it waited for. 0 or -ENOMEM.
+ */
+static int cost_add(struct bench_out *out, const char *name, double wall_s,
+		    const struct rusage *u)
+{
+	Fleetbench__Cost *c;
+
+	if (ARRAY_RESERVE(out->msg->costs, out->cap_costs,
+			  out->msg->n_costs + 1) < 0)
+		return -ENOMEM;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	fleetbench__cost__init(c);
+	c->benchmark = strdup(name);
+	if (!c->benchmark) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->wall_s = wall_s > 0 ? wall_s : 0;
+	c->cpu_s = (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 +
+		   (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
+	c->peak_memory_bytes = (uint64_t)u->ru_maxrss * 1024; /* KiB */
+	c->written_bytes = (uint64_t)u->ru_oublock * 512;
+	out->msg->costs[out->msg->n_costs++] = c;
+	return 0;
+}
+
 int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 		       struct bench_out *out)
 {
@@ -521,6 +553,8 @@ int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 	char failure[1024] = "", where[160], note[512] = "";
 	bool timed_out = false;
 	pid_t pid, self = getpid();
+	struct rusage usage = { 0 };
+	double started = bench_now();
 	int status = 0, r;
 
 	memset(w, 0, sizeof(*w));
@@ -535,7 +569,13 @@ int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 			 strerror(errno));
 		goto failed;
 	}
-	r = child_wait(pid, run->params->timeout_s, &status, &timed_out);
+	r = child_wait(pid, run->params->timeout_s, &status, &timed_out,
+		       &usage);
+	if (r == 0) {
+		r = cost_add(out, ops->name, bench_now() - started, &usage);
+		if (r < 0)
+			return r;
+	}
 	where_restore(run, w, note, sizeof(note));
 	if (r == 0 && (timed_out || WIFSIGNALED(status)))
 		recover(run, ops, note, sizeof(note));

@@ -60,7 +60,7 @@ struct bench_where {
  * (ARRAY_RESERVE: the message keeps only their lengths). */
 struct bench_out {
 	Fleetbench__BenchRun *msg;
-	size_t cap_benchmarks, cap_comparisons;
+	size_t cap_benchmarks, cap_comparisons, cap_costs;
 };
 
 /* A thread's time on a CPU and waiting for one, ns (its schedstat). */

@@ -167,6 +167,28 @@ static bool output_noisy(FILE *f, const Fleetbench__Benchmark *r)
 	return true;
 }
 
+/* One line of the cost table: a Cost's figures. */
+static void output_cost(FILE *f, const Fleetbench__Cost *c)
+{
+	fprintf(f, "  %-16s %9.1f %9.1f %12.1f %12.1f\n", c->benchmark,
+		c->wall_s, c->cpu_s, (double)c->peak_memory_bytes / 1048576.0,
+		(double)c->written_bytes / 1048576.0);
+}
+
+/* What each benchmark cost the host (issue 36), and the run's total. */
+static void output_costs(FILE *f, const Fleetbench__BenchRun *bench)
+{
+	if (!bench->n_costs)
+		return;
+	fprintf(f, "\ncost (each benchmark's process, setup to teardown)\n");
+	fprintf(f, "  %-16s %9s %9s %12s %12s\n", "benchmark", "wall s",
+		"CPU s", "peak MiB", "written MiB");
+	for (size_t i = 0; i < bench->n_costs; i++)
+		output_cost(f, bench->costs[i]);
+	if (bench->cost_total)
+		output_cost(f, bench->cost_total);
+}
+
 void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
 			const struct bench_params *p)
 {
@@ -225,6 +247,7 @@ void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
 				comparison_target(c, target, sizeof(target)));
 		wide |= c->has_target_reached && !c->target_reached;
 	}
+	output_costs(f, bench);
 	if (wide)
 		fprintf(f, "\nwide: an interval marked so did not reach its target in the budget; measure more (--budget, --max-repeats) before trusting its digits\n");
 	if (noisy_run)

@@ -392,7 +392,10 @@ static int copy_bench(const Fleetbench__BenchRun *bench,
 	rep->has_seed = b->has_seed;
 	rep->seed = b->seed;
 	rep->method = TAKE_PTR(b->method);
-	b->n_benchmarks = b->n_comparisons = 0;
+	rep->costs = TAKE_PTR(b->costs);
+	rep->n_costs = b->n_costs;
+	rep->cost_total = TAKE_PTR(b->cost_total);
+	b->n_benchmarks = b->n_comparisons = b->n_costs = 0;
 	fleetbench__bench_run__free_unpacked(b, NULL);
 	return 0;
 }

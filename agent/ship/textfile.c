@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,6 +369,51 @@ static void comparison_part(struct out *o, const Fleetbench__Report *rep)
 	}
 }
 
+/* The cost families (issue 36), one entry each: every benchmark's sample
+ * with label bench, and the run's total with bench="total". */
+static const struct {
+	const char *name, *help;
+	bool bytes; /* an integer (uint64) field, else seconds (double) */
+	size_t offset;
+} cost_families[] = {
+	{ "fleetbench_cost_wall_seconds",
+	  "What a benchmark of the last run took, wall seconds (bench=\"total\": the run's benchmarks together).",
+	  false, offsetof(Fleetbench__Cost, wall_s) },
+	{ "fleetbench_cost_cpu_seconds",
+	  "The CPU time, user and system, a benchmark of the last run used.",
+	  false, offsetof(Fleetbench__Cost, cpu_s) },
+	{ "fleetbench_cost_peak_memory_bytes",
+	  "The largest resident set a benchmark's process of the last run had.",
+	  true, offsetof(Fleetbench__Cost, peak_memory_bytes) },
+	{ "fleetbench_cost_written_bytes",
+	  "The bytes a benchmark of the last run caused to be written to storage.",
+	  true, offsetof(Fleetbench__Cost, written_bytes) },
+};
+
+/* One Cost's sample of the family at cost_families[k]. */
+static void cost_sample(struct out *o, size_t k, const Fleetbench__Cost *c)
+{
+	const char *field = (const char *)c + cost_families[k].offset;
+
+	if (cost_families[k].bytes)
+		sample_u64(o, *(const uint64_t *)field, "bench", c->benchmark,
+			   NULL);
+	else
+		sample(o, *(const double *)field, "bench", c->benchmark, NULL);
+}
+
+static void cost_part(struct out *o, const Fleetbench__Report *rep)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(cost_families); k++) {
+		family(o, cost_families[k].name, "gauge",
+		       cost_families[k].help);
+		for (size_t i = 0; i < rep->n_costs; i++)
+			cost_sample(o, k, rep->costs[i]);
+		if (rep->cost_total)
+			cost_sample(o, k, rep->cost_total);
+	}
+}
+
 /* The host labels of every sample, escaped, in o->host. */
 static int host_labels(struct out *o, const Fleetbench__Report *rep)
 {
@@ -406,6 +452,7 @@ int textfile_format(const Fleetbench__Report *rep, char **ret, size_t *ret_len)
 		capabilities_part(&o, rep->capabilities);
 	bench_part(&o, rep);
 	comparison_part(&o, rep);
+	cost_part(&o, rep);
 	/* a memstream fails only for memory */
 	r = ferror(o.f) || o.oom ? -ENOMEM : 0;
 	if (fclose(o.f) != 0)

@@ -296,6 +296,47 @@ static void test_numbers(void)
 		       "benchmarks[0].parameters[5].int_value: -10 is negative (a size, duration or count)");
 }
 
+/* Issue 36's costs: each figure within its bounds, a benchmark once. */
+static void test_costs(void)
+{
+	Fleetbench__Cost c[2], *cp[2] = { &c[0], &c[1] }, total;
+	struct fixture f;
+
+	fixture_init(&f);
+	for (int i = 0; i < 2; i++) {
+		fleetbench__cost__init(&c[i]);
+		c[i].benchmark = i ? "membw" : "thp_chase";
+		c[i].wall_s = 2.5;
+		c[i].cpu_s = 3.0;
+		c[i].peak_memory_bytes = 146104320;
+		c[i].written_bytes = 0;
+	}
+	fleetbench__cost__init(&total);
+	total.benchmark = "total";
+	total.wall_s = 5;
+	f.r.costs = cp;
+	f.r.n_costs = 2;
+	f.r.cost_total = &total;
+	expect_valid(&f);
+	c[1].wall_s = -0.5;
+	expect_invalid(&f, "costs[1].wall_s: -0.5 is outside [0, 604800]");
+	c[1].wall_s = 2.5;
+	c[0].cpu_s = 1e9;
+	expect_invalid(&f, "costs[0].cpu_s: 1e+09 is outside [0, 604800]");
+	c[0].cpu_s = 3.0;
+	c[1].peak_memory_bytes = (uint64_t)INT64_MAX + 1;
+	expect_invalid(&f, "costs[1]: a byte count above 9223372036854775807");
+	c[1].peak_memory_bytes = 0;
+	c[1].benchmark = "thp_chase";
+	expect_invalid(&f, "costs[1].benchmark: 'thp_chase' again (costs[0])");
+	c[1].benchmark = "membw";
+	total.wall_s = NAN;
+	expect_invalid(&f, "cost_total.wall_s: not finite (NaN)");
+	total.wall_s = 5;
+	c[0].benchmark = "";
+	expect_invalid(&f, "costs[0].benchmark: empty");
+}
+
 /* proto/bounds.h: a figure that cannot be true is refused, named. */
 static void test_bounds(void)
 {
@@ -392,6 +433,7 @@ int main(void)
 	test_strings();
 	test_numbers();
 	test_bounds();
+	test_costs();
 	test_failures();
 	return check_summary();
 }

@@ -119,7 +119,7 @@ static const char report_json[] =
 	"  \"sqpoll_errno\": 1, \"io_uring_opcodes\": [\"NOP\", \"READV\"],"
 	"  \"io_uring_features\": [], \"vcpus\": 2, \"memory_kb\": 4015608,"
 	"  \"cpu_model\": \"AMD EPYC 7B13\", \"vm\": \"kvm\"},"
-	" \"tags\": []}";
+	" \"tags\": [], \"costs\": []}";
 
 static void test_report(void)
 {
