@@ -347,7 +347,13 @@ static const char compare_usage[] =
 	"      --by KEYS            group by these keys, comma-separated (default\n"
 	"                           provider,instance_type,kernel)\n"
 	"      --metric NAME        one metric (above); list: the metrics stored\n"
-	FIGURES_USAGE FILTER_USAGE CMD_METHOD_USAGE "\n" KEYS_USAGE "\n";
+	FIGURES_USAGE
+	"      --figures cost       instead of the figures, what the runs cost their\n"
+	"                           hosts, per benchmark and in total: the median\n"
+	"                           wall seconds with its 95% interval and the most,\n"
+	"                           CPU seconds, peak and written MiB (psql:\n"
+	"                           fleet_cost_by(by, filter, since, method_key))\n"
+	FILTER_USAGE CMD_METHOD_USAGE "\n" KEYS_USAGE "\n";
 
 /*
  * cmd_query(), then the groups printed with output_said_once(said) and
@@ -381,6 +387,7 @@ static int print_groups(struct cmd_ctx *ctx, const char *sql, int nparams,
 	     i++)
 		if (strcmp(PQfname(res, i), "method") &&
 		    strcmp(PQfname(res, i), "metric") &&
+		    strcmp(PQfname(res, i), "benchmark") &&
 		    !in_list(by ? by : "provider,instance_type,kernel",
 			     PQfname(res, i)) &&
 		    /* tags labels the tag.KEY keys of by */
@@ -473,6 +480,22 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	if (metric)
 		return compare_metric(ctx, metric, by, filter_param(filter),
 				      since, method);
+	if (figures && !strcmp(figures, "cost")) {
+		/* what the runs cost their hosts (issue 36) */
+		static const char *const cost_said[] = { "method", NULL };
+		const char *params[] = { by, filter_param(filter), since,
+					 method };
+
+		if (by_tags(by)) {
+			log_error("--figures cost groups by the keys of the runs, not by tags");
+			return CMD_USAGE;
+		}
+		return print_groups(ctx,
+				    "SELECT * FROM fleet_cost_by("
+				    "string_to_array($1, ','), $2::jsonb, "
+				    "$3::timestamptz, $4)",
+				    4, params, by, cost_said, false, NULL);
+	}
 	{
 		static const char *const said[] = { "method", NULL };
 		const char *params[] = { by, filter_param(filter), since,

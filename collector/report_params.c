@@ -575,6 +575,27 @@ static void enc_more(struct enc *e, const Fleetbench__Report *r)
 			any[3] |= w->noisy_reason != NULL;
 			any[4] |= w->cpus != NULL;
 		}
+	/* what the run cost its host (025): each Cost as the walker
+	 * writes it, the benchmarks' and the total */
+	if (ok && (r->n_costs || r->cost_total)) {
+		struct json_object *costs = json_object_new_array();
+
+		ok = costs && !json_object_object_add(o, "costs", costs);
+		if (!ok)
+			json_object_put(costs);
+		for (size_t i = 0; ok && i <= r->n_costs; i++) {
+			const Fleetbench__Cost *c =
+				i < r->n_costs ? r->costs[i] : r->cost_total;
+			struct json_object *j;
+
+			if (!c)
+				continue;
+			j = pbjson_from_message(&c->base);
+			ok = j && !json_object_array_add(costs, j);
+			if (!ok)
+				json_object_put(j);
+		}
+	}
 	/* the three target arrays go together, element i for comparison i */
 	any[0] = any[1] = any[2] = any[0] || any[1] || any[2];
 	for (int k = 0; k < 5; k++) {
@@ -589,7 +610,7 @@ static void enc_more(struct enc *e, const Fleetbench__Report *r)
 		if (!e->r) {
 			e->r = -ENOMEM;
 			snprintf(e->err, PG_ERR_LEN,
-				 "out of memory for the targets and windows");
+				 "out of memory for the targets, windows and costs");
 		}
 		pgparam_null(e->p, PGPARAM_TEXT);
 	} else if (!json_object_object_length(o)) {

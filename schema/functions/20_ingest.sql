@@ -598,6 +598,21 @@ BEGIN
 			     THEN w_cpus END);
 	END IF;
 
+	-- what the run cost its host (025): more's "costs", one row per
+	-- benchmark and the total; none from agents before it
+	IF more IS NOT NULL THEN
+		INSERT INTO run_costs (run_id, benchmark, wall_s, cpu_s,
+				       peak_memory_bytes, written_bytes)
+		SELECT fleetbench_ingest_run.run_id, x.benchmark, x.wall_s,
+		       x.cpu_s, x.peak_memory_bytes, x.written_bytes
+		FROM jsonb_to_recordset(CASE
+			WHEN jsonb_typeof(more::jsonb -> 'costs') = 'array'
+			THEN more::jsonb -> 'costs' ELSE '[]' END)
+			AS x(benchmark text, wall_s double precision,
+			     cpu_s double precision, peak_memory_bytes bigint,
+			     written_bytes bigint);
+	END IF;
+
 	-- for fleetbench_ingest_end(): a setting local to the transaction,
 	-- not a temporary table (whose removal at a backend's exit is a
 	-- commit of its own: one that waits for a synchronous standby
@@ -914,7 +929,12 @@ BEGIN
 			'c_target_reached', c.target_reached,
 			'c_rounds', c.rounds,
 			'w_noisy_reason', b.w_noisy_reason,
-			'w_cpus', b.w_cpus)::text);
+			'w_cpus', b.w_cpus,
+			'costs', CASE WHEN jsonb_typeof(report -> 'costs') = 'array'
+				      THEN report -> 'costs' ELSE '[]' END
+				 || CASE WHEN jsonb_typeof(report -> 'cost_total') = 'object'
+					 THEN jsonb_build_array(report -> 'cost_total')
+					 ELSE '[]' END)::text);
 	PERFORM fleetbench_ingest_end();
 	RETURN stored;
 END
