@@ -48,7 +48,9 @@ static const char report_usage[] =
 	"the database under THP modes); the capability matrix (instance type x kernel:\n"
 	"io_uring usable, SQPOLL permitted, 1 GiB pages, THP mode, and the runs\n"
 	"flagged noisy or with a figure wider than its target); what changed\n"
-	"between kernels; and the open alerts when the database has them.\n"
+	"between kernels; what a run costs its host per instance type (wall\n"
+	"time, CPU, peak memory, bytes written; when runs reported it); and the\n"
+	"open alerts when the database has them.\n"
 	"--format does not apply.\n"
 	"\n"
 	"options:\n"
@@ -108,6 +110,64 @@ static const char alerts_sql[] =
 	"WHERE coalesce(a->>'acknowledged_at', a->>'acknowledged', 'false') = 'false' "
 	"GROUP BY 1, 2, 3, 4 ORDER BY min(a->>'created_at') DESC, 1, 2, 3, 4 "
 	"LIMIT 200";
+
+/* What a run costs its host (issue 36): per instance type and method, the
+ * total of the runs that reported it. */
+static const char costs_sql[] =
+	"SELECT method, provider, instance_type, runs, wall_s, wall_s_lo, "
+	"wall_s_hi, wall_s_max, cpu_s, peak_memory_mib, written_mib "
+	"FROM fleet_cost_by('{provider,instance_type}', $1::jsonb, "
+	"$2::timestamptz, $3) WHERE benchmark = 'total'";
+
+static void cost_cell(FILE *f, const PGresult *res, int r, const char *col)
+{
+	fprintf(f, "<td class=\"num\">");
+	html_esc(f, html_val(res, r, col));
+	fprintf(f, "</td>");
+}
+
+static void costs(FILE *f, const PGresult *res)
+{
+	static const char *const cols[] = { "wall_s_max", "cpu_s",
+					    "peak_memory_mib", "written_mib" };
+
+	if (!res || !PQntuples(res))
+		return; /* no run reported its cost (agents before issue 36) */
+	fprintf(f, "<section id=\"costs\">\n<h2>What a run costs its host</h2>\n"
+		   "<p class=\"note\">Per instance type and method, over the runs "
+		   "that reported it: the median wall time of the run's benchmarks "
+		   "with its 95%% interval and the most one run took, the median CPU "
+		   "seconds, peak memory and bytes written.</p>\n<table>\n<thead><tr>"
+		   "<th>instance type</th><th>method</th><th>runs</th>"
+		   "<th>wall s</th><th>most s</th><th>CPU s</th><th>peak MiB</th>"
+		   "<th>written MiB</th></tr></thead>\n<tbody>\n");
+	for (int r = 0; r < PQntuples(res); r++) {
+		const char *lo = html_val(res, r, "wall_s_lo");
+
+		fprintf(f, "<tr><td>");
+		html_esc(f, html_val(res, r, "provider"));
+		fprintf(f, " ");
+		html_esc(f, html_val(res, r, "instance_type"));
+		fprintf(f, "</td><td><code>");
+		html_esc(f, html_val(res, r, "method"));
+		fprintf(f, "</code></td>");
+		cost_cell(f, res, r, "runs");
+		fprintf(f, "<td class=\"num\">");
+		html_esc(f, html_val(res, r, "wall_s"));
+		if (lo) {
+			fprintf(f, " [");
+			html_esc(f, lo);
+			fprintf(f, ", ");
+			html_esc(f, html_val(res, r, "wall_s_hi"));
+			fprintf(f, "]");
+		}
+		fprintf(f, "</td>");
+		for (size_t c = 0; c < ARRAY_SIZE(cols); c++)
+			cost_cell(f, res, r, cols[c]);
+		fprintf(f, "</tr>\n");
+	}
+	fprintf(f, "</tbody>\n</table>\n</section>\n");
+}
 
 /* ---- capability matrix ---- */
 
@@ -371,7 +431,8 @@ static const char style[] =
 	"tr.changed td{background:#fff4e5}code{font-size:.9em;word-break:break-all}";
 
 static int write_report(FILE *f, const char *title, const PGresult *k,
-			const PGresult *a, const struct prices_report *p)
+			const PGresult *a, const PGresult *co,
+			const struct prices_report *p)
 {
 	time_t now = time(NULL);
 	char when[64];
@@ -416,6 +477,7 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 	if (matrix(f, k) < 0)
 		return -ENOMEM;
 	changes(f, k);
+	costs(f, co);
 	alerts(f, a);
 	fprintf(f, "</body>\n</html>\n");
 	return ferror(f) ? -EIO : 0;
@@ -423,7 +485,8 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 
 /* Writes the report to a temporary file beside path, then renames it. */
 static int write_file(const char *path, const char *title, const PGresult *k,
-		      const PGresult *a, const struct prices_report *p)
+		      const PGresult *a, const PGresult *co,
+		      const struct prices_report *p)
 {
 	_cleanup_free_ char *tmp = NULL;
 	FILE *f;
@@ -441,7 +504,7 @@ static int write_file(const char *path, const char *title, const PGresult *k,
 		unlink(tmp);
 		return r;
 	}
-	r = write_report(f, title, k, a, p);
+	r = write_report(f, title, k, a, co, p);
 	if (fflush(f) == EOF || fsync(fileno(f)) < 0)
 		r = r ? r : -errno;
 	if (fchmod(fileno(f), 0644) < 0)
@@ -475,7 +538,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *method = NULL, *by = NULL;
 	_cleanup_(json_put) struct json_object *filter = NULL;
 	_cleanup_free_ char *where = NULL, *titled = NULL;
-	PGresult *k = NULL, *a = NULL, *has = NULL;
+	PGresult *k = NULL, *a = NULL, *has = NULL, *co = NULL;
 	struct prices_report *p = NULL;
 	int c, r;
 
@@ -548,8 +611,13 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	if (r == CMD_OK)
 		r = prices_report_query(ctx, since, method,
 					 cmd_filter_param(filter), &p);
+	if (r == CMD_OK)
+		r = cmd_query(ctx, costs_sql, 3,
+			      (const char *[]){ cmd_filter_param(filter), since,
+						method },
+			      &co);
 	if (r == CMD_OK) {
-		int w = write_file(out, title, k, a, p);
+		int w = write_file(out, title, k, a, co, p);
 
 		if (w < 0) {
 			log_error("cannot write the report '%s': %s", out,
@@ -560,6 +628,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	PQclear(k);
 	PQclear(a);
 	PQclear(has);
+	PQclear(co);
 	prices_report_free(p);
 	return r;
 }

@@ -122,6 +122,14 @@ check_grep "a table says the method once" "$tmp/cost.txt" '^method: quick\+'
 fb compare --figures cost --by tag.env >"$tmp/cost.err" 2>&1
 check_eq "--by tag.KEY is refused for costs" "$?" 2
 
+fb report --out "$tmp/report.html" 2>"$tmp/report.err"
+check_eq "report exits 0 ($(cat "$tmp/report.err"))" "$?" 0
+check_has "the HTML report has the cost section" "$tmp/report.html" \
+	'<h2>What a run costs its host</h2>'
+check_grep "with the instance type's two runs and their median wall" \
+	"$tmp/report.html" \
+	"<tr><td>test t1</td><td><code>quick[^<]*</code></td><td class=\"num\">2</td><td class=\"num\">$want</td>"
+
 # --- the jsonb contract ----------------------------------------------------------
 
 report=$(cat "$SOURCE_DIR/tests/fixtures/reports/aws-m5.large-a.json")
