@@ -101,6 +101,11 @@ struct bench_ops {
 	/* An I/O benchmark: a window with I/O pressure above
 	 * psi_io_threshold_pct is noisy too. */
 	bool io;
+	/* The I/O rule's threshold for it is at least this, percent: its own
+	 * writes stall tasks that are not its threads (the filesystem's
+	 * journal, the device's completions), which its own waits do not
+	 * explain (docs/bench.md, "Trust markers"). 0: the setting alone. */
+	long long io_threshold_min_pct;
 	/* Allocates buffers and files, decides which variants run (creating
 	 * their results, skipped or not). *state is passed to run/teardown.
 	 * Returns 0 or -errno; a benchmark that cannot run at all on this host

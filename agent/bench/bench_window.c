@@ -299,11 +299,14 @@ static void window_noisy(struct bench_result *res, const struct window_end *e,
 			   w->psi_cpu_some_pct, p->psi_cpu_threshold_pct);
 	if (ops && ops->io) {
 		double io = io_excess(res, e, w);
+		long long t = p->psi_io_threshold_pct > ops->io_threshold_min_pct ?
+				      p->psi_io_threshold_pct :
+				      ops->io_threshold_min_pct;
 
-		if (isfinite(io) && io > (double)p->psi_io_threshold_pct)
+		if (isfinite(io) && io > (double)t)
 			reason_add(why, sizeof(why),
 				   "io pressure beyond own waits %.1f%% > %lld%%",
-				   io, p->psi_io_threshold_pct);
+				   io, t);
 	}
 	w->has_noisy = 1;
 	w->noisy = why[0] != '\0';
