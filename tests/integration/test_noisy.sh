@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Noisy windows from pressure stall information (docs/bench.md, "Trust
 # markers: noisy windows"), on the real kernel: a quiet run's windows carry
-# the PSI shares and the vCPUs and none is noisy; with one busy loop per
+# the PSI shares and the vCPUs and none is noisy (but for the hypervisor's
+# steal, measured above its threshold); with one busy loop per
 # vCPU competing, every false_sharing window is noisy for CPU pressure and
 # the table says why; with a competing O_DIRECT writer, most of the seqwrite
 # and randread (pread, io_uring) windows are noisy for I/O pressure beyond
@@ -76,6 +77,7 @@ io_reason = "io pressure beyond own waits"
 cpu_reason = "cpu pressure"
 io_counted = io_flagged = 0
 fs_windows = 0
+steal_only = 0
 for b in bench["benchmarks"]:
     name = "%s/%s" % (b["benchmark"], b["variant"])
     if b.get("skip_reason") or b.get("failure"):
@@ -97,7 +99,17 @@ for b in bench["benchmarks"]:
         if w.get("noisy") != bool(why):
             bad.append("%s: noisy %r but reason %r" % (where, w.get("noisy"), why))
         if mode == "quiet" and w.get("noisy"):
-            bad.append("%s: noisy in a quiet run: %s" % (where, why))
+            # steal is the hypervisor's, which no test quiets: a window
+            # flagged for it alone, with the steal it measured above the
+            # threshold, is the report of that fact; any other reason is
+            # a quiet window called noisy
+            others = [r for r in why.split("; ") if not r.startswith("steal ")]
+            if others:
+                bad.append("%s: noisy in a quiet run: %s" % (where, why))
+            elif not w.get("steal_pct", 0) > 5:
+                bad.append("%s: flagged for steal %r with steal_pct %r" % (where, why, w.get("steal_pct")))
+            else:
+                steal_only += 1
         if mode == "cpu" and b["benchmark"] == "false_sharing":
             fs_windows += 1
             if cpu_reason not in why:
@@ -108,6 +120,8 @@ for b in bench["benchmarks"]:
                                      "randread/pread", "randread/io_uring"):
             io_counted += 1
             io_flagged += io_reason in why
+if steal_only:
+    print("quiet: %d windows flagged for the hypervisor's steal alone, as they must be" % steal_only)
 if mode == "cpu" and fs_windows < 3:
     bad.append("false_sharing measured %d windows, expected 12" % fs_windows)
 if mode == "io":
@@ -147,7 +161,9 @@ wait_quiet() {
 	return 1
 }
 
-# --- quiet: the shares and the vCPUs are there, no window is noisy. Up to
+# --- quiet: the shares and the vCPUs are there, no window is noisy but
+# for the hypervisor's steal (which no test quiets: a window flagged for it
+# alone must have measured it above the threshold). Up to
 # two more tries when one had a noisy window: ctest runs this test alone,
 # but the machine may still be busy with something else for a moment.
 for try in 1 2 3; do
