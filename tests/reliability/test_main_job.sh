@@ -67,29 +67,27 @@ fi
 cpu0=/sys/devices/system/cpu/cpu0
 # fake_cpu0 SIZE: prints SRC DST for the bind mount of a fake L3 of SIZE
 fake_cpu0() {
-	local dir=$tmp/llc-$1 cache
-	if [ -d "$cpu0/cache" ]; then
-		cache=$dir
-		mkdir -p "$cache"
-		cp -r "$cpu0/cache/." "$cache/" 2>/dev/null
-		echo "$dir $cpu0/cache"
-	else
-		mkdir -p "$dir"
-		cp -r "$cpu0/." "$dir/" 2>/dev/null
-		cache=$dir/cache
-		echo "$dir $cpu0"
+	local dir=$tmp/llc-$1 cache=$tmp/llc-$1 dst=$cpu0/cache
+	if [ ! -d "$cpu0/cache" ]; then
+		cache=$dir/cache dst=$cpu0
 	fi
-	# an L1d and the L3, whatever the host had
-	rm -rf "${cache:?}"/index*
-	mkdir -p "$cache/index0" "$cache/index1"
-	echo 1 >"$cache/index0/level"
-	echo Data >"$cache/index0/type"
-	echo 48K >"$cache/index0/size"
-	echo 0 >"$cache/index0/shared_cpu_list"
-	echo 3 >"$cache/index1/level"
-	echo Unified >"$cache/index1/type"
-	echo "$1" >"$cache/index1/size"
-	echo "0-$(($(nproc) - 1))" >"$cache/index1/shared_cpu_list"
+	if [ ! -d "$cache/index1" ]; then
+		# cpu0's other files, when its whole directory is covered
+		[ "$dst" = "$cpu0" ] && mkdir -p "$dir" &&
+			cp -r "$cpu0/." "$dir/" 2>/dev/null
+		# an L1d and the L3, whatever the host had
+		cache_index "$cache/index0" 1 Data 48K 0
+		cache_index "$cache/index1" 3 Unified "$1" "0-$(($(nproc) - 1))"
+	fi
+	echo "$dir $dst"
+}
+# cache_index DIR LEVEL TYPE SIZE CPUS: one sysfs cache index
+cache_index() {
+	mkdir -p "$1"
+	echo "$2" >"$1/level"
+	echo "$3" >"$1/type"
+	echo "$4" >"$1/size"
+	echo "$5" >"$1/shared_cpu_list"
 }
 # llc_prefix LLC: sets prefix, the command line that runs a command with
 # that cache (host: none)
