@@ -44,6 +44,7 @@ static int bench_resolve(struct agent_config *cfg)
 	FILL(scaling_ms);
 	FILL(bw_bytes);
 	FILL(timeout_s);
+	FILL(max_seconds);
 	FILL(db_scale);
 	FILL(db_rate);
 	FILL(db_seconds);

@@ -273,6 +273,8 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 		}
 	}
 	ret = ST_FAILURE;
+	/* the probe's time counts in the run's max_seconds */
+	cfg->bench.run_started = bench_now();
 	r = agent_probe(cfg, cli, &report);
 	if (r < 0)
 		goto out;

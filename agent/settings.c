@@ -77,6 +77,11 @@ const struct config_key agent_settings[] = {
 	CONFIG_KEY("bench", "max_repeats", CONFIG_INT, B(max_repeats), NULL, 1,
 		   1000, "max-repeats", "N",
 		   "at most N repeats (quick 8, standard 20, full 40)"),
+	CONFIG_KEY("bench", "max_seconds", CONFIG_INT, B(max_seconds), NULL, 5,
+		   604800, "max-seconds", "S",
+		   "the whole run within S seconds: each benchmark's\n"
+		   "allowance is its share of them (default: the\n"
+		   "profile's budget, quick 30, standard 180, full 900)"),
 	CONFIG_KEY("bench", "chase_bytes", CONFIG_SIZE, B(chase_bytes), NULL,
 		   1 << 20, 256 * GiB, "chase-bytes", "SIZE",
 		   "thp_chase buffer size"),

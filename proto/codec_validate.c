@@ -541,6 +541,16 @@ static int check_cost(const Fleetbench__Cost *c, const char *what,
 	if (!(c->cpu_s >= 0 && c->cpu_s <= CODEC_MAX_COST_SECONDS))
 		return codec_invalid(err, "%s.cpu_s: %g is outside [0, %g]",
 				     what, c->cpu_s, CODEC_MAX_COST_SECONDS);
+	if (c->has_allowance_s &&
+	    !(c->allowance_s >= 0 && c->allowance_s <= CODEC_MAX_COST_SECONDS))
+		return codec_invalid(err,
+				     "%s.allowance_s: %g is outside [0, %g]",
+				     what, c->allowance_s,
+				     CODEC_MAX_COST_SECONDS);
+	if (c->has_rounds && (c->rounds < 0 || c->rounds > CODEC_MAX_WINDOWS))
+		return codec_invalid(err, "%s.rounds: %lld is outside [0, %d]",
+				     what, (long long)c->rounds,
+				     CODEC_MAX_WINDOWS);
 	if (c->peak_memory_bytes > (uint64_t)INT64_MAX ||
 	    c->written_bytes > (uint64_t)INT64_MAX)
 		return codec_invalid(err, "%s: a byte count above %lld", what,

@@ -64,6 +64,10 @@ struct method_profile {
 	int64_t db_seconds;
 	uint64_t writeback_dirty_bytes;
 	int64_t timeout_s;
+	/* the profile's time budget, seconds: the whole bench run (probe to
+	 * report) within it on any host; each benchmark gets a share of it
+	 * (docs/bench.md, "Time allowances") */
+	int64_t max_s;
 	/* adaptive repeats: the target half-width of every interval (percent
 	 * of its ratio), each benchmark's time for its rounds, and their
 	 * most; `repeats` is their least */

@@ -141,8 +141,9 @@ static Fleetbench__BenchRun *bench_run_new(void)
 	return b;
 }
 
-/* b->cost_total from b->costs: the sums, and the largest peak. */
-static int cost_total(Fleetbench__BenchRun *b)
+/* b->cost_total from b->costs: the sums, the largest peak, and the run's
+ * max_seconds as its allowance. */
+static int cost_total(Fleetbench__BenchRun *b, long long max_seconds)
 {
 	Fleetbench__Cost *t;
 
@@ -157,6 +158,8 @@ static int cost_total(Fleetbench__BenchRun *b)
 		free(t);
 		return -ENOMEM;
 	}
+	t->has_allowance_s = max_seconds > 0;
+	t->allowance_s = (double)max_seconds;
 	for (size_t i = 0; i < b->n_costs; i++) {
 		const Fleetbench__Cost *c = b->costs[i];
 
@@ -170,6 +173,28 @@ static int cost_total(Fleetbench__BenchRun *b)
 	return 0;
 }
 
+/*
+ * The time of the benchmark `at` of the run (docs/bench.md, "Time
+ * allowances"): what is left of the run's max_seconds, less a reserve for
+ * what follows the benchmarks (the report, the spool: 5% of the run),
+ * shared among it and the benchmarks still to run by weight. A benchmark
+ * that ends early leaves its rest to the ones after it.
+ */
+static double allowance_of(const struct bench_params *p, const char *only,
+			   size_t at, double started)
+{
+	double end = started + (double)p->max_seconds * 0.95;
+	double left = end - bench_now();
+	unsigned int weights = 0;
+
+	for (size_t i = at; i < ARRAY_SIZE(bench_table); i++)
+		if (bench_selected(bench_table[i], p->profile, only))
+			weights += bench_table[i]->weight;
+	if (left <= 0 || !weights)
+		return 0;
+	return left * bench_table[at]->weight / weights;
+}
+
 int bench_suite_run(const struct bench_params *p, const char *only,
 		    Fleetbench__BenchRun **ret, char *err, size_t errlen)
 {
@@ -179,6 +204,7 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 	};
 	struct bench_out suite = { 0 };
 	void *page = MAP_FAILED;
+	double started = p->run_started > 0 ? p->run_started : bench_now();
 	int r = 0;
 
 	if (only_check(only, err, errlen) < 0)
@@ -201,6 +227,9 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 		goto out;
 	}
 	run.where = page;
+	r = bench_check_room(&run, only, err, errlen);
+	if (r < 0)
+		goto out;
 
 	for (size_t i = 0; i < ARRAY_SIZE(bench_table) && r == 0; i++) {
 		const struct bench_ops *ops = bench_table[i];
@@ -211,6 +240,8 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 			r = -EINTR;
 			break;
 		}
+		run.allowance_s = allowance_of(p, only, i, started);
+		run.deadline = bench_now() + run.allowance_s;
 		r = bench_run_isolated(&run, ops, &suite);
 		if (r < 0 && r != -EINTR)
 			snprintf(err, errlen, "benchmark %s: %s", ops->name,
@@ -228,7 +259,7 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 			goto out;
 		}
 	}
-	r = cost_total(suite.msg);
+	r = cost_total(suite.msg, p->max_seconds);
 	if (r < 0)
 		goto out;
 	suite.msg->has_seed = 1;

@@ -71,6 +71,13 @@ struct bench_params {
 	long long target_pct;
 	long long budget_s;
 	long long max_repeats;
+	/* The whole run's time, seconds (--max-seconds; the profile's budget
+	 * by default): each benchmark's allowance is a share of what is left
+	 * of it when the benchmark starts, by its weight (docs/bench.md,
+	 * "Time allowances"). run_started: when the run began (bench_now();
+	 * 0: when bench_suite_run() was called), so the probe's time counts. */
+	long long max_seconds;
+	double run_started;
 	long long reserve_hugetlb; /* 2 MiB pages to reserve (root), 0: none */
 	/* writeback's tuned variant: vm.dirty_bytes (root), 0: not run */
 	uint64_t writeback_dirty_bytes;
@@ -106,6 +113,17 @@ struct bench_ops {
 	 * journal, the device's completions), which its own waits do not
 	 * explain (docs/bench.md, "Trust markers"). 0: the setting alone. */
 	long long io_threshold_min_pct;
+	/* Its share of the profile's time: the allowance of a benchmark is
+	 * what is left of the run times its weight over the weights of the
+	 * benchmarks still to run (bench.c, allowance_of()). Set from the
+	 * time its least rounds take (docs/bench.md, "Time allowances"). */
+	unsigned int weight;
+	/* Optional: the memory it holds at once and the disk space it writes
+	 * in p->dir, bytes, with p's sizes. The run refuses to start when the
+	 * largest of either does not fit (bench_check_room()); each
+	 * benchmark checks again when it makes them. */
+	void (*needs)(const struct bench_params *p, uint64_t *memory,
+		      uint64_t *disk);
 	/* Allocates buffers and files, decides which variants run (creating
 	 * their results, skipped or not). *state is passed to run/teardown.
 	 * Returns 0 or -errno; a benchmark that cannot run at all on this host
@@ -204,6 +222,10 @@ void bench_install_signals(void);
 /* True once SIGINT or SIGTERM arrived: stop measuring and return -EINTR. */
 bool bench_interrupted(void);
 
+/* Whether the running benchmark's allowance is spent (in its process; no
+ * allowance: never): a setup's long loop (writing a file) stops there. */
+bool bench_overdue(void);
+
 const struct bench_params *bench_params_of(struct bench_run *run);
 
 /* Root for kernel files (/proc/meminfo, /sys/...): "/" except in tests. */
@@ -273,6 +295,17 @@ int bench_check_memory(struct bench_run *run, uint64_t bytes, char *err,
  * 512 MiB), else -ENOSPC with why in err; -errno when dir is unusable. */
 int bench_check_space(const char *dir, uint64_t bytes, char *err,
 		      size_t errlen);
+
+/*
+ * Before a run: 0 when the most memory any benchmark of it holds at once
+ * (bench_ops.needs) fits in MemAvailable, and the largest file in the work
+ * directory fits in its free space, each with the margins above; else
+ * -ENOMEM or -ENOSPC with err naming both figures and the benchmark that
+ * needs them ("refused: profile standard needs 2112 MiB of memory at once
+ * (thp_chase) and a 256 MiB margin, but MemAvailable is 1900 MiB").
+ */
+int bench_check_room(struct bench_run *run, const char *only, char *err,
+		     size_t errlen);
 
 /*
  * Creates an unnamed file in dir (O_TMPFILE, else a named file unlinked at

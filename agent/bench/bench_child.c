@@ -60,6 +60,14 @@ bool bench_interrupted(void)
 	return bench_stop != 0;
 }
 
+/* The running benchmark's deadline (bench_now()), in its child; 0: none. */
+static double deadline_at;
+
+bool bench_overdue(void)
+{
+	return deadline_at > 0 && bench_now() >= deadline_at;
+}
+
 /* ---- restoring what a benchmark changed ---- */
 
 int bench_restore_arm(struct bench_run *run, const char *path,
@@ -172,6 +180,47 @@ static int rounds_tight(struct bench_run *run, const struct bench_ops *ops,
 	return counted == 0 ? -1 : tight;
 }
 
+/*
+ * What ends the rounds of a benchmark with an allowance: its deadline, less
+ * 5% of the allowance for its compare and teardown. The next round is
+ * assumed to take as long as the mean so far.
+ */
+static bool rounds_past_allowance(const struct bench_run *run, double start,
+				  long long rounds)
+{
+	double now = bench_now();
+
+	if (run->allowance_s <= 0 || rounds <= 0)
+		return false;
+	return now + (now - start) / (double)rounds >
+	       run->deadline - 0.05 * run->allowance_s;
+}
+
+/* The variants not skipped yet, skipped: no round fitted its allowance. */
+static void skip_unmeasured(struct bench_run *run)
+{
+	for (size_t i = 0; i < run->nresults; i++)
+		if (!bench_result_skipped(run->results[i]))
+			bench_result_skip(run->results[i],
+					  "its allowance of %.1f s of the run's %lld s was spent before its first round",
+					  run->allowance_s,
+					  run->params->max_seconds);
+}
+
+/* The variants measured, told that their rounds stopped at the allowance
+ * below the profile's least. */
+static void mark_cut(struct bench_run *run, long long rounds)
+{
+	char text[160];
+
+	snprintf(text, sizeof(text),
+		 "%lld of the least %lld: its allowance of %.1f s ran out",
+		 rounds, run->params->repeats, run->allowance_s);
+	for (size_t i = 0; i < run->nresults; i++)
+		if (!bench_result_skipped(run->results[i]))
+			bench_param_str(run->results[i], "rounds_cut", text);
+}
+
 int bench_rounds(struct bench_run *run, const struct bench_ops *ops,
 		 void *state, long long *ret_rounds)
 {
@@ -181,17 +230,32 @@ int bench_rounds(struct bench_run *run, const struct bench_ops *ops,
 		.max_rounds = p->adaptive && p->max_repeats > p->repeats ?
 				      p->max_repeats :
 				      p->repeats,
-		.budget_s = (double)p->budget_s,
+		.budget_s = p->adaptive ? (double)p->budget_s : INFINITY,
 	};
 	struct bench_where *w = run->where;
 	double start = bench_now();
 	long long k;
 	int r = 0, tight_rounds = 0;
+	bool cut = false;
 
+	/* the allowance holds the adaptive rounds too (issue 36) */
+	if (run->allowance_s > 0)
+		rule.budget_s = fmin(rule.budget_s,
+				     run->deadline - 0.05 * run->allowance_s -
+					     start);
+	if (run->allowance_s > 0 && bench_now() >= run->deadline) {
+		skip_unmeasured(run);
+		*ret_rounds = 0;
+		return 0;
+	}
 	for (k = 0; r == 0; k++) {
 		bool more = k < rule.min_rounds;
 
-		if (!more && k < rule.max_rounds && ops->compare) {
+		if (more && rounds_past_allowance(run, start, k)) {
+			more = false;
+			cut = true;
+		}
+		if (!more && !cut && k < rule.max_rounds && ops->compare) {
 			int t = rounds_tight(run, ops, state);
 
 			tight_rounds = t > 0 ? tight_rounds + 1 : 0;
@@ -208,6 +272,10 @@ int bench_rounds(struct bench_run *run, const struct bench_ops *ops,
 					  ops->run(run, state, (unsigned int)k);
 	}
 	*ret_rounds = r == 0 ? k : k - 1;
+	if (w)
+		w->rounds = *ret_rounds;
+	if (r == 0 && cut)
+		mark_cut(run, k);
 	return r;
 }
 
@@ -253,6 +321,7 @@ child_main(struct bench_run *run, const struct bench_ops *ops, pid_t parent,
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	if (getppid() != parent)
 		bench_stop = SIGTERM;
+	deadline_at = run->allowance_s > 0 ? run->deadline : 0;
 	where_phase(w, PHASE_SETUP);
 	snprintf(name, sizeof(name), "bench-setup-%s", ops->name);
 	r = fault_point(name);
@@ -516,10 +585,12 @@ static void recover(struct bench_run *run, const struct bench_ops *ops,
 /*
  * Appends what the benchmark's process cost (issue 36) to out->msg->costs:
  * its wall time and wait4's rusage of it, which counts its threads and the
- * children it waited for. 0 or -ENOMEM.
+ * children it waited for, its allowance, and the rounds it measured when
+ * it ended well (measured). 0 or -ENOMEM.
  */
-static int cost_add(struct bench_out *out, const char *name, double wall_s,
-		    const struct rusage *u)
+static int cost_add(struct bench_out *out, const struct bench_run *run,
+		    const char *name, double wall_s, const struct rusage *u,
+		    bool measured)
 {
 	Fleetbench__Cost *c;
 
@@ -540,6 +611,10 @@ static int cost_add(struct bench_out *out, const char *name, double wall_s,
 		   (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
 	c->peak_memory_bytes = (uint64_t)u->ru_maxrss * 1024; /* KiB */
 	c->written_bytes = (uint64_t)u->ru_oublock * 512;
+	c->has_allowance_s = run->allowance_s > 0;
+	c->allowance_s = run->allowance_s;
+	c->has_rounds = measured;
+	c->rounds = run->where->rounds;
 	out->msg->costs[out->msg->n_costs++] = c;
 	return 0;
 }
@@ -572,7 +647,9 @@ int bench_run_isolated(struct bench_run *run, const struct bench_ops *ops,
 	r = child_wait(pid, run->params->timeout_s, &status, &timed_out,
 		       &usage);
 	if (r == 0) {
-		r = cost_add(out, ops->name, bench_now() - started, &usage);
+		r = cost_add(out, run, ops->name, bench_now() - started,
+			     &usage,
+			     WIFEXITED(status) && WEXITSTATUS(status) == 0);
 		if (r < 0)
 			return r;
 	}

@@ -44,6 +44,7 @@ struct bench_where {
 	int phase; /* enum bench_phase */
 	int variant; /* the window last begun (index into variants), -1 */
 	long long repeat; /* 0-based, in PHASE_RUN */
+	long long rounds; /* the rounds done, once bench_rounds() ends */
 	int error; /* errno of a child that exits CHILD_EXIT_ERROR */
 	char error_text[256]; /* what failed, from bench_fail_text(); "" */
 	int signal; /* what stopped a child that exits CHILD_EXIT_STOPPED */
@@ -104,6 +105,10 @@ struct bench_run {
 	struct bench_out out;
 	struct bench_where *where; /* in a benchmark's child, else NULL */
 	const struct bench_ops *ops; /* the benchmark this child runs */
+	/* the running benchmark's allowance (bench.c, allowance_of()):
+	 * seconds, and the bench_now() by which it ends, setup to teardown */
+	double allowance_s;
+	double deadline;
 };
 
 /* ---- bench_result.c ---- */

@@ -175,8 +175,15 @@ static int make_file(struct io_file *f, const char *dir, uint64_t bytes,
 		close(TAKE_FD(f->fd));
 		if (fatal(r))
 			return r;
-		snprintf(why, len, "writing the %llu MiB file in %s failed: %s",
-			 (unsigned long long)(bytes >> 20), dir, strerror(-r));
+		if (r == -ETIME)
+			snprintf(why, len,
+				 "writing the %llu MiB file in %s did not end within the benchmark's allowance",
+				 (unsigned long long)(bytes >> 20), dir);
+		else
+			snprintf(why, len,
+				 "writing the %llu MiB file in %s failed: %s",
+				 (unsigned long long)(bytes >> 20), dir,
+				 strerror(-r));
 	}
 	return 0;
 }
@@ -488,10 +495,19 @@ static void randread_compare(struct bench_run *run, void *state)
 		      "iops");
 }
 
+void io_randread_needs(const struct bench_params *p, uint64_t *memory,
+		       uint64_t *disk)
+{
+	*memory = 0;
+	*disk = p->randread_file ? 0 : p->file_bytes;
+}
+
 const struct bench_ops bench_randread_ops = {
 	.name = "randread",
 	.io = true,
 	.summary = "random 4 KiB O_DIRECT reads: pread, io_uring (plain, SQPOLL, fixed), libaio",
+	.weight = 34,
+	.needs = io_randread_needs,
 	.setup = randread_setup,
 	.run = io_run,
 	.teardown = io_teardown,
@@ -561,6 +577,13 @@ static void seqwrite_compare(struct bench_run *run, void *state)
 		      find_variant(s, "pwrite")->res, "mb_per_s");
 }
 
+static void seqwrite_needs(const struct bench_params *p, uint64_t *memory,
+			   uint64_t *disk)
+{
+	*memory = (uint64_t)p->iodepth * p->seq_block;
+	*disk = p->seq_bytes;
+}
+
 const struct bench_ops bench_seqwrite_ops = {
 	.name = "seqwrite",
 	.io = true,
@@ -568,6 +591,8 @@ const struct bench_ops bench_seqwrite_ops = {
 	 * windows of 4 runs; with a competing O_DIRECT writer 75-105% */
 	.io_threshold_min_pct = 50,
 	.summary = "sequential O_DIRECT writes: pwrite vs io_uring, MB/s",
+	.weight = 4,
+	.needs = seqwrite_needs,
 	.setup = seqwrite_setup,
 	.run = io_run,
 	.teardown = io_teardown,

@@ -36,4 +36,9 @@ int io_randread_file(const struct bench_params *p, struct io_file *f,
 void io_file_params(struct bench_result *res, const struct bench_params *p,
 		    const struct io_file *f);
 
+/* bench_ops.needs of randread and io_scaling: its file, unless
+ * p->randread_file names one. */
+void io_randread_needs(const struct bench_params *p, uint64_t *memory,
+		       uint64_t *disk);
+
 #endif

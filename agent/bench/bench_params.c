@@ -25,6 +25,7 @@ int bench_params_profile(struct bench_params *p, const char *profile)
 	p->target_pct = q->target_pct;
 	p->budget_s = q->budget_s;
 	p->max_repeats = q->max_repeats;
+	p->max_seconds = q->max_s;
 	return 0;
 }
 

@@ -283,10 +283,15 @@ void bench_compare(struct bench_run *run, const char *name,
 				   BOOTSTRAP_RESAMPLES,
 				   (uint64_t)run->params->seed, &r) == 0) {
 		bench_set_double(&c->has_ratio, &c->ratio, r.ratio);
-		bench_set_double(&c->has_ci_low, &c->ci_low, r.lo);
-		bench_set_double(&c->has_ci_high, &c->ci_high, r.hi);
-		bench_set_double(&c->has_level, &c->level, r.level);
+		/* one sample a side (a round cut at the allowance): no
+		 * interval, not the zero-width one the resamples give */
+		if (na > 1 || nb > 1) {
+			bench_set_double(&c->has_ci_low, &c->ci_low, r.lo);
+			bench_set_double(&c->has_ci_high, &c->ci_high, r.hi);
+			bench_set_double(&c->has_level, &c->level, r.level);
+		}
 		c->method = strdup(
+			na < 2 && nb < 2 ? "ratio of medians, one sample each: no interval" :
 			r.paired ? "ratio of medians, paired percentile bootstrap, 10000 resamples" :
 				   "ratio of medians, percentile bootstrap, 10000 resamples");
 	} else {

@@ -13,43 +13,44 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "bench_internal.h"
+#include "bench_io.h"
 #include "cleanup.h"
 #include "probe.h"
 
-int bench_check_memory(struct bench_run *run, uint64_t bytes, char *err,
-		       size_t errlen)
+/* The room kept free beside what a benchmark takes: memory 25% of
+ * MemAvailable (at least 256 MiB), disk 10% of the free space (at least
+ * 512 MiB). */
+static uint64_t memory_margin(uint64_t avail)
+{
+	return avail / 4 > (256ULL << 20) ? avail / 4 : 256ULL << 20;
+}
+
+static uint64_t disk_margin(uint64_t avail)
+{
+	return avail / 10 > (512ULL << 20) ? avail / 10 : 512ULL << 20;
+}
+
+/* MemAvailable in bytes, or -ENOENT when it cannot be read. */
+static int memory_available(struct bench_run *run, uint64_t *ret)
 {
 	_cleanup_free_ char *meminfo = NULL;
 	char val[64];
 	unsigned long long avail_kb;
-	uint64_t avail, margin;
 
 	if (bench_read_file(run, "/proc/meminfo", &meminfo) < 0 ||
 	    probe_kv(meminfo, "MemAvailable", val, sizeof(val)) < 0 ||
-	    sscanf(val, "%llu kB", &avail_kb) != 1) {
-		snprintf(err, errlen,
-			 "refused: MemAvailable unknown, cannot check that %llu MiB fit",
-			 (unsigned long long)(bytes >> 20));
-		return -ENOMEM;
-	}
-	avail = (uint64_t)avail_kb << 10;
-	margin = avail / 4 > (256ULL << 20) ? avail / 4 : 256ULL << 20;
-	if (bytes + margin > avail) {
-		snprintf(err, errlen,
-			 "refused: %llu MiB does not fit in MemAvailable %llu MiB with a %llu MiB margin",
-			 (unsigned long long)(bytes >> 20),
-			 (unsigned long long)(avail >> 20),
-			 (unsigned long long)(margin >> 20));
-		return -ENOMEM;
-	}
+	    sscanf(val, "%llu kB", &avail_kb) != 1)
+		return -ENOENT;
+	*ret = (uint64_t)avail_kb << 10;
 	return 0;
 }
 
-int bench_check_space(const char *dir, uint64_t bytes, char *err,
-		      size_t errlen)
+/* dir's free space in bytes, or -errno with why in err. */
+static int disk_available(const char *dir, uint64_t *ret, char *err,
+			  size_t errlen)
 {
 	struct statvfs sv;
-	uint64_t avail, margin;
 
 	if (statvfs(dir, &sv) < 0) {
 		int r = -errno;
@@ -58,14 +59,97 @@ int bench_check_space(const char *dir, uint64_t bytes, char *err,
 			 strerror(-r));
 		return r;
 	}
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	margin = avail / 10 > (512ULL << 20) ? avail / 10 : 512ULL << 20;
-	if (bytes + margin > avail) {
+	*ret = (uint64_t)sv.f_bavail * sv.f_frsize;
+	return 0;
+}
+
+int bench_check_memory(struct bench_run *run, uint64_t bytes, char *err,
+		       size_t errlen)
+{
+	uint64_t avail = 0;
+
+	if (memory_available(run, &avail) < 0) {
+		snprintf(err, errlen,
+			 "refused: MemAvailable unknown, cannot check that %llu MiB fit",
+			 (unsigned long long)(bytes >> 20));
+		return -ENOMEM;
+	}
+	if (bytes + memory_margin(avail) > avail) {
+		snprintf(err, errlen,
+			 "refused: %llu MiB does not fit in MemAvailable %llu MiB with a %llu MiB margin",
+			 (unsigned long long)(bytes >> 20),
+			 (unsigned long long)(avail >> 20),
+			 (unsigned long long)(memory_margin(avail) >> 20));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int bench_check_space(const char *dir, uint64_t bytes, char *err,
+		      size_t errlen)
+{
+	uint64_t avail = 0;
+	int r = disk_available(dir, &avail, err, errlen);
+
+	if (r < 0)
+		return r;
+	if (bytes + disk_margin(avail) > avail) {
 		snprintf(err, errlen,
 			 "refused: a %llu MiB file does not fit in the %llu MiB free in '%s' with a %llu MiB margin",
 			 (unsigned long long)(bytes >> 20),
 			 (unsigned long long)(avail >> 20), dir,
-			 (unsigned long long)(margin >> 20));
+			 (unsigned long long)(disk_margin(avail) >> 20));
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int bench_check_room(struct bench_run *run, const char *only, char *err,
+		     size_t errlen)
+{
+	const struct bench_params *p = run->params;
+	const char *mem_by = NULL, *disk_by = NULL;
+	uint64_t mem = 0, disk = 0, avail = 0;
+	int r;
+
+	for (size_t i = 0; i < bench_count(); i++) {
+		const struct bench_ops *ops = bench_get(i);
+		uint64_t m = 0, d = 0;
+
+		if (!ops->needs || !bench_selected(ops, p->profile, only))
+			continue;
+		ops->needs(p, &m, &d);
+		if (m > mem) {
+			mem = m;
+			mem_by = ops->name;
+		}
+		if (d > disk) {
+			disk = d;
+			disk_by = ops->name;
+		}
+	}
+	/* an unknown MemAvailable: each benchmark says so when it checks */
+	if (mem_by && memory_available(run, &avail) == 0 &&
+	    mem + memory_margin(avail) > avail) {
+		snprintf(err, errlen,
+			 "refused: profile %s needs %llu MiB of memory at once (%s) and a %llu MiB margin, but MemAvailable is %llu MiB",
+			 p->profile, (unsigned long long)(mem >> 20), mem_by,
+			 (unsigned long long)(memory_margin(avail) >> 20),
+			 (unsigned long long)(avail >> 20));
+		return -ENOMEM;
+	}
+	if (!disk_by)
+		return 0;
+	r = disk_available(io_work_dir(p), &avail, err, errlen);
+	if (r < 0)
+		return r;
+	if (disk + disk_margin(avail) > avail) {
+		snprintf(err, errlen,
+			 "refused: profile %s needs %llu MiB of disk in '%s' (%s) and a %llu MiB margin, but %llu MiB are free there",
+			 p->profile, (unsigned long long)(disk >> 20),
+			 io_work_dir(p), disk_by,
+			 (unsigned long long)(disk_margin(avail) >> 20),
+			 (unsigned long long)(avail >> 20));
 		return -ENOSPC;
 	}
 	return 0;

@@ -693,10 +693,19 @@ static int db_recover(const struct bench_params *p, char *what, size_t len)
 	return database_recover(p->root, p->spool_dir, p->dir, what, len);
 }
 
+static void database_needs(const struct bench_params *p, uint64_t *memory,
+			   uint64_t *disk)
+{
+	*memory = DB_MEMORY;
+	*disk = (uint64_t)p->db_scale * DB_BYTES_PER_SCALE;
+}
+
 const struct bench_ops bench_database_ops = {
 	.name = "database",
 	.summary = "PostgreSQL select-only latency at a fixed rate under THP never, madvise, always",
 	.full_only = true,
+	.weight = 25,
+	.needs = database_needs,
 	.setup = db_setup,
 	.run = db_run,
 	.teardown = db_teardown,

@@ -190,6 +190,8 @@ int io_pattern_write_file(int fd, uint64_t bytes, uint64_t seed)
 
 		if (bench_interrupted())
 			return -EINTR;
+		if (bench_overdue())
+			return -ETIME;
 		io_pattern_fill(buf, len, off, noise);
 		r = write_full(fd, buf, len, off);
 		if (r < 0)

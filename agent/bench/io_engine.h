@@ -76,7 +76,8 @@ bool io_pattern_check(const void *buf, uint64_t off);
  * (opened O_DIRECT) from offset 0 in 1 MiB sequential writes, then
  * fdatasync()s, so every block is written data on the device: not a hole,
  * not a preallocated unwritten extent. Returns 0 or -errno (-EINTR when
- * bench_interrupted(); -EIO for a short write).
+ * bench_interrupted(); -ETIME when bench_overdue(); -EIO for a short
+ * write).
  */
 int io_pattern_write_file(int fd, uint64_t bytes, uint64_t seed);
 

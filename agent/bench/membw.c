@@ -613,9 +613,19 @@ static void membw_teardown(struct bench_run *run, void *state)
 	free(state);
 }
 
+/* its 3 arrays */
+static void membw_needs(const struct bench_params *p, uint64_t *memory,
+			uint64_t *disk)
+{
+	*memory = 3 * p->bw_bytes;
+	*disk = 0;
+}
+
 const struct bench_ops bench_membw_ops = {
 	.name = MEMBW_NAME,
 	.summary = "STREAM copy/scale/add/triad GB/s: 4 KiB vs THP, 1 vs all vCPUs",
+	.weight = 12,
+	.needs = membw_needs,
 	.setup = membw_setup,
 	.run = membw_run,
 	.teardown = membw_teardown,

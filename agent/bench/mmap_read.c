@@ -416,9 +416,20 @@ static void mmap_teardown(struct bench_run *run, void *state)
 	free(st);
 }
 
+/* the two shmem files (4k and THP) at once (mmap_setup's need, less the
+ * chain and a reservation) */
+static void mmap_needs(const struct bench_params *p, uint64_t *memory,
+		       uint64_t *disk)
+{
+	*memory = V_HUGETLB * kfile_round_up(p->mmap_bytes, KFILE_PMD_BYTES);
+	*disk = 0;
+}
+
 const struct bench_ops bench_mmap_read_ops = {
 	.name = "mmap_read",
 	.summary = "random 4 KiB-page reads from a mapped memfd: 4 KiB pages vs THP vs hugetlb",
+	.weight = 6,
+	.needs = mmap_needs,
 	.setup = mmap_setup,
 	.run = mmap_run,
 	.teardown = mmap_teardown,

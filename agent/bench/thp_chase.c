@@ -393,9 +393,23 @@ static void chase_teardown(struct bench_run *run, void *state)
 	free(st);
 }
 
+/* the 4k and thp buffers and the cycle (chase_setup's need, but for a
+ * reservation, which the pool takes from memory the check counts) */
+static void chase_needs(const struct bench_params *p, uint64_t *memory,
+			uint64_t *disk)
+{
+	uint64_t slots = p->chase_bytes / SLOT_BYTES;
+
+	*memory = 2 * kfile_round_up(slots * SLOT_BYTES, KFILE_PMD_BYTES) +
+		  kfile_round_up(slots * sizeof(uint32_t), KFILE_PMD_BYTES);
+	*disk = 0;
+}
+
 const struct bench_ops bench_thp_chase_ops = {
 	.name = "thp_chase",
 	.summary = "dependent pointer chase: 4 KiB pages vs THP vs hugetlb",
+	.weight = 30,
+	.needs = chase_needs,
 	.setup = chase_setup,
 	.run = chase_run,
 	.teardown = chase_teardown,

@@ -229,9 +229,20 @@ static void fault_teardown(struct bench_run *run, void *state)
 	free(st);
 }
 
+/* the region, one variant at a time (fault_setup's need, less its
+ * latency array) */
+static void fault_needs(const struct bench_params *p, uint64_t *memory,
+			uint64_t *disk)
+{
+	*memory = kfile_round_up(p->fault_bytes, KFILE_PMD_BYTES);
+	*disk = 0;
+}
+
 const struct bench_ops bench_thp_fault_ops = {
 	.name = "thp_fault",
 	.summary = "first-touch fault latency with and without MADV_HUGEPAGE",
+	.weight = 8,
+	.needs = fault_needs,
 	.setup = fault_setup,
 	.run = fault_run,
 	.teardown = fault_teardown,

@@ -491,10 +491,19 @@ static void wb_teardown(struct bench_run *run, void *state)
 	free(st);
 }
 
+static void writeback_needs(const struct bench_params *p, uint64_t *memory,
+			    uint64_t *disk)
+{
+	*memory = 0;
+	*disk = p->wb_bytes;
+}
+
 const struct bench_ops bench_writeback_ops = {
 	.name = "writeback",
 	.io = true,
 	.summary = "buffered write() latency and stalls under vm.dirty_*",
+	.weight = 4,
+	.needs = writeback_needs,
 	.setup = wb_setup,
 	.run = wb_run,
 	.teardown = wb_teardown,

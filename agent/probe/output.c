@@ -114,24 +114,24 @@ static void output_node(FILE *f, const char *path, struct json_object *v,
 	}
 }
 
-/* An optional double of a message: its value, or NaN when unset. */
-static double opt(protobuf_c_boolean has, double v)
-{
-	return has ? v : NAN;
-}
-
 /* "  within 5% (7 repeats)" or "  WIDE: 12.1% > 5% (20 repeats)" after
  * an adaptive comparison's interval; "" with fixed repeats. */
 static const char *comparison_target(const Fleetbench__Comparison *c,
 				     char *buf, size_t len)
 {
-	double h = stats_relative_half_width(c->ratio, c->ci_low, c->ci_high);
+	double h = c->has_ci_low && c->has_ci_high ?
+			   stats_relative_half_width(c->ratio, c->ci_low,
+						     c->ci_high) :
+			   NAN;
 
 	if (!c->has_target_reached || !c->has_target_half_width)
 		return "";
 	if (c->target_reached)
 		snprintf(buf, len, "  within %.0f%% (%lld repeats)",
 			 c->target_half_width * 100, (long long)c->rounds);
+	else if (!isfinite(h))
+		snprintf(buf, len, "  WIDE: no interval (%lld repeats)",
+			 (long long)c->rounds);
 	else
 		snprintf(buf, len, "  WIDE: %.1f%% > %.0f%% (%lld repeats)",
 			 h * 100, c->target_half_width * 100,
@@ -170,8 +170,15 @@ static bool output_noisy(FILE *f, const Fleetbench__Benchmark *r)
 /* One line of the cost table: a Cost's figures. */
 static void output_cost(FILE *f, const Fleetbench__Cost *c)
 {
-	fprintf(f, "  %-16s %9.1f %9.1f %12.1f %12.1f\n", c->benchmark,
-		c->wall_s, c->cpu_s, (double)c->peak_memory_bytes / 1048576.0,
+	char allowance[16] = "-", rounds[16] = "-";
+
+	if (c->has_allowance_s)
+		snprintf(allowance, sizeof(allowance), "%.1f", c->allowance_s);
+	if (c->has_rounds)
+		snprintf(rounds, sizeof(rounds), "%lld", (long long)c->rounds);
+	fprintf(f, "  %-16s %9.1f %11s %7s %9.1f %12.1f %12.1f\n",
+		c->benchmark, c->wall_s, allowance, rounds, c->cpu_s,
+		(double)c->peak_memory_bytes / 1048576.0,
 		(double)c->written_bytes / 1048576.0);
 }
 
@@ -181,8 +188,9 @@ static void output_costs(FILE *f, const Fleetbench__BenchRun *bench)
 	if (!bench->n_costs)
 		return;
 	fprintf(f, "\ncost (each benchmark's process, setup to teardown)\n");
-	fprintf(f, "  %-16s %9s %9s %12s %12s\n", "benchmark", "wall s",
-		"CPU s", "peak MiB", "written MiB");
+	fprintf(f, "  %-16s %9s %11s %7s %9s %12s %12s\n", "benchmark",
+		"wall s", "allowance s", "rounds", "CPU s", "peak MiB",
+		"written MiB");
 	for (size_t i = 0; i < bench->n_costs; i++)
 		output_cost(f, bench->costs[i]);
 	if (bench->cost_total)
@@ -240,10 +248,13 @@ void output_bench_table(FILE *f, const Fleetbench__BenchRun *bench,
 		if (!c->has_ratio)
 			fprintf(f, "  %-52s n/a: %s\n", what,
 				c->reason ? c->reason : "");
+		else if (!c->has_ci_low || !c->has_ci_high)
+			fprintf(f, "  %-52s %7.3f  [no interval]%s\n", what,
+				c->ratio,
+				comparison_target(c, target, sizeof(target)));
 		else
 			fprintf(f, "  %-52s %7.3f  [%.3f, %.3f]%s\n", what,
-				c->ratio, opt(c->has_ci_low, c->ci_low),
-				opt(c->has_ci_high, c->ci_high),
+				c->ratio, c->ci_low, c->ci_high,
 				comparison_target(c, target, sizeof(target)));
 		wide |= c->has_target_reached && !c->target_reached;
 	}

@@ -375,25 +375,35 @@ static const struct {
 	const char *name, *help;
 	bool bytes; /* an integer (uint64) field, else seconds (double) */
 	size_t offset;
+	size_t has; /* an optional field: its has_ flag's offset, else 0 */
 } cost_families[] = {
 	{ "fleetbench_cost_wall_seconds",
 	  "What a benchmark of the last run took, wall seconds (bench=\"total\": the run's benchmarks together).",
-	  false, offsetof(Fleetbench__Cost, wall_s) },
+	  false, offsetof(Fleetbench__Cost, wall_s), 0 },
 	{ "fleetbench_cost_cpu_seconds",
 	  "The CPU time, user and system, a benchmark of the last run used.",
-	  false, offsetof(Fleetbench__Cost, cpu_s) },
+	  false, offsetof(Fleetbench__Cost, cpu_s), 0 },
 	{ "fleetbench_cost_peak_memory_bytes",
 	  "The largest resident set a benchmark's process of the last run had.",
-	  true, offsetof(Fleetbench__Cost, peak_memory_bytes) },
+	  true, offsetof(Fleetbench__Cost, peak_memory_bytes), 0 },
 	{ "fleetbench_cost_written_bytes",
 	  "The bytes a benchmark of the last run caused to be written to storage.",
-	  true, offsetof(Fleetbench__Cost, written_bytes) },
+	  true, offsetof(Fleetbench__Cost, written_bytes), 0 },
+	{ "fleetbench_cost_allowance_seconds",
+	  "The time a benchmark of the last run was allowed, its share of the run's max seconds (bench=\"total\": the run's).",
+	  false, offsetof(Fleetbench__Cost, allowance_s),
+	  offsetof(Fleetbench__Cost, has_allowance_s) },
 };
 
 /* One Cost's sample of the family at cost_families[k]. */
 static void cost_sample(struct out *o, size_t k, const Fleetbench__Cost *c)
 {
 	const char *field = (const char *)c + cost_families[k].offset;
+
+	if (cost_families[k].has &&
+	    !*(const protobuf_c_boolean *)((const char *)c +
+					   cost_families[k].has))
+		return;
 
 	if (cost_families[k].bytes)
 		sample_u64(o, *(const uint64_t *)field, "bench", c->benchmark,

@@ -598,19 +598,22 @@ BEGIN
 			     THEN w_cpus END);
 	END IF;
 
-	-- what the run cost its host (025): more's "costs", one row per
-	-- benchmark and the total; none from agents before it
+	-- what the run cost its host (025, 026): more's "costs", one row
+	-- per benchmark and the total; none from agents before it
 	IF more IS NOT NULL THEN
 		INSERT INTO run_costs (run_id, benchmark, wall_s, cpu_s,
-				       peak_memory_bytes, written_bytes)
+				       peak_memory_bytes, written_bytes,
+				       allowance_s, rounds)
 		SELECT fleetbench_ingest_run.run_id, x.benchmark, x.wall_s,
-		       x.cpu_s, x.peak_memory_bytes, x.written_bytes
+		       x.cpu_s, x.peak_memory_bytes, x.written_bytes,
+		       x.allowance_s, x.rounds
 		FROM jsonb_to_recordset(CASE
 			WHEN jsonb_typeof(more::jsonb -> 'costs') = 'array'
 			THEN more::jsonb -> 'costs' ELSE '[]' END)
 			AS x(benchmark text, wall_s double precision,
 			     cpu_s double precision, peak_memory_bytes bigint,
-			     written_bytes bigint);
+			     written_bytes bigint, allowance_s double precision,
+			     rounds bigint);
 	END IF;
 
 	-- for fleetbench_ingest_end(): a setting local to the transaction,
