@@ -112,6 +112,11 @@ int agent_bench(struct agent_config *cfg, Fleetbench__BenchRun **ret)
 	r = bench_resolve(cfg);
 	if (r < 0)
 		return r;
+	r = bench_check_room(&cfg->bench, arg_only, err, sizeof(err));
+	if (r < 0) {
+		log_error("%s", err);
+		return r;
+	}
 	bench_install_signals();
 	r = bench_suite_run(&cfg->bench, arg_only, ret, err, sizeof(err));
 	if (r == -EINTR)

@@ -227,9 +227,6 @@ int bench_suite_run(const struct bench_params *p, const char *only,
 		goto out;
 	}
 	run.where = page;
-	r = bench_check_room(&run, only, err, errlen);
-	if (r < 0)
-		goto out;
 
 	for (size_t i = 0; i < ARRAY_SIZE(bench_table) && r == 0; i++) {
 		const struct bench_ops *ops = bench_table[i];

@@ -297,15 +297,17 @@ int bench_check_space(const char *dir, uint64_t bytes, char *err,
 		      size_t errlen);
 
 /*
- * Before a run: 0 when the most memory any benchmark of it holds at once
+ * Before a run (the agent's bench and run; bench_suite_run() leaves each
+ * benchmark to refuse on its own): 0 when the most memory any benchmark of
+ * it holds at once
  * (bench_ops.needs) fits in MemAvailable, and the largest file in the work
  * directory fits in its free space, each with the margins above; else
  * -ENOMEM or -ENOSPC with err naming both figures and the benchmark that
  * needs them ("refused: profile standard needs 2112 MiB of memory at once
  * (thp_chase) and a 256 MiB margin, but MemAvailable is 1900 MiB").
  */
-int bench_check_room(struct bench_run *run, const char *only, char *err,
-		     size_t errlen);
+int bench_check_room(const struct bench_params *p, const char *only,
+		     char *err, size_t errlen);
 
 /*
  * Creates an unnamed file in dir (O_TMPFILE, else a named file unlinked at

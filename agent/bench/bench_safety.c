@@ -104,10 +104,14 @@ int bench_check_space(const char *dir, uint64_t bytes, char *err,
 	return 0;
 }
 
-int bench_check_room(struct bench_run *run, const char *only, char *err,
-		     size_t errlen)
+int bench_check_room(const struct bench_params *p, const char *only,
+		     char *err, size_t errlen)
 {
-	const struct bench_params *p = run->params;
+	struct bench_run run = {
+		.params = p,
+		.popts = { .root = p->root ? p->root : "/" },
+	};
+	_cleanup_close_ int root_fd = -1;
 	const char *mem_by = NULL, *disk_by = NULL;
 	uint64_t mem = 0, disk = 0, avail = 0;
 	int r;
@@ -128,8 +132,11 @@ int bench_check_room(struct bench_run *run, const char *only, char *err,
 			disk_by = ops->name;
 		}
 	}
+	run.pctx.opts = &run.popts;
+	root_fd = open(run.popts.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	run.pctx.root_fd = root_fd;
 	/* an unknown MemAvailable: each benchmark says so when it checks */
-	if (mem_by && memory_available(run, &avail) == 0 &&
+	if (mem_by && root_fd >= 0 && memory_available(&run, &avail) == 0 &&
 	    mem + memory_margin(avail) > avail) {
 		snprintf(err, errlen,
 			 "refused: profile %s needs %llu MiB of memory at once (%s) and a %llu MiB margin, but MemAvailable is %llu MiB",

@@ -111,10 +111,12 @@ struct outcome {
 
 /* Runs the synthetic benchmark as the child does: rounds, compare, and
  * the marks when adaptive. run's results stay until synth_free(). */
-static void synth_measure(struct bench_run *run, struct bench_params *p,
-			  double noise, struct outcome *ret)
+static void synth_measure_in(struct bench_run *run, struct bench_params *p,
+			     double noise, useconds_t window_us,
+			     double allowance_s, struct outcome *ret)
 {
-	struct synth s = { .ratio = 2.0, .noise = noise, .window_us = 10000 };
+	struct synth s = { .ratio = 2.0, .noise = noise,
+			   .window_us = window_us };
 	struct timespec t0, t1;
 	int r;
 
@@ -130,6 +132,9 @@ static void synth_measure(struct bench_run *run, struct bench_params *p,
 	rng_seed(&s.rng, (uint64_t)p->seed);
 	s.a = bench_result_new(run, "synth", "a");
 	s.b = bench_result_new(run, "synth", "b");
+	/* an allowance as the driver gives it (bench.c); < 0: spent */
+	run->allowance_s = fabs(allowance_s);
+	run->deadline = bench_now() + allowance_s;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = bench_rounds(run, &synth_ops, &s, &ret->rounds);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -140,9 +145,32 @@ static void synth_measure(struct bench_run *run, struct bench_params *p,
 	CHECK_EQ_INT(run->out.msg->n_comparisons, 1);
 	ret->c = run->out.msg->comparisons[0];
 	ret->windows = run->out.msg->benchmarks[0]->n_windows;
-	ret->samples = run->out.msg->benchmarks[0]->metrics[0]->n_samples;
+	ret->samples = run->out.msg->benchmarks[0]->n_metrics ?
+			       run->out.msg->benchmarks[0]->metrics[0]->n_samples :
+			       0;
 	ret->secs = (double)(t1.tv_sec - t0.tv_sec) +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* synth_measure_in() with 10 ms windows and no allowance */
+static void synth_measure(struct bench_run *run, struct bench_params *p,
+			  double noise, struct outcome *ret)
+{
+	synth_measure_in(run, p, noise, 10000, 0, ret);
+}
+
+/* The string parameter key of the i-th variant, NULL when it has none. */
+static const char *param_of(const struct bench_run *run, size_t i,
+			    const char *key)
+{
+	const Fleetbench__Benchmark *b = run->out.msg->benchmarks[i];
+
+	for (size_t k = 0; k < b->n_parameters; k++)
+		if (!strcmp(b->parameters[k]->key, key) &&
+		    b->parameters[k]->value_case ==
+			    FLEETBENCH__PARAM__VALUE_STRING_VALUE)
+			return b->parameters[k]->string_value;
+	return NULL;
 }
 
 static void synth_free(struct bench_run *run)
@@ -229,6 +257,69 @@ static void test_driver(void)
 	synth_free(&run);
 }
 
+/*
+ * Issue 36: the allowance (the benchmark's share of the run's
+ * max_seconds) ends the rounds, the adaptive ones and the least ones, and
+ * what it cut says so: the rounds in the variants' parameters, no interval
+ * from one round, every variant skipped when nothing was left.
+ */
+static void test_allowance(void)
+{
+	struct bench_params p;
+	struct bench_run run;
+	struct outcome o;
+	const char *cut;
+
+	/* adaptive rounds of 20 ms with a 60-s budget: a 0.5-s allowance
+	 * ends them, within one round */
+	params_init(&p, true);
+	p.target_pct = 1;
+	p.budget_s = 60;
+	synth_measure_in(&run, &p, 0.3, 10000, 0.5, &o);
+	CHECK_(o.rounds > 5 && o.rounds < 200, "allowance: %lld rounds",
+	       o.rounds);
+	CHECK_(o.secs <= 0.5 + 0.05, "allowance: %.3f s past 0.5 s", o.secs);
+	CHECK(!param_of(&run, 0, "rounds_cut"));
+	synth_free(&run);
+
+	/* rounds of 200 ms, the least 5, a 0.5-s allowance: 2 rounds fit
+	 * (a third would end at 0.6 s); the cut is said */
+	params_init(&p, true);
+	synth_measure_in(&run, &p, 0.003, 100000, 0.5, &o);
+	CHECK_(o.rounds >= 1 && o.rounds <= 2, "cut: %lld rounds", o.rounds);
+	CHECK_(o.secs <= 0.5 + 0.2, "cut: %.3f s", o.secs);
+	cut = param_of(&run, 0, "rounds_cut");
+	CHECK_(cut && strstr(cut, "of the least 5: its allowance of 0.5 s ran out"),
+	       "rounds_cut: %s", cut ? cut : "(none)");
+	CHECK(param_of(&run, 1, "rounds_cut") != NULL);
+	CHECK(o.c->has_ratio);
+	synth_free(&run);
+
+	/* one round fits: a ratio, and no interval (not a zero-width one) */
+	params_init(&p, true);
+	synth_measure_in(&run, &p, 0.003, 100000, 0.25, &o);
+	CHECK_EQ_INT(o.rounds, 1);
+	CHECK(o.c->has_ratio && !o.c->has_ci_low && !o.c->has_ci_high);
+	CHECK(o.c->has_target_reached && !o.c->target_reached);
+	CHECK_EQ_STR(o.c->method,
+		     "ratio of medians, one sample each: no interval");
+	synth_free(&run);
+
+	/* the allowance spent before the first round: every variant
+	 * skipped, saying so; no ratio */
+	params_init(&p, true);
+	p.max_seconds = 30;
+	synth_measure_in(&run, &p, 0.003, 10000, -1, &o);
+	CHECK_EQ_INT(o.rounds, 0);
+	CHECK_EQ_INT(o.windows, 0);
+	CHECK_(run.out.msg->benchmarks[0]->skip_reason &&
+		       strstr(run.out.msg->benchmarks[0]->skip_reason,
+			      "allowance of 1.0 s of the run's 30 s was spent before its first round"),
+	       "skip: %s", run.out.msg->benchmarks[0]->skip_reason);
+	CHECK(!o.c->has_ratio && o.c->reason);
+	synth_free(&run);
+}
+
 /* ---- the statistics of the stop ---- */
 
 /*
@@ -306,6 +397,7 @@ int main(void)
 {
 	test_rule();
 	test_driver();
+	test_allowance();
 	test_coverage();
 	return check_summary();
 }
