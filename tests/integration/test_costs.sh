@@ -21,12 +21,13 @@ FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
 
 require_built "$AGENT" "$COLLECTOR" "$FLEETBENCH"
 
-db_new costs 025_costs
+db_new costs 026_cost_allowances
 keys_new a
 allow_keys a
 start_collector
 
-# costs FILE: "benchmark wall cpu peak written" per Cost of the wire
+# costs FILE: "benchmark wall cpu peak written allowance rounds" per Cost
+# of the wire
 # report FILE (`fleetbench-agent show`), in run order, the total last;
 # the numbers as psql prints them (the shortest text that reads back the
 # same double, as Python's repr)
@@ -34,9 +35,14 @@ costs() {
 	/usr/bin/python3 - "$1" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
+def num(x):  # as psql prints a double: no ".0" on a whole number
+    r = repr(float(x))
+    return r[:-2] if r.endswith(".0") else r
 for c in d.get("costs", []) + ([d["cost_total"]] if "cost_total" in d else []):
-    print(c["benchmark"], repr(float(c["wall_s"])), repr(float(c["cpu_s"])),
-          c["peak_memory_bytes"], c["written_bytes"])
+    print(c["benchmark"], num(c["wall_s"]), num(c["cpu_s"]),
+          c["peak_memory_bytes"], c["written_bytes"],
+          num(c["allowance_s"]) if "allowance_s" in c else "NULL",
+          c.get("rounds", "NULL"))
 PYEOF
 }
 
@@ -72,9 +78,16 @@ check_eq "seqwrite wrote at least its 2 repeats x 2 engines x 64 MiB" \
 check_eq "the total is the sum of the walls" \
 	"$(awk '$1 != "total" { s += $2 } $1 == "total" { t = $2 }
 		END { print (s - t < 1e-6 && t - s < 1e-6) }' "$tmp/one.costs")" 1
-check_grep "the agent's table shows the cost" "$tmp/one.out" \
-	'^  total +[0-9]+\.[0-9] +[0-9]+\.[0-9] +[0-9]+\.[0-9] +[0-9]+\.[0-9]$'
 prom=$tmp/prom.one/fleetbench.prom
+check_grep "the agent's table shows the cost" "$tmp/one.out" \
+	'^  total +[0-9]+\.[0-9] +30\.0 +- +[0-9]+\.[0-9] +[0-9]+\.[0-9] +[0-9]+\.[0-9]$'
+check_grep "each benchmark's allowance and rounds (2, --repeats 2)" \
+	"$tmp/one.out" '^  seqwrite +[0-9]+\.[0-9] +[0-9]+\.[0-9] +2 +'
+check_eq "the total's allowance is the profile's 30 s, each benchmark's a share" \
+	"$(awk '$1 == "total" { print $6 } $1 != "total" { print ($6 > 0 && $6 < 30) }' "$tmp/one.costs" | tr '\n' ' ')" \
+	"1 1 30 "
+check_grep "the textfile has the allowance" "$prom" \
+	'^fleetbench_cost_allowance_seconds\{.*,bench="total"\} 30$'
 check_grep "the textfile has each benchmark's wall" "$prom" \
 	'^fleetbench_cost_wall_seconds\{provider="test",instance_type="t1",kernel="[^"]+",bench="seqwrite"\} [0-9.e+-]+$'
 check_grep "and the total's peak memory" "$prom" \
@@ -87,7 +100,8 @@ check_grep "and the bytes written, documented" "$prom" \
 # stored ID: the run's rows of run_costs, as costs() prints a report's
 stored() {
 	qn <<-EOF | tr '|' ' '
-		SELECT benchmark, wall_s, cpu_s, peak_memory_bytes, written_bytes
+		SELECT benchmark, wall_s, cpu_s, peak_memory_bytes, written_bytes,
+		       allowance_s, rounds
 		FROM run_costs WHERE run_id = '$1'
 	EOF
 }

@@ -76,8 +76,14 @@ static void check_results(struct json_object *bench, long long repeats,
 
 				/* adaptive: the least repeats or more, one
 				 * sample per window (issue 19) */
+				/* or fewer, said, when its allowance ran
+				 * out (issue 36) */
 				CHECK_((long long)json_object_array_length(s) ==
 						       repeats ||
+					       (jparam(r, "rounds_cut") &&
+						json_object_array_length(s) >= 1 &&
+						(long long)json_object_array_length(s) <
+							repeats) ||
 					       (max_repeats > repeats &&
 						(long long)json_object_array_length(s) >
 							repeats &&
@@ -96,7 +102,7 @@ static void check_results(struct json_object *bench, long long repeats,
 						json_object_array_get_idx(s, j))));
 			}
 			CHECK_((long long)json_object_array_length(reps) >=
-				       repeats,
+				       repeats || jparam(r, "rounds_cut"),
 			       "%s: %s/%s has %zu windows for %lld repeats", who,
 			       name, var, json_object_array_length(reps),
 			       repeats);
@@ -147,6 +153,13 @@ static void check_comparisons(struct json_object *bench, const char *who)
 			continue;
 		}
 		double r = json_object_get_double(ratio);
+
+		/* one round (cut at its allowance): no interval, said */
+		if (!jget(c, "ci_low")) {
+			CHECK_EQ_STR(jstr(c, "method"),
+				     "ratio of medians, one sample each: no interval");
+			continue;
+		}
 		double lo = json_object_get_double(jget(c, "ci_low"));
 		double hi = json_object_get_double(jget(c, "ci_high"));
 
@@ -205,6 +218,66 @@ int main(void)
 	CHECK_EQ_INT(r.status, 2);
 	CHECK(strstr(r.err, "below 1M") != NULL);
 	run_result_release(&r);
+
+	/* a run that cannot fit refuses to start, naming both figures
+	 * (issue 36): a 16 TiB file, a 528 GiB pointer chase */
+	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--file-bytes", "16T",
+		  "--dir", dir);
+	CHECK_EQ_INT(r.status, 1);
+	CHECK_(strstr(r.err, "refused: profile quick needs 16777216 MiB of disk in '") &&
+		       strstr(r.err, "' (randread) and a ") &&
+		       strstr(r.err, " MiB margin, but ") &&
+		       strstr(r.err, " MiB are free there"),
+	       "disk refusal: %s", r.err);
+	CHECK(!strstr(r.out, "thp_chase"));
+	run_result_release(&r);
+	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--chase-bytes", "256G",
+		  "--dir", dir);
+	CHECK_EQ_INT(r.status, 1);
+	CHECK_(strstr(r.err, "refused: profile quick needs 540672 MiB of memory at once (thp_chase) and a ") &&
+		       strstr(r.err, " MiB margin, but MemAvailable is "),
+	       "memory refusal: %s", r.err);
+	run_result_release(&r);
+
+	/* --max-seconds 8: every benchmark within its allowance (and the
+	 * one round it always measures), each allowance ending within the
+	 * run's 8 s less the 5% kept for the report */
+	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--json",
+		  "--max-seconds", "8", "--dir", dir);
+	CHECK_EQ_INT(r.status, 0);
+	j = json_tokener_parse(r.out);
+	CHECK(j != NULL);
+	if (j) {
+		double before = 0; /* the walls of the benchmarks before */
+
+		CHECK_EQ_STR(jstr(j, "method.key"), "quick");
+		CHECK(fabs(json_object_get_double(
+				   jget(j, "cost_total.allowance_s")) - 8) < 1e-9);
+		for (size_t i = 0; i < jlen(j, "costs"); i++) {
+			struct json_object *c =
+				json_object_array_get_idx(jget(j, "costs"), i);
+			double wall = json_object_get_double(jget(c, "wall_s"));
+			double allowed =
+				json_object_get_double(jget(c, "allowance_s"));
+			long long rounds = jint(c, "rounds");
+
+			CHECK_(before + allowed <= 8 * 0.95 + 0.05,
+			       "%s: allowed %.2f s after %.2f s", jstr(c, "benchmark"),
+			       allowed, before);
+			before += wall;
+			CHECK_(allowed > 0 && rounds >= 1 &&
+				       wall <= allowed + wall / (double)rounds + 0.5,
+			       "%s: %.2f s of its %.2f s in %lld rounds",
+			       jstr(c, "benchmark"), wall, allowed, rounds);
+		}
+		printf("--max-seconds 8: %.2f s of benchmarks\n",
+		       json_object_get_double(jget(j, "cost_total.wall_s")));
+		check_results(j, jint(j, "method.repeats"), 5, "max-seconds");
+		check_comparisons(j, "max-seconds");
+	}
+	json_object_put(j);
+	run_result_release(&r);
+	CHECK_EQ_INT(bench_dir_entries(dir), 0);
 
 	/* the quick profile, end to end */
 	RUN_AGENT(&r, -1, "bench", "--profile", "quick", "--json",
