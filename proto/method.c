@@ -115,12 +115,22 @@ static const struct method_profile profiles[] = {
 	},
 };
 
-const struct method_profile *method_profile(const char *name)
+_Static_assert(ARRAY_SIZE(profiles) == METHOD_PROFILES,
+	       "METHOD_PROFILES counts the profiles");
+
+int method_profile_index(const char *name)
 {
 	for (size_t i = 0; name && i < ARRAY_SIZE(profiles); i++)
 		if (!strcmp(profiles[i].name, name))
-			return &profiles[i];
-	return NULL;
+			return (int)i;
+	return -1;
+}
+
+const struct method_profile *method_profile(const char *name)
+{
+	int i = method_profile_index(name);
+
+	return i < 0 ? NULL : &profiles[i];
 }
 
 /* v with the largest binary suffix that divides it exactly ("64M"). */

@@ -76,8 +76,14 @@ struct method_profile {
 	int64_t max_repeats;
 };
 
+/* The number of profiles: quick, standard, full, in that order. */
+#define METHOD_PROFILES 3
+
 /* The profile of that name, NULL for none. */
 const struct method_profile *method_profile(const char *name);
+
+/* Its index in that order (0 quick, 1 standard, 2 full), -1 for none. */
+int method_profile_index(const char *name);
 
 /*
  * m's canonical key into *ret (malloc'd): m->profile, then each field that

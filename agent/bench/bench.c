@@ -187,12 +187,16 @@ static double allowance_of(const struct bench_params *p, const char *only,
 	double left = end - bench_now();
 	unsigned int weights = 0;
 
+	int k = method_profile_index(p->profile);
+
+	if (k < 0)
+		return 0;
 	for (size_t i = at; i < ARRAY_SIZE(bench_table); i++)
 		if (bench_selected(bench_table[i], p->profile, only))
-			weights += bench_table[i]->weight;
+			weights += bench_table[i]->weight[k];
 	if (left <= 0 || !weights)
 		return 0;
-	return left * bench_table[at]->weight / weights;
+	return left * bench_table[at]->weight[k] / weights;
 }
 
 int bench_suite_run(const struct bench_params *p, const char *only,

@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "fleetbench.pb-c.h"
+#include "method.h"
 
 /* Sizes and counts of one run; a profile fills them, flags override. */
 struct bench_params {
@@ -113,11 +114,13 @@ struct bench_ops {
 	 * journal, the device's completions), which its own waits do not
 	 * explain (docs/bench.md, "Trust markers"). 0: the setting alone. */
 	long long io_threshold_min_pct;
-	/* Its share of the profile's time: the allowance of a benchmark is
-	 * what is left of the run times its weight over the weights of the
+	/* Its share of the profile's time, per profile (quick, standard,
+	 * full: proto/method.h's order): the allowance of a benchmark is what
+	 * is left of the run times its weight over the weights of the
 	 * benchmarks still to run (bench.c, allowance_of()). Set from the
-	 * time its least rounds take (docs/bench.md, "Time allowances"). */
-	unsigned int weight;
+	 * time its least rounds take in that profile (docs/bench.md, "Time
+	 * allowances"). */
+	unsigned int weight[METHOD_PROFILES];
 	/* Optional: the memory it holds at once and the disk space it writes
 	 * in p->dir, bytes, with p's sizes. The run refuses to start when the
 	 * largest of either does not fit (bench_check_room()); each

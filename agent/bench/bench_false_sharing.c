@@ -476,7 +476,7 @@ static void fs_compare(struct bench_run *run, void *state)
 const struct bench_ops bench_false_sharing_ops = {
 	.name = FS_NAME,
 	.summary = "threads incrementing counters on one cache line vs padded",
-	.weight = 10,
+	.weight = { 10, 10, 20 },
 	.setup = fs_setup,
 	.run = fs_run,
 	.teardown = fs_teardown,

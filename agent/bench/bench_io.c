@@ -506,7 +506,7 @@ const struct bench_ops bench_randread_ops = {
 	.name = "randread",
 	.io = true,
 	.summary = "random 4 KiB O_DIRECT reads: pread, io_uring (plain, SQPOLL, fixed), libaio",
-	.weight = 34,
+	.weight = { 34, 34, 90 },
 	.needs = io_randread_needs,
 	.setup = randread_setup,
 	.run = io_run,
@@ -591,7 +591,7 @@ const struct bench_ops bench_seqwrite_ops = {
 	 * windows of 4 runs; with a competing O_DIRECT writer 75-105% */
 	.io_threshold_min_pct = 50,
 	.summary = "sequential O_DIRECT writes: pwrite vs io_uring, MB/s",
-	.weight = 4,
+	.weight = { 4, 4, 10 },
 	.needs = seqwrite_needs,
 	.setup = seqwrite_setup,
 	.run = io_run,

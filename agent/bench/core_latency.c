@@ -502,7 +502,7 @@ static int cl_run(struct bench_run *run, void *state, unsigned int repeat)
 const struct bench_ops bench_core_latency_ops = {
 	.name = CL_NAME,
 	.summary = "cache-line round trip between each pair of vCPUs",
-	.weight = 2,
+	.weight = { 2, 2, 2 },
 	.setup = cl_setup,
 	.run = cl_run,
 	.teardown = cl_teardown,

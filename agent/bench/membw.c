@@ -624,7 +624,7 @@ static void membw_needs(const struct bench_params *p, uint64_t *memory,
 const struct bench_ops bench_membw_ops = {
 	.name = MEMBW_NAME,
 	.summary = "STREAM copy/scale/add/triad GB/s: 4 KiB vs THP, 1 vs all vCPUs",
-	.weight = 12,
+	.weight = { 12, 12, 35 },
 	.needs = membw_needs,
 	.setup = membw_setup,
 	.run = membw_run,

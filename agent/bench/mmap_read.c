@@ -428,7 +428,7 @@ static void mmap_needs(const struct bench_params *p, uint64_t *memory,
 const struct bench_ops bench_mmap_read_ops = {
 	.name = "mmap_read",
 	.summary = "random 4 KiB-page reads from a mapped memfd: 4 KiB pages vs THP vs hugetlb",
-	.weight = 6,
+	.weight = { 6, 6, 12 },
 	.needs = mmap_needs,
 	.setup = mmap_setup,
 	.run = mmap_run,

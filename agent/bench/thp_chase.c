@@ -408,7 +408,7 @@ static void chase_needs(const struct bench_params *p, uint64_t *memory,
 const struct bench_ops bench_thp_chase_ops = {
 	.name = "thp_chase",
 	.summary = "dependent pointer chase: 4 KiB pages vs THP vs hugetlb",
-	.weight = 30,
+	.weight = { 30, 30, 75 },
 	.needs = chase_needs,
 	.setup = chase_setup,
 	.run = chase_run,

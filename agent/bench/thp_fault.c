@@ -241,7 +241,7 @@ static void fault_needs(const struct bench_params *p, uint64_t *memory,
 const struct bench_ops bench_thp_fault_ops = {
 	.name = "thp_fault",
 	.summary = "first-touch fault latency with and without MADV_HUGEPAGE",
-	.weight = 8,
+	.weight = { 8, 8, 20 },
 	.needs = fault_needs,
 	.setup = fault_setup,
 	.run = fault_run,

@@ -320,6 +320,20 @@ static void test_allowance(void)
 	synth_free(&run);
 }
 
+/* Every benchmark has a share of every profile's time: a zero would give
+ * it no allowance at all. */
+static void test_weights(void)
+{
+	for (size_t i = 0; i < bench_count(); i++)
+		for (size_t k = 0; k < METHOD_PROFILES; k++)
+			CHECK_(bench_get(i)->weight[k] > 0,
+			       "%s: no weight in profile %zu",
+			       bench_get(i)->name, k);
+	CHECK_EQ_INT(method_profile_index("quick"), 0);
+	CHECK_EQ_INT(method_profile_index("full"), 2);
+	CHECK_EQ_INT(method_profile_index("huge"), -1);
+}
+
 /* ---- the statistics of the stop ---- */
 
 /*
@@ -398,6 +412,7 @@ int main(void)
 	test_rule();
 	test_driver();
 	test_allowance();
+	test_weights();
 	test_coverage();
 	return check_summary();
 }
