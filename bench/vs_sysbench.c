@@ -7,8 +7,8 @@
  * prints agent / sysbench GB/s per pair and the median per comparable
  * pair. Target: every median in 0.90-1.10.
  *
- *   vs_sysbench [-s SIZE_MIB] [-p PAIRS] [-b BEST_OF] [-n PASSES]
- *               [-f PRIO]
+ *   vs_sysbench [-s SIZE_MIB] [-S SYSBENCH_MIB] [-p PAIRS] [-b BEST_OF]
+ *               [-n PASSES] [-f PRIO]
  *
  * What is comparable: sysbench memory --memory-oper=read|write
  * --memory-access-mode=seq streams a buffer of --memory-block-size bytes
@@ -47,7 +47,9 @@
  *
  * SIZE_MIB (default 256) is sysbench's block (each thread's buffer) and
  * the agent's --bw-bytes (one array, the threads' slices of it): both far
- * beyond the last-level cache. Defaults: 5 pairs, the agent with
+ * beyond the last-level cache. sysbench 1.0.20 takes only a power of two:
+ * for the agent's 44 MiB (quick) or 96 MiB (standard), -S gives sysbench
+ * the powers of two on either side (docs/bench.md, membw). Defaults: 5 pairs, the agent with
  * --repeats 1.
  * sysbench is /usr/bin/sysbench (or SYSBENCH), the agent from this build
  * (or AGENT). Exit 0 when every median is in the target, 3 when one is
@@ -98,7 +100,7 @@ static double sysbench_gbps(const char *out)
 }
 
 static unsigned long arg_mib = 256, arg_pairs = 5, arg_best = 3,
-		     arg_passes = 64, arg_fifo;
+		     arg_passes = 64, arg_fifo, arg_sysbench_mib;
 
 /* One sysbench run of arg_passes passes per thread: its GB/s. */
 static int run_sysbench_once(const char *sysbench, const char *oper,
@@ -118,9 +120,10 @@ static int run_sysbench_once(const char *sysbench, const char *oper,
 			 NULL };
 	struct run_result rr;
 
-	snprintf(block, sizeof(block), "--memory-block-size=%luM", arg_mib);
+	snprintf(block, sizeof(block), "--memory-block-size=%luM",
+		 arg_sysbench_mib);
 	snprintf(total, sizeof(total), "--memory-total-size=%luM",
-		 arg_mib * arg_passes * (unsigned long)threads);
+		 arg_sysbench_mib * arg_passes * (unsigned long)threads);
 	snprintf(op, sizeof(op), "--memory-oper=%s", oper);
 	snprintf(th, sizeof(th), "--threads=%ld", threads);
 	if (run_program(argv, (uid_t)-1, &rr) < 0) {
@@ -219,6 +222,8 @@ static int run_agent(const char *agent, double gbps[NPAIRS])
 static const struct tool_opt opts[] = {
 	{ .name = "size", .short_name = 's', .type = TOOL_ULONG,
 	  .target = &arg_mib, .min = 1, .max = 1ul << 20 },
+	{ .name = "sysbench-size", .short_name = 'S', .type = TOOL_ULONG,
+	  .target = &arg_sysbench_mib, .min = 1, .max = 1ul << 20 },
 	{ .name = "pairs", .short_name = 'p', .type = TOOL_ULONG,
 	  .target = &arg_pairs, .min = 1, .max = MAX_PAIRS },
 	{ .name = "best-of", .short_name = 'b', .type = TOOL_ULONG,
@@ -230,7 +235,7 @@ static const struct tool_opt opts[] = {
 };
 
 static const struct tool tool = TOOL("vs_sysbench", opts,
-	"usage: vs_sysbench [-s SIZE_MIB] [-p PAIRS] [-b BEST_OF] [-n PASSES] [-f PRIO]\n");
+	"usage: vs_sysbench [-s SIZE_MIB] [-S SYSBENCH_MIB] [-p PAIRS] [-b BEST_OF] [-n PASSES] [-f PRIO]\n");
 
 int main(int argc, char **argv)
 {
@@ -241,6 +246,15 @@ int main(int argc, char **argv)
 
 	tool_parse(&tool, argc, argv);
 	npairs = (int)arg_pairs;
+	if (!arg_sysbench_mib)
+		arg_sysbench_mib = arg_mib;
+	/* sysbench 1.0.20 refuses any other block ("Invalid value for
+	 * memory-block-size: 44M") */
+	if (arg_sysbench_mib & (arg_sysbench_mib - 1)) {
+		fprintf(stderr, "vs_sysbench: sysbench's block must be a power of two MiB, not %lu: give it one with -S (the agent keeps -s %lu)\n",
+			arg_sysbench_mib, arg_mib);
+		return 2;
+	}
 	agent = getenv("AGENT") ? getenv("AGENT") : AGENT_PATH;
 	sysbench = getenv("SYSBENCH") ? getenv("SYSBENCH") : SYSBENCH_DEFAULT;
 	if (access(sysbench, X_OK) < 0) {
@@ -261,8 +275,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("vs_sysbench: %lu MiB per sysbench thread and per agent array, 1 and %ld threads, %d pairs\n",
-	       arg_mib, vcpus, npairs);
+	printf("vs_sysbench: %lu MiB per sysbench thread, %lu MiB per agent array, 1 and %ld threads, %d pairs\n",
+	       arg_sysbench_mib, arg_mib, vcpus, npairs);
 	printf("sysbench: best of %lu runs of %lu passes per thread; agent: best of its 3 iterations, --repeats 1; %s\n",
 	       arg_best, arg_passes,
 	       arg_fifo ? "both under SCHED_FIFO" : "normal scheduling");
