@@ -178,24 +178,24 @@ static int cost_total(Fleetbench__BenchRun *b, long long max_seconds)
  * allowances"): what is left of the run's max_seconds, less a reserve for
  * what follows the benchmarks (the report, the spool: 5% of the run),
  * shared among it and the benchmarks still to run by weight. A benchmark
- * that ends early leaves its rest to the ones after it.
+ * that ends early leaves its rest to the ones after it. 0: no allowance
+ * (no max_seconds).
  */
 static double allowance_of(const struct bench_params *p, const char *only,
 			   size_t at, double started)
 {
-	double end = started + (double)p->max_seconds * 0.95;
-	double left = end - bench_now();
+	double left = started + (double)p->max_seconds * 0.95 - bench_now();
+	int k = method_profile_index(p->profile);
 	unsigned int weights = 0;
 
-	int k = method_profile_index(p->profile);
-
-	if (k < 0)
-		return 0;
+	if (p->max_seconds <= 0 || k < 0)
+		return 0; /* no allowance */
 	for (size_t i = at; i < ARRAY_SIZE(bench_table); i++)
 		if (bench_selected(bench_table[i], p->profile, only))
 			weights += bench_table[i]->weight[k];
-	if (left <= 0 || !weights)
-		return 0;
+	/* nothing left: an allowance already spent, not none at all */
+	if (left <= 0)
+		return 1e-3;
 	return left * bench_table[at]->weight[k] / weights;
 }
 

@@ -272,8 +272,7 @@ int bench_rounds(struct bench_run *run, const struct bench_ops *ops,
 					  ops->run(run, state, (unsigned int)k);
 	}
 	*ret_rounds = r == 0 ? k : k - 1;
-	if (w)
-		w->rounds = *ret_rounds;
+	w->rounds = *ret_rounds;
 	if (r == 0 && cut)
 		mark_cut(run, k);
 	return r;
