@@ -62,6 +62,8 @@ int ack_send_after(struct ingest *g, const uint8_t *id, size_t id_len,
 	/* ROUTER sends the parts of one message all or nothing */
 	if (r == 0 && zmq_send(g->sock, buf, len, ZMQ_DONTWAIT) < 0)
 		r = -errno;
+	if (r == 0)
+		g->answered_ms = mono_ms();
 	return r;
 }
 

@@ -103,6 +103,8 @@ struct ingest {
 	bool stop;
 	bool trim_due; /* a large batch freed memory that is not trimmed yet */
 	int64_t active_ms; /* when a report last came or a batch ended */
+	int64_t answered_ms; /* when an answer was last handed to the socket */
+	int64_t flush_from_ms; /* stopping: when only the flush was left */
 	struct ratelimit rl_reject, rl_ack, rl_drop, rl_retry, rl_batch,
 		rl_offer;
 };

@@ -93,6 +93,14 @@ static void turn_away(struct ingest *g, const struct item *it,
 #define STOPPING_HINT_MS 2000
 /* how long the answers still queued may take to go out at the stop */
 #define STOP_LINGER_MS 2000
+/*
+ * At the stop the socket stays open (what comes turned away) until this
+ * long after the last answer: libzmq 4.3 can drop messages sent just
+ * before zmq_close whatever the linger (libzmq#1264). The swarm's restart
+ * lost the last batch's Acks that way (54 and 63 of 500 reports, each
+ * sent again after its agent's 5-s timeout and answered DUPLICATE).
+ */
+#define STOP_FLUSH_MS 500
 
 /*
  * An Offer: queued for a grant, or answered at once when it is malformed,
@@ -481,16 +489,30 @@ static void sooner(int64_t *t, int64_t deadline_ms, int64_t now)
 		*t = left;
 }
 
+/* Stopping with nothing left to store or grant: when the flush ends,
+ * STOP_FLUSH_MS after the last answer, at most STOP_LINGER_MS from its
+ * start (answers to late comers would otherwise keep it open). */
+static int64_t stop_flush_end(struct ingest *g, int64_t now)
+{
+	int64_t end = g->answered_ms + STOP_FLUSH_MS;
+
+	if (!g->flush_from_ms)
+		g->flush_from_ms = now;
+	if (end > g->flush_from_ms + STOP_LINGER_MS)
+		end = g->flush_from_ms + STOP_LINGER_MS;
+	return end;
+}
+
 /*
  * After SIGTERM, once what was in hand is stored and answered, the
  * collector waits for the reports it granted before the signal (at most
  * ADMIT_LAPSE_MS, as long as a grant lasts), so that their agents are told
  * to come back instead of waiting out a send timeout for a report that
- * went unread into the closing socket.
+ * went unread into the closing socket; then it flushes (stop_flush_end).
  */
 static bool stop_grace(struct ingest *g, int64_t now)
 {
-	return admit_expire(g->admit, now) >= 0;
+	return admit_expire(g->admit, now) >= 0 || now < stop_flush_end(g, now);
 }
 
 /* The poll timeout in ms (-1: none): the filling batch's wait for more
@@ -504,8 +526,12 @@ static long poll_timeout(struct ingest *g)
 	if (g->stop) {
 		if (batch_any_flight(g))
 			return 100;
-		if (stop_grace(g, now)) /* until the next grant lapses */
-			sooner(&t, admit_lapse_next(g->admit), now);
+		if (stop_grace(g, now)) { /* the next lapse, or the flush */
+			int64_t lapse = admit_lapse_next(g->admit);
+
+			sooner(&t, lapse >= 0 ? lapse : stop_flush_end(g, now),
+			       now);
+		}
 		return t < 0 ? 0 : (long)t;
 	}
 	if (g->filling->n && conn_ready(g))
