@@ -45,16 +45,12 @@ void html_type_label(FILE *f, const PGresult *res, int r);
  */
 void html_chart(FILE *f, const PGresult *res, const char *metric, bool ratio);
 
-/* A <section id="id"> with a heading, a note and the chart of a ratio. */
-void html_chart_section(FILE *f, const PGresult *res, const char *id,
-			const char *metric, const char *title,
-			const char *unit_note);
-
 /*
- * The sections of the benchmark families of issue 15 (mmap'd-file reads,
- * memory bandwidth, I/O scaling, write-back, the database under THP
- * modes), each with the charts of its headline figures, or a note that
- * no run measured them.
+ * The headline figures' charts (html_sections.c): the THP and io_uring
+ * charts, then the sections of the benchmark families of issue 15
+ * (mmap'd-file reads, memory bandwidth, I/O scaling, write-back, the
+ * database under THP modes), each with the charts of its figures, or a
+ * note that no run measured them.
  */
 void html_families(FILE *f, const PGresult *res);
 

@@ -243,16 +243,3 @@ void html_chart(FILE *f, const PGresult *res, const char *metric, bool ratio)
 	fprintf(f, "</svg>\n");
 }
 
-void html_chart_section(FILE *f, const PGresult *res, const char *id,
-			const char *metric, const char *title,
-			const char *unit_note)
-{
-	fprintf(f, "<section id=\"%s\">\n<h2>", id);
-	html_esc(f, title);
-	fprintf(f, "</h2>\n<p class=\"note\">");
-	html_esc(f, unit_note);
-	fprintf(f, "</p>\n");
-	html_chart(f, res, metric, true);
-	fprintf(f, "</section>\n");
-}
-

@@ -69,26 +69,7 @@ static const char report_usage[] =
 
 /* The columns of the kernels query, by name. */
 static const char kernels_sql[] =
-	"SELECT method, provider, instance_type, kernel, runs, few_runs, "
-	"thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction, "
-	"iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi, "
-	"tags, iouring_share, sqpoll_share, hugepage_1g_share, thp_mode, changes, "
-	"steal_share, wide_share, "
-	"first_run, failed, failures, "
-	"mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi, "
-	"membw_thp_gain, membw_thp_gain_lo, membw_thp_gain_hi, "
-	"membw_triad_gbps, membw_triad_gbps_lo, membw_triad_gbps_hi, "
-	"iouring_qd32_vs_qd1, iouring_qd32_vs_qd1_lo, iouring_qd32_vs_qd1_hi, "
-	"iouring_knee_depth, iouring_knee_depth_lo, iouring_knee_depth_hi, "
-	"iouring_best_iops, iouring_best_iops_lo, iouring_best_iops_hi, "
-	"writeback_p99_us, writeback_p99_us_lo, writeback_p99_us_hi, "
-	"writeback_stalls, writeback_stalls_lo, writeback_stalls_hi, "
-	"db_p99_always_vs_never, db_p99_always_vs_never_lo, "
-	"db_p99_always_vs_never_hi, "
-	"mmap_hugetlb_speedup, mmap_hugetlb_speedup_lo, mmap_hugetlb_speedup_hi, "
-	"membw_thread_scaling, membw_thread_scaling_lo, membw_thread_scaling_hi, "
-	"writeback_tuned_vs_host, writeback_tuned_vs_host_lo, "
-	"writeback_tuned_vs_host_hi "
+	"SELECT * "
 	"FROM fleet_kernels_by($3::jsonb, $1::timestamptz, $2, "
 	"string_to_array($4, ','))";
 
@@ -467,11 +448,6 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 		html_kernel_colour[1], html_kernel_colour[2]);
 	if (!PQntuples(k))
 		fprintf(f, "<p>No runs yet.</p>\n");
-	html_chart_section(f, k, "thp-chart", "thp_speedup", "THP speedup per instance type and kernel",
-	      "ns per access with 4 KiB pages over ns per access with THP in the pointer chase (thp_speedup): above 1, THP is faster.");
-	html_chart_section(f, k, "iouring-chart", "iouring_vs_pread",
-	      "io_uring gain per instance type and kernel",
-	      "Random 4 KiB read IOPS with io_uring at depth 32 over pread at depth 1 (iouring_vs_pread).");
 	html_families(f, k);
 	prices_report_write(f, p); /* nothing without prices */
 	if (matrix(f, k) < 0)

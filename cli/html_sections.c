@@ -1,107 +1,86 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The report's sections of issue 15's benchmark families (html.h): per
- * family a heading, what it measures, and a chart of each headline
- * figure per instance type and kernel (fleet_kernels_by()), as the THP
- * and io_uring charts have; a family no run measured says so, and why
- * that may be (a profile or flag that leaves it out).
+ * The report's figures (html.h): the THP and io_uring charts, then per
+ * benchmark family of issue 15 a heading, what it measures, and a chart
+ * of each headline figure per instance type and kernel
+ * (fleet_kernels_by()); a family no run measured says so, and why that
+ * may be (a profile or flag that leaves it out).
  */
 #include "html.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "cleanup.h"
+#include "figures.h"
 
-struct figure {
-	const char *metric, *title, *note;
-	bool ratio;
-};
-
+/*
+ * The report's families, in this order: a headline family shows its first
+ * figure as a chart of its own (id); the others a section (id) with a
+ * chart per figure, or absent when no run measured one. The figures, their
+ * titles, notes and whether each is a ratio come from their declarations
+ * (proto/figures.def).
+ */
 struct family {
-	const char *id, *title, *note, *absent;
-	struct figure fig[3];
+	const char *family, *id;
+	bool headline;
+	const char *title, *note, *absent;
 };
 
 static const struct family families[] = {
-	{ "mmap-section", "mmap'd-file random reads",
+	{ "thp", "thp-chart", true, NULL, NULL, NULL },
+	{ "iouring", "iouring-chart", true, NULL, NULL, NULL },
+	{ "mmap", "mmap-section", false, "mmap'd-file random reads",
 	  "Random 4 KiB reads from a file mapped with 4 KiB pages, and with "
 	  "huge pages for file memory where the kernel grants them "
 	  "(shmem_enabled).",
-	  "No run measured mmap'd-file reads (benchmark mmap_read).",
-	  { { "mmap_thp_speedup", "mmap THP speedup",
-	      "ns per access with 4 KiB pages over with THP "
-	      "(mmap_thp_speedup): above 1, THP is faster; 1 where the "
-	      "kernel gave the file no huge pages.",
-	      true },
-	    { "mmap_hugetlb_speedup", "mmap hugetlb speedup",
-	      "ns per access with 4 KiB pages over from a hugetlb memfd "
-	      "(mmap_hugetlb_speedup): above 1, hugetlb pages are faster; "
-	      "measured only where a 2 MiB pool was free.",
-	      true } } },
-	{ "membw-section", "Memory bandwidth",
+	  "No run measured mmap'd-file reads (benchmark mmap_read)." },
+	{ "membw", "membw-section", false, "Memory bandwidth",
 	  "STREAM-style copy, scale, add and triad over buffers far beyond "
 	  "the last-level cache, 4 KiB pages against THP, one thread and "
 	  "all vCPUs (benchmark membw).",
-	  "No run measured the memory bandwidth (benchmark membw).",
-	  { { "membw_triad_gbps", "Triad bandwidth, all vCPUs, 4 KiB pages",
-	      "GB/s of the triad kernel with every vCPU (membw_triad_gbps).",
-	      false },
-	    { "membw_thp_gain", "THP gain on the triad bandwidth",
-	      "Triad GB/s with THP over with 4 KiB pages, all vCPUs "
-	      "(membw_thp_gain): above 1, THP moves more.",
-	      true },
-	    { "membw_thread_scaling", "Triad bandwidth, all vCPUs over one",
-	      "Triad GB/s with every vCPU over with one thread, 4 KiB pages "
-	      "(membw_thread_scaling): how far the memory bandwidth scales "
-	      "with the vCPUs.",
-	      true } } },
-	{ "ioscale-section", "I/O scaling and its knee",
+	  "No run measured the memory bandwidth (benchmark membw)." },
+	{ "ioscale", "ioscale-section", false, "I/O scaling and its knee",
 	  "io_uring random reads with 1 to all vCPUs' jobs at queue depths "
 	  "1 to 64; the knee is the smallest depth within 5% of the best "
 	  "IOPS, a queue depth to size from (benchmark io_scaling, the full "
 	  "profile).",
 	  "No run measured the I/O scaling (benchmark io_scaling: the full "
-	  "profile only).",
-	  { { "iouring_knee_depth", "The knee: queue depth",
-	      "The smallest queue depth within 5% of the best IOPS "
-	      "(iouring_knee_depth): deeper queues buy nothing past it.",
-	      false },
-	    { "iouring_best_iops", "Best IOPS of the sweep",
-	      "Random 4 KiB read IOPS at the best point of the sweep "
-	      "(iouring_best_iops).",
-	      false },
-	    { "iouring_qd32_vs_qd1", "Queue depth 32 over 1",
-	      "IOPS at depth 32 over depth 1 (iouring_qd32_vs_qd1).", true } } },
-	{ "writeback-section", "Buffered write-back stalls",
+	  "profile only)." },
+	{ "writeback", "writeback-section", false, "Buffered write-back stalls",
 	  "Buffered sequential writes with periodic fsync under the host's "
 	  "own vm.dirty_* settings (benchmark writeback): write() latency "
 	  "and the writes that stalled over 100 ms.",
-	  "No run measured write-back (benchmark writeback).",
-	  { { "writeback_p99_us", "p99 write() latency",
-	      "µs, under the host's own settings (writeback_p99_us): lower "
-	      "is better.",
-	      false },
-	    { "writeback_stalls", "Stalls over 100 ms",
-	      "write() calls that took over 100 ms, per repeat "
-	      "(writeback_stalls): lower is better.",
-	      false },
-	    { "writeback_tuned_vs_host", "p99 write(), tuned over host",
-	      "p99 write() latency under the asked vm.dirty_bytes over under "
-	      "the host's own settings (writeback_tuned_vs_host, run with "
-	      "--writeback-dirty-bytes): below 1, the tuning shortens the "
-	      "slow writes.",
-	      true } } },
-	{ "db-section", "Database tail latency under THP modes",
+	  "No run measured write-back (benchmark writeback)." },
+	{ "db", "db-section", false, "Database tail latency under THP modes",
 	  "pgbench at a fixed rate against a throwaway PostgreSQL under THP "
 	  "never, madvise and always (benchmark database).",
 	  "No run measured the database (benchmark database: the full "
-	  "profile with --with-database, as root).",
-	  { { "db_p99_always_vs_never", "p99 latency, THP always over never",
-	      "p99 transaction latency under THP always over under never "
-	      "(db_p99_always_vs_never): above 1, always is worse.",
-	      true } } },
+	  "profile with --with-database, as root)." },
 };
+
+/* A figure's title: its label with a capital. */
+static void title_write(FILE *f, const char *label, const char *more)
+{
+	char first[2] = { label[0], 0 };
+
+	if (first[0] >= 'a' && first[0] <= 'z')
+		first[0] = (char)(first[0] - 'a' + 'A');
+	html_esc(f, first);
+	html_esc(f, label + 1);
+	if (more)
+		html_esc(f, more);
+}
+
+/* A figure's note, naming the figure. */
+static void note_write(FILE *f, const struct figure_decl *d)
+{
+	html_esc(f, d->note);
+	fprintf(f, " (");
+	html_esc(f, d->name);
+	fprintf(f, ").");
+}
 
 /* Whether some row has a median of metric. */
 static bool measured(const PGresult *res, const char *metric)
@@ -112,12 +91,32 @@ static bool measured(const PGresult *res, const char *metric)
 	return false;
 }
 
+/* The headline chart of family fam: its first figure's. */
+static void headline(FILE *f, const PGresult *res, const struct family *fam)
+{
+	for (size_t i = 0; i < FIGURES_N; i++) {
+		const struct figure_decl *d = &figure_decls[i];
+
+		if (strcmp(d->family, fam->family))
+			continue;
+		fprintf(f, "<section id=\"%s\">\n<h2>", fam->id);
+		title_write(f, d->label, " per instance type and kernel");
+		fprintf(f, "</h2>\n<p class=\"note\">");
+		note_write(f, d);
+		fprintf(f, "</p>\n");
+		html_chart(f, res, d->name, true);
+		fprintf(f, "</section>\n");
+		return;
+	}
+}
+
 static void family(FILE *f, const PGresult *res, const struct family *fam)
 {
 	bool any = false;
 
-	for (size_t i = 0; i < ARRAY_SIZE(fam->fig) && fam->fig[i].metric; i++)
-		any = any || measured(res, fam->fig[i].metric);
+	for (size_t i = 0; i < FIGURES_N; i++)
+		any = any || (!strcmp(figure_decls[i].family, fam->family) &&
+			      measured(res, figure_decls[i].name));
 	fprintf(f, "<section id=\"%s\" class=\"family\">\n<h2>", fam->id);
 	html_esc(f, fam->title);
 	fprintf(f, "</h2>\n<p class=\"note\">");
@@ -129,19 +128,21 @@ static void family(FILE *f, const PGresult *res, const struct family *fam)
 		fprintf(f, "</p>\n</section>\n");
 		return;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(fam->fig) && fam->fig[i].metric; i++) {
-		const struct figure *g = &fam->fig[i];
+	for (size_t i = 0; i < FIGURES_N; i++) {
+		const struct figure_decl *d = &figure_decls[i];
 
+		if (strcmp(d->family, fam->family))
+			continue;
 		fprintf(f, "<h3>");
-		html_esc(f, g->title);
+		title_write(f, d->label, NULL);
 		fprintf(f, "</h3>\n<p class=\"note\">");
-		html_esc(f, g->note);
+		note_write(f, d);
 		fprintf(f, "</p>\n");
-		if (measured(res, g->metric))
-			html_chart(f, res, g->metric, g->ratio);
+		if (measured(res, d->name))
+			html_chart(f, res, d->name, d->kind == FIGURE_RATIO);
 		else /* e.g. hugetlb without a pool, a flag not given */
 			fprintf(f, "<p class=\"note absent\" data-metric=\"%s\">No run measured it.</p>\n",
-				g->metric);
+				d->name);
 	}
 	fprintf(f, "</section>\n");
 }
@@ -149,5 +150,8 @@ static void family(FILE *f, const PGresult *res, const struct family *fam)
 void html_families(FILE *f, const PGresult *res)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
-		family(f, res, &families[i]);
+		if (families[i].headline)
+			headline(f, res, &families[i]);
+		else
+			family(f, res, &families[i]);
 }

@@ -16,6 +16,8 @@
 
 #include "cleanup.h"
 #include "cmd.h"
+#include "families.h"
+#include "figures.h"
 #include "list.h"
 #include "log.h"
 #include "prices.h"
@@ -194,17 +196,6 @@ static int output_by_method(struct cmd_ctx *ctx, PGresult *res,
 }
 
 /* Whether name is one of the comma-separated items of list. */
-static bool in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name), len;
-	const char *cur = list, *item;
-
-	while ((item = list_next(&cur, ',', &len)))
-		if (len == n && !strncmp(item, name, n))
-			return true;
-	return false;
-}
-
 /* Whether the --by list by names a tag key (tag.KEY). */
 static bool by_tags(const char *by)
 {
@@ -215,91 +206,6 @@ static bool by_tags(const char *by)
 		if (len > 4 && !strncmp(item, "tag.", 4))
 			return true;
 	return false;
-}
-
-/* ---- --figures: which headline figures compare and kernels print ---- */
-
-/* A figure's columns: the median and its interval. */
-#define FIG(name) name, name "_lo", name "_hi"
-
-/*
- * The headline figures by family (the benchmarks they come from). A
- * table shows thp and iouring unless --figures says otherwise: the
- * figures it always showed, which fit a terminal already wide; CSV and
- * JSON, read by programs that pick columns by name, show every family.
- */
-static const struct {
-	const char *name;
-	const char *columns[10];
-} figure_families[] = {
-	{ "thp", { FIG("thp_speedup"), "thp_huge_fraction",
-		   FIG("hugetlb_2m_speedup"), FIG("hugetlb_1g_speedup") } },
-	{ "thp_fault", { FIG("thp_fault_p99_us") } },
-	{ "iouring", { FIG("iouring_vs_pread"), FIG("iouring_vs_libaio") } },
-	{ "mmap", { FIG("mmap_thp_speedup"), FIG("mmap_hugetlb_speedup") } },
-	{ "membw", { FIG("membw_thp_gain"), FIG("membw_triad_gbps"),
-		     FIG("membw_thread_scaling") } },
-	{ "ioscale", { FIG("iouring_qd32_vs_qd1"), FIG("iouring_knee_depth"),
-		       FIG("iouring_best_iops") } },
-	{ "writeback", { FIG("writeback_p99_us"), FIG("writeback_stalls"),
-			 FIG("writeback_tuned_vs_host") } },
-	{ "db", { FIG("db_p99_always_vs_never") } },
-};
-
-#define FIGURES_DEFAULT_TABLE "thp,thp_fault,iouring"
-
-#define FIGURES_USAGE                                                             \
-	"      --figures FAMILIES   the headline figures shown, comma-separated:\n"   \
-	"                           thp, thp_fault, iouring, mmap, membw, ioscale,\n" \
-	"                           writeback, db, or all (default: a table\n"      \
-	"                           thp,thp_fault,iouring; CSV and JSON all)\n"
-
-/*
- * Appends to hide (NULL-terminated, room entries) the columns of the
- * figure families that figures (a --figures argument; NULL: the default
- * of the format) leaves out. Returns 0, or logs and returns -EINVAL for
- * an unknown family or -ENOSPC.
- */
-static int figures_hide(const char *figures, enum out_format format,
-			const char **hide, size_t room)
-{
-	const char *cur, *item;
-	size_t n = 0, len;
-	bool all;
-
-	if (!figures)
-		figures = format == OUT_TABLE ? FIGURES_DEFAULT_TABLE : "all";
-	all = in_list(figures, "all");
-	cur = figures;
-	while ((item = list_next(&cur, ',', &len))) {
-		bool known = len == 3 && !strncmp(item, "all", 3);
-
-		for (size_t f = 0; !known && f < ARRAY_SIZE(figure_families); f++)
-			known = strlen(figure_families[f].name) == len &&
-				!strncmp(item, figure_families[f].name, len);
-		if (!known) {
-			log_error("--figures: unknown figure family '%.*s', one of thp, thp_fault, iouring, mmap, membw, ioscale, writeback, db, all",
-				  (int)len, item);
-			return -EINVAL;
-		}
-	}
-	while (hide[n])
-		n++;
-	for (size_t f = 0; !all && f < ARRAY_SIZE(figure_families); f++) {
-		if (in_list(figures, figure_families[f].name))
-			continue;
-		for (size_t c = 0; c < ARRAY_SIZE(figure_families[f].columns) &&
-				   figure_families[f].columns[c];
-		     c++) {
-			if (n + 2 > room) {
-				log_error("--figures: too many columns to hide");
-				return -ENOSPC;
-			}
-			hide[n++] = figure_families[f].columns[c];
-			hide[n] = NULL;
-		}
-	}
-	return 0;
 }
 
 /* The exit status for what cmd_getopt() returned other than an option. */
@@ -316,20 +222,14 @@ static const char compare_usage[] =
 	"\n"
 	"One row per group of runs: hosts, runs (few_runs when there are too few,\n"
 	"below 6, for a 95% interval) and for each headline figure the median\n"
-	"over the group's runs with its 95% confidence interval (thp_speedup,\n"
-	"thp_huge_fraction, hugetlb_2m_speedup, hugetlb_1g_speedup,\n"
-	"thp_fault_p99_us, iouring_vs_pread, iouring_vs_libaio; and, in CSV and\n"
-	"JSON or with --figures, mmap_thp_speedup, membw_thp_gain,\n"
-	"membw_triad_gbps, iouring_qd32_vs_qd1, iouring_knee_depth,\n"
-	"iouring_best_iops, writeback_p99_us, writeback_stalls,\n"
-	"db_p99_always_vs_never, mmap_hugetlb_speedup, membw_thread_scaling,\n"
-	"writeback_tuned_vs_host), the shares of\n"
-	"runs where io_uring was usable, SQPOLL permitted, 1 GiB pages present,\n"
-	"a repeat flagged noisy (steal_share: CPU steal, CPU pressure or I/O\n"
+	"over the group's runs with its 95% confidence interval (the families\n"
+	"of --figures, below; in CSV and JSON every one), the shares of runs\n"
+	"where io_uring was usable, SQPOLL permitted, 1 GiB pages present, a\n"
+	"repeat flagged noisy (steal_share: CPU steal, CPU pressure or I/O\n"
 	"pressure above the agent's thresholds) and a figure's interval wider\n"
 	"than the agent's target (wide_share: measure more), and the most\n"
-	"common THP mode. Every row is of\n"
-	"one method (the method column; in a table of one method, its header).\n"
+	"common THP mode. Every row is of one method (the method column; in a\n"
+	"table of one method, its header).\n"
 	"psql: the view fleet_compare, or fleet_compare_by(by, filter, since,\n"
 	"method_key).\n"
 	"\n"
@@ -347,7 +247,7 @@ static const char compare_usage[] =
 	"      --by KEYS            group by these keys, comma-separated (default\n"
 	"                           provider,instance_type,kernel)\n"
 	"      --metric NAME        one metric (above); list: the metrics stored\n"
-	FIGURES_USAGE
+	FAMILIES_USAGE
 	"      --figures cost       instead of the figures, what the runs cost their\n"
 	"                           hosts, per benchmark and in total: the median\n"
 	"                           wall seconds with its 95% interval and the most,\n"
@@ -359,7 +259,7 @@ static const char compare_usage[] =
  * cmd_query(), then the groups printed with output_said_once(said) and
  * without the key columns that by (NULL: the default keys) does not
  * group by: the columns before hosts, but for the method and the metric,
- * which every row has; with figure families (figures_hide(), when
+ * which every row has; with figure families (families_hide(), when
  * with_figures), only the columns of those figures. Returns the exit
  * status.
  */
@@ -368,13 +268,14 @@ static int print_groups(struct cmd_ctx *ctx, const char *sql, int nparams,
 			const char *const *said, bool with_figures,
 			const char *figures)
 {
-	const char *hide[64] = { NULL };
+	/* each figure's three columns, and the keys */
+	const char *hide[3 * FIGURES_N + 32] = { NULL };
 	PGresult *res = NULL;
 	size_t n = 0;
 	int r;
 
 	if (with_figures &&
-	    figures_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 16) < 0)
+	    families_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 16) < 0)
 		return CMD_USAGE;
 	while (hide[n])
 		n++;
@@ -448,7 +349,7 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 	int c, r;
 
 	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
-			       compare_usage)) != -1) {
+			       families_usage(compare_usage))) != -1) {
 		if (c == OPT_BY) {
 			by = optarg;
 			continue;
@@ -527,19 +428,12 @@ static const char rank_usage[] =
 	"method_key, by).\n"
 	"\n"
 	"options:\n"
-	"      --metric NAME        thp_speedup, thp_huge_fraction, hugetlb_2m_speedup,\n"
-	"                           hugetlb_1g_speedup, iouring_vs_pread,\n"
-	"                           iouring_vs_libaio, iouring_iops, pread_iops,\n"
-	"                           mmap_thp_speedup, membw_thp_gain,\n"
-	"                           membw_triad_gbps, iouring_qd32_vs_qd1,\n"
-	"                           iouring_best_iops, mmap_hugetlb_speedup,\n"
-	"                           membw_thread_scaling (higher is better);\n"
-	"                           thp_fault_p99_us, iouring_knee_depth,\n"
-	"                           writeback_p99_us, writeback_stalls,\n"
-	"                           db_p99_always_vs_never,\n"
-	"                           writeback_tuned_vs_host (lower is)\n"
-	"      --per vcpu           divide each run's figure by its vCPUs (the\n"
-	"                           IOPS and GB/s metrics only)\n"
+	"      --metric NAME        a headline figure; higher is better:\n"
+	"{higher:27}\n"
+	"                           lower is better:\n"
+	"{lower:27}\n"
+	"      --per vcpu           divide each run's figure by its vCPUs, for\n"
+	"{per_vcpu:27}\n"
 	"      --require CAPS       only instance types that had these in every run:\n"
 	"                           sqpoll, io_uring, hugepages-1g (comma-separated)\n"
 	"      --min-runs N         only instance types with N runs that measured\n"
@@ -582,7 +476,8 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 	PGresult *res = NULL;
 	int c, r;
 
-	while ((c = cmd_getopt(ctx, argc, argv, NULL, options, rank_usage)) !=
+	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
+			       families_usage(rank_usage))) !=
 	       -1) {
 		switch (c) {
 		case OPT_METRIC:
@@ -696,7 +591,7 @@ static const char kernels_usage[] =
 	"      --where KEY=VALUE    only runs whose KEY is VALUE (repeat it), e.g.\n"
 	"                           tag.env=prod\n"
 	"      --since DATE         only runs started at or after DATE\n" TAG_BY_USAGE
-	FIGURES_USAGE CMD_METHOD_USAGE "\n";
+	FAMILIES_USAGE CMD_METHOD_USAGE "\n";
 
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -712,13 +607,14 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	_cleanup_json_ struct json_object *filter = NULL;
 	const char *provider = NULL, *type = NULL, *since = NULL;
-	const char *method = NULL, *figures = NULL, *hide[64] = { NULL };
+	const char *method = NULL, *figures = NULL,
+		   *hide[3 * FIGURES_N + 1] = { NULL };
 	const char *by = NULL;
 	PGresult *res = NULL;
 	int c, r;
 
 	while ((c = cmd_getopt(ctx, argc, argv, NULL, options,
-			       kernels_usage)) != -1) {
+			       families_usage(kernels_usage))) != -1) {
 		switch (c) {
 		case OPT_BY:
 			by = optarg;
@@ -760,7 +656,7 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!by)
 		hide[0] = "tags";
 	/* room for output_by_method()'s column */
-	if (figures_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 1) < 0)
+	if (families_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 1) < 0)
 		return CMD_USAGE;
 	{
 		const char *params[] = { provider, type, since, method,

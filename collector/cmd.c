@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "figures_sql.h"
 #include "log.h"
 
 void db_release(struct db *d)
@@ -23,6 +24,13 @@ int db_open(struct db *d, const struct collector_config *cfg)
 		return log_error("%s", err);
 	d->n = (size_t)r;
 	r = pg_functions_scan(cfg->schema_dir, &d->f, err);
+	if (r < 0)
+		return log_error("%s", err);
+	d->n_f = (size_t)r;
+	/* the figures' declarations go with the function files that read
+	 * them (a schema of migrations alone, as the upgrade tests step
+	 * through, has neither) */
+	r = d->n_f ? figures_function_file(&d->f, d->n_f, err) : 0;
 	if (r < 0)
 		return log_error("%s", err);
 	d->n_f = (size_t)r;

@@ -60,8 +60,12 @@ int cmd_migrate(const struct collector_config *cfg)
 			goto out;
 		}
 		for (size_t i = 0; i < d.n_f; i++)
-			printf("re-applied %s/%s\n", PG_FUNCTIONS_DIR,
-			       d.f[i].name);
+			if (d.f[i].made)
+				printf("re-applied %s (made from %s)\n",
+				       d.f[i].name, d.f[i].path);
+			else
+				printf("re-applied %s/%s\n", PG_FUNCTIONS_DIR,
+				       d.f[i].name);
 		reapplied = d.n_f;
 	}
 	r = pg_functions_check(d.pg, d.f, d.n_f, err);

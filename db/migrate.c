@@ -521,6 +521,35 @@ fail:
 	return r;
 }
 
+int pg_functions_add(struct pg_function_file **f, size_t n, const char *name,
+		     const char *path, char *script, char err[PG_ERR_LEN])
+{
+	struct pg_function_file *it;
+	size_t cap = n;
+
+	if (ARRAY_RESERVE(*f, cap, n + 1) < 0)
+		goto nomem;
+	it = &(*f)[n];
+	*it = (struct pg_function_file){ .name = strdup(name),
+					 .path = strdup(path),
+					 .script = script,
+					 .made = true };
+	script = NULL;
+	if (!it->name || !it->path) {
+		free(it->name);
+		free(it->path);
+		free(it->script);
+		goto nomem;
+	}
+	sha256_hex(it->script, strlen(it->script), it->sha256);
+	qsort(*f, n + 1, sizeof(**f), function_file_cmp);
+	return (int)(n + 1);
+nomem:
+	free(script);
+	err_set(err, "out of memory");
+	return -ENOMEM;
+}
+
 int pg_functions_check(struct pg *p, const struct pg_function_file *f,
 		       size_t n, char err[PG_ERR_LEN])
 {

@@ -69,6 +69,7 @@ struct pg_function_file {
 	char *path;
 	char *script; /* the whole file */
 	char sha256[PG_SHA256_HEX]; /* of the file's bytes, in hex */
+	bool made; /* by the program (pg_functions_add()), from path */
 };
 
 /*
@@ -82,6 +83,16 @@ struct pg_function_file {
 int pg_functions_scan(const char *schema_dir, struct pg_function_file **ret,
 		      char err[PG_ERR_LEN]);
 void pg_functions_free(struct pg_function_file *f, size_t n);
+
+/*
+ * Adds a function file that the program makes itself (name "NN_name.sql",
+ * path what to call it in messages) to the n files of *f, in name order;
+ * script is taken over (freed on failure too). The database records and
+ * checks it as any other: a program whose file differs is refused until
+ * migrate ran. Returns the new count, or -errno with err set.
+ */
+int pg_functions_add(struct pg_function_file **f, size_t n, const char *name,
+		     const char *path, char *script, char err[PG_ERR_LEN]);
 
 /*
  * Compares schema_functions with the n function files: returns 0 when the

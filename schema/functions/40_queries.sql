@@ -445,43 +445,19 @@ COMMENT ON VIEW fleet_kernels IS
 /*
  * The figures an instance type can be ranked by: which way is better, and
  * whether --per vcpu makes sense (absolute rates only: a ratio per vCPU
- * means nothing).
+ * means nothing), as proto/figures.def declares them.
  */
 CREATE OR REPLACE FUNCTION fleetbench_rank_metrics()
 RETURNS TABLE (metric text, higher_is_better boolean, per_vcpu boolean)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	VALUES ('thp_speedup', true, false),
-	       ('thp_huge_fraction', true, false),
-	       ('hugetlb_2m_speedup', true, false),
-	       ('hugetlb_1g_speedup', true, false),
-	       ('thp_fault_p99_us', false, false),
-	       ('iouring_vs_pread', true, false),
-	       ('iouring_vs_libaio', true, false),
-	       ('iouring_iops', true, true),
-	       ('pread_iops', true, true),
-	       -- issue 15's benchmarks (016)
-	       ('mmap_thp_speedup', true, false),
-	       ('membw_thp_gain', true, false),
-	       ('membw_triad_gbps', true, true),
-	       ('iouring_qd32_vs_qd1', true, false),
-	       -- a shallower knee: the best IOPS at a smaller queue depth
-	       ('iouring_knee_depth', false, false),
-	       ('iouring_best_iops', true, true),
-	       ('writeback_p99_us', false, false),
-	       ('writeback_stalls', false, false),
-	       -- above 1: p99 latency worse with THP always than never
-	       ('db_p99_always_vs_never', false, false),
-	       -- 019: above 1, hugetlb pages read faster; all vCPUs stream more
-	       -- than one; below 1, the asked vm.dirty_bytes shortens slow writes
-	       ('mmap_hugetlb_speedup', true, false),
-	       ('membw_thread_scaling', true, false),
-	       ('writeback_tuned_vs_host', false, false)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+	SELECT f.name, f.higher_is_better, f.per_vcpu
+	FROM figures AS f ORDER BY f.position
 $$;
 
 -- Raises 22023 for a metric, per or require value rank does not know.
 CREATE OR REPLACE FUNCTION fleetbench_check_rank(metric text, per text, require text[])
 RETURNS void
-LANGUAGE plpgsql IMMUTABLE AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
 	m record;
 	bad text;

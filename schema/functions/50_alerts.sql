@@ -111,32 +111,25 @@ $$;
 
 /*
  * The gains whose change from one kernel to another raises a gain alert
- * (docs/alerts.md): figure, the comparison's name (and the alert's
+ * (docs/alerts.md), the figures declared with an alert
+ * (proto/figures.def): figure, the comparison's name (and the alert's
  * figure); label, its name in words; the benchmark, the numerator and
  * denominator variants and the metric of its per-repeat ratios when a
  * run does not carry the comparison (a run that does is read by its own:
- * io_scaling's variants are named after the run's job count).
+ * io_scaling's variants are named after the run's job count); the least
+ * change that alerts, unless alert_settings sets one for all.
  */
+-- 027 added min_change to what it returns
+DROP FUNCTION IF EXISTS fleetbench_alert_gains();
 CREATE OR REPLACE FUNCTION fleetbench_alert_gains()
 RETURNS TABLE (figure text, label text, benchmark text, numerator text,
-	       denominator text, metric text)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	VALUES ('iouring_vs_pread', 'io_uring/pread gain', 'randread',
-		'io_uring', 'pread', 'iops'),
-	       ('mmap_thp_speedup', 'mmap THP speedup', 'mmap_read', '4k',
-		'thp', 'ns_per_access'),
-	       ('membw_thp_gain', 'memory bandwidth THP gain', 'membw',
-		'thp_all', '4k_all', 'triad_gbps'),
-	       ('iouring_qd32_vs_qd1', 'io_uring QD32/QD1 gain', 'io_scaling',
-		NULL, NULL, 'iops'),
-	       ('db_p99_always_vs_never', 'database p99 THP always/never',
-		'database', 'thp_always', 'thp_never', 'latency_p99_ms'),
-	       ('mmap_hugetlb_speedup', 'mmap hugetlb speedup', 'mmap_read',
-		'4k', 'hugetlb', 'ns_per_access'),
-	       ('membw_thread_scaling', 'memory bandwidth thread scaling',
-		'membw', '4k_all', '4k_1t', 'triad_gbps'),
-	       ('writeback_tuned_vs_host', 'write-back p99 tuned/host',
-		'writeback', 'tuned', 'host', 'write_p99_us')
+	       denominator text, metric text, min_change double precision)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+	SELECT f.name, f.label, f.benchmark, f.variant, f.base, f.metric,
+	       f.alert_min_change
+	FROM figures AS f
+	WHERE f.alert_min_change IS NOT NULL
+	ORDER BY f.position
 $$;
 
 /*
@@ -182,7 +175,8 @@ $$;
 /*
  * The gains of fleetbench_alert_gains() that changed from run old_run to
  * run new_run by the alert rule (docs/alerts.md): per-repeat ratios, a
- * large change (alert_settings.gain_min_change) and a significant one
+ * large change (the figure's, or alert_settings.gain_min_change when
+ * set) and a significant one
  * (Mann-Whitney U, p < gain_alpha). One row per gain that moved, in figure
  * order, but for those in skip: its figure, the diff of its gain alert and
  * its change ({"FIGURE": "decreased"}). The alert check and the gate
@@ -200,7 +194,7 @@ DECLARE
 	moved double precision;
 	t record;
 BEGIN
-	SELECT coalesce(a.gain_min_change, 0.2) AS min_change,
+	SELECT a.gain_min_change AS min_change,
 	       coalesce(a.gain_alpha, 0.01) AS alpha
 	INTO s
 	FROM (SELECT 1) AS one LEFT JOIN alert_settings AS a ON true;
@@ -212,7 +206,7 @@ BEGIN
 	-- SQL function here would be planned again at every call.
 	FOR g IN
 		WITH p AS (
-			SELECT a.figure, a.label, r.run_id,
+			SELECT a.figure, a.label, a.min_change, r.run_id,
 			       coalesce(r.c_benchmark[i.i], a.benchmark) AS b,
 			       coalesce(r.c_numerator[i.i], a.numerator) AS num,
 			       coalesce(r.c_denominator[i.i], a.denominator) AS den,
@@ -229,7 +223,8 @@ BEGIN
 			FROM bench_metrics AS x
 			WHERE x.run_id IN (old_run, new_run)
 		)
-		SELECT p.figure,
+		SELECT p.figure, coalesce(s.min_change, min(p.min_change))
+			       AS min_change,
 		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = old_run)
 			       AS before,
 		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = new_run)
@@ -255,7 +250,7 @@ BEGIN
 		CONTINUE WHEN g.median_before IS NULL OR g.median_before <= 0
 			      OR g.median_after IS NULL;
 		moved := g.median_after / g.median_before - 1;
-		CONTINUE WHEN abs(moved) < s.min_change;
+		CONTINUE WHEN abs(moved) < g.min_change;
 		SELECT * INTO t FROM fleetbench_mann_whitney(g.before, g.after);
 		CONTINUE WHEN t.p IS NULL OR t.p >= s.alpha;
 		figure := g.figure;
@@ -268,7 +263,7 @@ BEGIN
 					     ELSE 'Mann-Whitney U, normal approximation'
 					END,
 				'u', t.u, 'p', t.p, 'alpha', s.alpha,
-				'min_change', s.min_change));
+				'min_change', g.min_change));
 		change := jsonb_build_object(g.figure,
 					   CASE WHEN moved < 0 THEN 'decreased'
 						ELSE 'increased' END);

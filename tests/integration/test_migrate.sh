@@ -44,10 +44,14 @@ recorded() {
 	      FROM schema_functions"
 }
 
-# files DIR: the same, from the files of DIR/functions
+# files DIR: the same, from the files of DIR/functions, and the file the
+# collector makes of the figures' declarations (proto/figures.def) as
+# recorded
 files() {
 	local f out=()
 
+	out+=("00_figures.sql $(q <<<"SELECT sha256 FROM schema_functions
+				     WHERE name = '00_figures.sql'")")
 	for f in "$1"/functions/[0-9][0-9]_*.sql; do
 		out+=("${f##*/} $(sha256sum "$f" | cut -d' ' -f1)")
 	done
@@ -77,7 +81,8 @@ definitions() {
 
 schema=$SOURCE_DIR/schema
 nmig=$(find "$schema" -maxdepth 1 -name '[0-9][0-9][0-9]_*.sql' | wc -l)
-nfun=$(find "$schema/functions" -name '[0-9][0-9]_*.sql' | wc -l)
+# and 00_figures.sql, which the collector makes (proto/figures.def)
+nfun=$(($(find "$schema/functions" -name '[0-9][0-9]_*.sql' | wc -l) + 1))
 check_eq "there are function files" "$((nfun >= 6))" 1
 
 # --- a fresh database -----------------------------------------------------
@@ -86,11 +91,23 @@ migrate "$schema" >"$tmp/fresh.out" 2>&1
 check_eq "migrate exits 0" "$?" 0
 check_eq "every function file is re-applied, in name order" \
 	"$(grep '^re-applied ' "$tmp/fresh.out" | tr '\n' ' ')" \
-	"$(cd "$schema" && printf 're-applied %s ' functions/[0-9][0-9]_*.sql)"
+	"re-applied 00_figures.sql (made from proto/figures.def) $(cd "$schema" &&
+		printf 're-applied %s ' functions/[0-9][0-9]_*.sql)"
 check_grep "it says how many" "$tmp/fresh.out" \
 	"current: $nmig migrations, $nmig applied now, $nfun function files, $nfun re-applied now"
 check_eq "schema_functions records each file's SHA-256" "$(recorded)" \
 	"$(files "$schema")"
+
+# the figures' declarations, loaded into the table figures in their order
+check_eq "the table figures holds proto/figures.def's figures, in order" \
+	"$(q <<<"SELECT string_agg(name, ' ' ORDER BY position) FROM figures")" \
+	"$(sed -n 's/^FIGURE(\([a-z0-9_]*\),.*/\1/p' "$SOURCE_DIR/proto/figures.def" |
+		tr '\n' ' ' | sed 's/ $//')"
+check_eq "each with its family, kind, direction and alert" \
+	"$(q <<<"SELECT concat_ws(' ', family, kind, higher_is_better, per_vcpu,
+				 alert_min_change, variant, base)
+		 FROM figures WHERE name = 'iouring_vs_pread'")" \
+	"iouring ratio t f 0.2 io_uring pread"
 
 # each function and view is defined in one place: one function file
 q >"$tmp/objects" <<-'EOF'
@@ -138,6 +155,22 @@ fi
 check_eq "the triggers of runs and run_figures are still there" \
 	"$(q <<<"SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal
 		 AND tgrelid IN ('runs'::regclass, 'run_figures'::regclass)")" 6
+
+# --- declarations other than the collector's -----------------------------
+
+# as a collector built from another proto/figures.def finds the database
+q <<<"UPDATE schema_functions SET sha256 = 'other'
+      WHERE name = '00_figures.sql';
+      UPDATE figures SET label = 'other' WHERE name = 'thp_speedup'"
+serve "$schema" >"$tmp/serve-figures.out" 2>&1
+check_eq "serve refuses a database of other figures' declarations" "$?" 1
+check_grep "it names the declarations and says to migrate" \
+	"$tmp/serve-figures.out" \
+	"function file 'proto/figures.def' differs from the one applied.*run 'fleetbench-collector migrate' first"
+migrate "$schema" >"$tmp/figures.out" 2>&1
+check_eq "migrate loads them again" \
+	"$?|$(q <<<"SELECT label FROM figures WHERE name = 'thp_speedup'")" \
+	"0|THP speedup"
 
 # --- one file edited ------------------------------------------------------
 
