@@ -12,9 +12,10 @@
 #define VALUE FIGURE_VALUE
 
 const struct figure_decl figure_decls[FIGURES_N] = {
-#define FIGURE(name_, family_, kind_, benchmark_, variant_, base_, metric_, \
-	       unit_, better_, per_vcpu_, alert_, label_, note_)            \
+#define FIGURE(id_, name_, family_, kind_, benchmark_, variant_, base_,  \
+	       metric_, unit_, better_, per_vcpu_, alert_, label_, note_)   \
 	[FIGURE_ID_##name_] = {                                             \
+		.id = id_,                                                  \
 		.name = #name_,                                             \
 		.family = #family_,                                         \
 		.kind = kind_,                                              \
@@ -80,6 +81,9 @@ int figures_check(char *err, size_t err_len)
 					f->metric, f->unit, f->label,
 					f->note };
 
+		if (f->id < 1 || f->id > FIGURES_ID_MAX)
+			return bad(err, err_len, "figure %s: id %d is not 1 to %d",
+				   f->name, f->id, FIGURES_ID_MAX);
 		if (!name_ok(f->name) || !name_ok(f->family))
 			return bad(err, err_len,
 				   "figure %zu: name '%s' or family '%s' is not [a-z][a-z0-9_]{0,39}",
@@ -112,6 +116,10 @@ int figures_check(char *err, size_t err_len)
 				return bad(err, err_len,
 					   "figure %s: declared twice",
 					   f->name);
+			if (figure_decls[j].id == f->id)
+				return bad(err, err_len,
+					   "figure %s: id %d is %s's",
+					   f->name, f->id, figure_decls[j].name);
 			/* a family's figures stand together */
 			if (!strcmp(figure_decls[j].family, f->family) &&
 			    strcmp(figure_decls[i - 1].family, f->family))

@@ -15,6 +15,7 @@ enum figure_kind {
 };
 
 struct figure_decl {
+	int id; /* where it is kept: 1 and up, never changed */
 	const char *name, *family;
 	enum figure_kind kind;
 	/* variant over base ("" both where the run names them itself) for
@@ -27,13 +28,17 @@ struct figure_decl {
 	const char *label, *note;
 };
 
-/* Each figure's index in figure_decls[]: FIGURE_ID_thp_speedup, ... */
+/* Each figure's index in figure_decls[] (its order, not its id):
+ * FIGURE_ID_thp_speedup, ... */
 enum figure_id {
-#define FIGURE(name, ...) FIGURE_ID_##name,
+#define FIGURE(id, name, ...) FIGURE_ID_##name,
 #include "figures.def"
 #undef FIGURE
 	FIGURES_N
 };
+
+/* the largest id a figure may have: the length of a run's figures */
+#define FIGURES_ID_MAX 1000
 
 extern const struct figure_decl figure_decls[FIGURES_N];
 
@@ -41,7 +46,8 @@ extern const struct figure_decl figure_decls[FIGURES_N];
 const struct figure_decl *figure_find(const char *name);
 
 /*
- * Checks the declarations (names [a-z][a-z0-9_]{0,39}, unique; a family
+ * Checks the declarations (ids 1 to FIGURES_ID_MAX, unique; names
+ * [a-z][a-z0-9_]{0,39}, unique; a family
  * once, its figures together; texts without a backslash or a control
  * byte; an alert change in (0, 10], ratios only): 0, or -1 with err naming
  * the first bad one.

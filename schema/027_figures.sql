@@ -6,6 +6,8 @@
 
 CREATE TABLE figures (
 	name text PRIMARY KEY CHECK (name ~ '^[a-z][a-z0-9_]{0,39}$'),
+	-- where a run and a group keep it (never changed: migrate refuses)
+	id smallint NOT NULL UNIQUE CHECK (id BETWEEN 1 AND 1000),
 	-- the order of every output: families, then figures
 	position smallint NOT NULL CHECK (position > 0),
 	family text NOT NULL CHECK (family ~ '^[a-z][a-z0-9_]{0,39}$'),

@@ -101,7 +101,11 @@ check_eq "schema_functions records each file's SHA-256" "$(recorded)" \
 # the figures' declarations, loaded into the table figures in their order
 check_eq "the table figures holds proto/figures.def's figures, in order" \
 	"$(q <<<"SELECT string_agg(name, ' ' ORDER BY position) FROM figures")" \
-	"$(sed -n 's/^FIGURE(\([a-z0-9_]*\),.*/\1/p' "$SOURCE_DIR/proto/figures.def" |
+	"$(sed -n 's/^FIGURE([0-9]*, \([a-z0-9_]*\),.*/\1/p' "$SOURCE_DIR/proto/figures.def" |
+		tr '\n' ' ' | sed 's/ $//')"
+check_eq "each with its id" \
+	"$(q <<<"SELECT string_agg(id::text, ' ' ORDER BY position) FROM figures")" \
+	"$(sed -n 's/^FIGURE(\([0-9]*\), .*/\1/p' "$SOURCE_DIR/proto/figures.def" |
 		tr '\n' ' ' | sed 's/ $//')"
 check_eq "each with its family, kind, direction and alert" \
 	"$(q <<<"SELECT concat_ws(' ', family, kind, higher_is_better, per_vcpu,
@@ -171,6 +175,17 @@ migrate "$schema" >"$tmp/figures.out" 2>&1
 check_eq "migrate loads them again" \
 	"$?|$(q <<<"SELECT label FROM figures WHERE name = 'thp_speedup'")" \
 	"0|THP speedup"
+
+# a figure stored with another id (a declaration that changed one)
+q <<<"UPDATE figures SET id = 999 WHERE name = 'iouring_vs_libaio';
+      DELETE FROM schema_functions WHERE name = '00_figures.sql'"
+migrate "$schema" >"$tmp/figure-id.out" 2>&1
+check_eq "migrate refuses to change a figure's id" "$?" 1
+check_grep "it names the figure and both ids" "$tmp/figure-id.out" \
+	"figure iouring_vs_libaio is stored with id 999, but proto/figures.def declares iouring_vs_libaio with id 7: a figure's name and id never change"
+q <<<"UPDATE figures SET id = 7 WHERE name = 'iouring_vs_libaio'"
+migrate "$schema" >/dev/null 2>&1
+check_eq "and migrates once the ids agree" "$?" 0
 
 # --- one file edited ------------------------------------------------------
 

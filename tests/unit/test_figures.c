@@ -21,8 +21,14 @@ static void test_declarations(void)
 
 	CHECK_(figures_check(err, sizeof(err)) == 0, "%s", err);
 	CHECK(FIGURES_N >= 21);
-	for (size_t i = 0; i < FIGURES_N; i++)
+	for (size_t i = 0; i < FIGURES_N; i++) {
 		CHECK(figure_find(figure_decls[i].name) == &figure_decls[i]);
+		/* ids as they were first given: never changed */
+		CHECK(figure_decls[i].id >= 1 &&
+		      figure_decls[i].id <= FIGURES_ID_MAX);
+	}
+	CHECK_EQ_INT(figure_find("thp_speedup")->id, 1);
+	CHECK_EQ_INT(figure_find("db_p99_always_vs_never")->id, 21);
 	CHECK(figure_find("no_such_figure") == NULL);
 	/* the two every report has shown since issue 1 */
 	CHECK(figure_find("thp_speedup") &&
@@ -48,15 +54,16 @@ static void test_function_file(void)
 		char row[80];
 
 		/* each figure's row, at its position, in order */
-		snprintf(row, sizeof(row), "('%s', %zu, ", figure_decls[i].name,
-			 i + 1);
+		snprintf(row, sizeof(row), "('%s', %d, %zu, ",
+			 figure_decls[i].name, figure_decls[i].id, i + 1);
 		at = at ? strstr(at, row) : NULL;
 		CHECK_(at != NULL, "no row %s in order", row);
 	}
 	/* a quote in a note, doubled in its literal */
 	CHECK(strstr(f[0].script, "chase''s THP buffer") != NULL);
 	CHECK(strstr(f[0].script, "ON CONFLICT (name) DO UPDATE") != NULL);
-	CHECK(strstr(f[0].script, "DELETE FROM figures WHERE NOT name") != NULL);
+	CHECK(strstr(f[0].script, "a figure''s name and id never change") !=
+	      NULL);
 	pg_functions_free(f, (size_t)n);
 }
 
