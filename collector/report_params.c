@@ -15,8 +15,11 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "codec.h"
+#include "log.h"
 #include "method.h"
 #include "pbjson.h"
+#include "probe_derive.h"
 #include "stats.h"
 
 /* Encodes one report; r is the first error (-ERANGE: a value does not
@@ -156,6 +159,40 @@ static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c)
 	pgparam_text(p, c->cpu_model);
 	pgparam_text(p, c->vm);
 	pgparam_text(p, c->container);
+}
+
+/*
+ * The typed capabilities of r, from one source: its typed probe (the codec
+ * has refused a report whose capabilities, field 14 of an older agent,
+ * say otherwise); else, from an agent before the typed probe, its field
+ * 14; else none, and the SQL takes them from probe_json. Capabilities the
+ * codec refuses (a hugetlb pool read while it changed: free > nr) go as
+ * none too, with a warning: the run is not lost for them.
+ */
+static void enc_report_caps(struct enc *e, const Fleetbench__Report *r)
+{
+	Fleetbench__Capabilities *c = NULL;
+	char why[CODEC_ERR_LEN];
+
+	if (!r->probe) {
+		enc_caps(e, r->capabilities);
+		return;
+	}
+	if (probe_derive_capabilities(r->probe, &c) < 0) {
+		if (!e->r) {
+			e->r = -ENOMEM;
+			snprintf(e->err, PG_ERR_LEN,
+				 "out of memory for the capabilities");
+		}
+	} else if (codec_validate_capabilities(c, why) < 0) {
+		log_warn("report %s: stored without its typed capabilities, which its probe gives out of bounds: %s",
+			 r->run_id, why);
+		fleetbench__capabilities__free_unpacked(c, NULL);
+		c = NULL;
+	}
+	enc_caps(e, c);
+	if (c)
+		fleetbench__capabilities__free_unpacked(c, NULL);
 }
 
 /* 39-52: Report.method, or NULLs (the run is keyed by its profile) */
@@ -652,7 +689,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	pgparam_text(p, r->profile && *r->profile ? r->profile : NULL);
 	enc_int8(&e, r->has_seed, r->seed);
 	enc_probe(&e, r);
-	enc_caps(&e, r->capabilities);
+	enc_report_caps(&e, r);
 	enc_method(&e, r->method);
 	enc_comparisons(&e, r);
 	enc_variants(&e, r);

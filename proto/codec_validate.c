@@ -19,6 +19,7 @@
 #include "bounds.h"
 #include "cleanup.h"
 #include "codec_internal.h"
+#include "probe_derive.h"
 
 
 static int check_json_value(struct json_object *o, char err[CODEC_ERR_LEN])
@@ -634,6 +635,14 @@ int codec_check_report(const Fleetbench__Report *r, int64_t now_ms, bool wire,
 	if (r->capabilities) {
 		ret = codec_check_capabilities(r->capabilities, err);
 		if (ret < 0)
+			return ret;
+	}
+	/* one source per fact: an older agent's capabilities (field 14)
+	 * must be what its typed probe says */
+	if (r->capabilities && r->probe) {
+		ret = probe_caps_check(r->capabilities, r->probe, err,
+				       CODEC_ERR_LEN);
+		if (ret < 0) /* -EINVAL, err naming the field, or -ENOMEM */
 			return ret;
 	}
 	ret = codec_check_tags(r, err);

@@ -19,6 +19,7 @@
 #include "codec.h"
 #include "durable.h"
 #include "fault.h"
+#include "probe_derive.h"
 #include "stats.h"
 
 #define TMP_LEN 64
@@ -458,8 +459,20 @@ int textfile_format(const Fleetbench__Report *rep, char **ret, size_t *ret_len)
 		return -ENOMEM;
 	}
 	run_part(&o, rep);
-	if (rep->capabilities)
+	/* from the probe, as the collector takes them (older reports: as
+	 * they carry them) */
+	if (rep->probe) {
+		Fleetbench__Capabilities *c = NULL;
+
+		if (probe_derive_capabilities(rep->probe, &c) < 0)
+			o.oom = true;
+		else
+			capabilities_part(&o, c);
+		if (c)
+			fleetbench__capabilities__free_unpacked(c, NULL);
+	} else if (rep->capabilities) {
 		capabilities_part(&o, rep->capabilities);
+	}
 	bench_part(&o, rep);
 	comparison_part(&o, rep);
 	cost_part(&o, rep);

@@ -79,19 +79,14 @@ static void test_show(void)
 	CHECK_EQ_STR(jstr(j, "benchmarks[0].benchmark"), "false_sharing");
 	CHECK_EQ_INT(jlen(j, "benchmarks[0].metrics[0].samples"), 2);
 	CHECK_EQ_STR(jstr(j, "method.profile"), "quick");
-	/* the capabilities are the probe's, which travels beside them,
-	 * typed, and shows as the probe's own JSON */
+	/* the probe travels typed, the capabilities' one source (issue 37:
+	 * the collector takes them from it), and shows as its own JSON */
 	CHECK(!json_object_object_get_ex(j, "probe_json", NULL));
+	CHECK(!json_object_object_get_ex(j, "capabilities", NULL));
 	CHECK(json_object_object_get_ex(j, "probe", &k));
 	CHECK(json_object_is_type(k, json_type_object));
 	k = json_object_get(k);
-	CHECK_EQ_INT(jint(j, "capabilities.vcpus"),
-		     jint(k, "host.vcpus_online"));
-	CHECK_EQ_INT(jint(j, "capabilities.memory_kb"),
-		     jint(k, "host.memory_total_kb"));
-	if (jis(k, "thp.enabled.selected", json_type_string))
-		CHECK_EQ_STR(jstr(j, "capabilities.thp_enabled"),
-			     jstr(k, "thp.enabled.selected"));
+	CHECK(jint(k, "host.vcpus_online") >= 1);
 	json_object_put(k);
 	run_result_release(&r);
 

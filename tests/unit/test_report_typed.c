@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The probe as the .proto's typed Probe, what report_build() refuses, and
- * the capabilities a report carries, through the real codec. */
+ * the capabilities the collector takes from a report's probe (and refuses
+ * beside it when they disagree), through the real codec. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "clock.h"
 #include "codec.h"
 #include "pbjson.h"
+#include "probe_derive.h"
 #include "probe_test.h"
 #include "report.h"
 #include "test_report.h"
@@ -301,11 +303,17 @@ static void check_caps(const Fleetbench__Capabilities *c,
 		fprintf(stderr, "  (capabilities of %s)\n", what);
 }
 
-/* Builds the probe-only report, checks its capabilities, round trips it
- * through the codec (which validates them) and returns the copy. */
-static Fleetbench__Report *caps_of(struct json_object *probe, const char *what)
+/*
+ * Builds the probe-only report, which carries no capabilities of its own
+ * (issue 37: the probe is their one source), round trips it through the
+ * codec and returns the capabilities the collector takes from its probe
+ * (proto/probe_derive.c), checked against the probe item by item.
+ */
+static Fleetbench__Capabilities *caps_of(struct json_object *probe,
+					 const char *what)
 {
 	Fleetbench__Report *rep = NULL, *out = NULL;
+	Fleetbench__Capabilities *c = NULL;
 	char err[REPORT_ERR_LEN] = "";
 	int r;
 
@@ -314,17 +322,62 @@ static Fleetbench__Report *caps_of(struct json_object *probe, const char *what)
 		return NULL;
 	r = report_build(probe, NULL, wall_ms(), wall_ms(), &rep, err);
 	CHECK_(r == 0, "%s: report_build: %d (%s)", what, r, err);
-	CHECK_(!rep || rep->capabilities, "%s: no capabilities", what);
+	CHECK_(!rep || !rep->capabilities, "%s: capabilities beside the probe",
+	       what);
+	out = rep ? round_trip(rep) : NULL;
+	CHECK_(out && out->probe, "%s: the probe lost in the round trip", what);
+	if (out && out->probe) {
+		CHECK_OK(probe_derive_capabilities(out->probe, &c));
+		if (c)
+			check_caps(c, probe, what);
+	}
+	codec_free_report(out);
+	report_free(rep);
+	return c;
+}
+
+static void caps_free(Fleetbench__Capabilities *c)
+{
+	if (c)
+		fleetbench__capabilities__free_unpacked(c, NULL);
+}
+
+/* A report of an agent before issue 37 carries its capabilities beside
+ * its probe: taken when they agree, refused naming the field when not. */
+static void test_caps_disagree(void)
+{
+	struct fake_sys eperm = { .sqpoll_err = -EPERM };
+	struct json_object *probe = probe_fixture("kvm-guest", &eperm);
+	Fleetbench__Report *rep = NULL;
+	char err[REPORT_ERR_LEN] = "", why[CODEC_ERR_LEN] = "";
+
+	CHECK_OK(report_build(probe, NULL, 1700000000000, 1700000001000, &rep,
+			      err));
+	if (rep)
+		CHECK_OK(probe_derive_capabilities(rep->probe,
+						   &rep->capabilities));
 	if (rep && rep->capabilities) {
-		check_caps(rep->capabilities, probe, what);
-		out = round_trip(rep);
-		CHECK_(out && out->capabilities, "%s: lost in the round trip",
-		       what);
-		if (out && out->capabilities)
-			check_caps(out->capabilities, probe, what);
+		CHECK_EQ_STR(rep->capabilities->sqpoll, "EPERM");
+		CHECK_OK(codec_validate_report(rep, 1700000002000, why));
+		free(rep->capabilities->sqpoll);
+		rep->capabilities->sqpoll = strdup("ok");
+		rep->capabilities->sqpoll_errno = 0;
+		CHECK_EQ_INT(codec_validate_report(rep, 1700000002000, why),
+			     -EINVAL);
+		CHECK_(strstr(why, "capabilities.sqpoll: 'ok', but its probe says 'EPERM' (io_uring.sqpoll)"),
+		       "refusal: %s", why);
+		/* a field the probe has and the copy lacks */
+		free(rep->capabilities->sqpoll);
+		rep->capabilities->sqpoll = strdup("EPERM");
+		rep->capabilities->sqpoll_errno = EPERM;
+		rep->capabilities->has_vcpus = 0;
+		CHECK_EQ_INT(codec_validate_report(rep, 1700000002000, why),
+			     -EINVAL);
+		CHECK_(strstr(why, "capabilities.vcpus differs from its probe's item host.vcpus_online"),
+		       "refusal: %s", why);
 	}
 	report_free(rep);
-	return out;
+	json_object_put(probe);
 }
 
 static void test_capabilities(void)
@@ -344,8 +397,7 @@ static void test_capabilities(void)
 	struct fake_sys eperm = { .setup_err = -EPERM };
 	struct fake_sys no_sqpoll = { .sqpoll_err = -EINVAL, .nr_ops = 3 };
 	struct json_object *probe, *p = NULL;
-	Fleetbench__Report *out;
-	const Fleetbench__Capabilities *c;
+	Fleetbench__Capabilities *c;
 
 	/* every fixture and this host: what the probe says, and valid */
 	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
@@ -356,18 +408,17 @@ static void test_capabilities(void)
 				set_path(probe, needed[k].section,
 					 needed[k].key,
 					 json_object_new_string(needed[k].value));
-		codec_free_report(caps_of(probe, fixtures[i]));
+		caps_free(caps_of(probe, fixtures[i]));
 		json_object_put(probe);
 	}
 	probe = NULL;
 	CHECK_OK(probe_run(&host, &probe));
-	codec_free_report(caps_of(probe, "this host"));
+	caps_free(caps_of(probe, "this host"));
 	json_object_put(probe);
 
 	/* the values themselves, on a fixture whose items are known */
 	probe = probe_fixture("baremetal-numa", NULL);
-	out = caps_of(probe, "baremetal-numa");
-	c = out ? out->capabilities : NULL;
+	c = caps_of(probe, "baremetal-numa");
 	CHECK(c != NULL);
 	if (c) {
 		CHECK_EQ_STR(c->thp_enabled, "madvise");
@@ -389,7 +440,7 @@ static void test_capabilities(void)
 		CHECK(c->n_io_uring_features > 0);
 		CHECK_EQ_STR(c->vm, "kvm");
 	}
-	codec_free_report(out);
+	caps_free(c);
 
 	/* unknown or absent items leave their fields unset; a hugetlb size
 	 * without its size is left out, one without free keeps the rest */
@@ -404,8 +455,7 @@ static void test_capabilities(void)
 	json_object_object_add(json_object_array_get_idx(jget(p, "hugetlb.sizes"),
 							 1),
 			       "free", unknown("absent"));
-	out = caps_of(p, "baremetal-numa with unknowns");
-	c = out ? out->capabilities : NULL;
+	c = caps_of(p, "baremetal-numa with unknowns");
 	CHECK(c != NULL);
 	if (c) {
 		CHECK(c->thp_enabled == NULL);
@@ -416,11 +466,12 @@ static void test_capabilities(void)
 		      c->hugepages[0]->size_kb == 1048576 &&
 		      c->hugepages[0]->has_nr && !c->hugepages[0]->has_free);
 	}
-	codec_free_report(out);
+	caps_free(c);
 	json_object_put(p);
 
-	/* a pool read while it changed (free > nr) would have the report
-	 * refused: the report goes without its capabilities, probe whole */
+	/* a pool read while it changed (free > nr): the report is whole,
+	 * the capabilities its probe gives out of bounds, which the
+	 * collector stores as none (collector/report_params.c) */
 	p = NULL;
 	json_object_deep_copy(probe, &p, NULL);
 	json_object_object_add(json_object_array_get_idx(jget(p, "hugetlb.sizes"),
@@ -428,6 +479,7 @@ static void test_capabilities(void)
 			       "free", json_object_new_int64(4096));
 	{
 		Fleetbench__Report *rep = NULL;
+		Fleetbench__Capabilities *bad = NULL;
 		char err[REPORT_ERR_LEN];
 		char why[CODEC_ERR_LEN];
 
@@ -437,9 +489,13 @@ static void test_capabilities(void)
 		CHECK(rep && rep->probe->hugetlb->n_sizes > 0 &&
 		      rep->probe->hugetlb->sizes[0]->has_free &&
 		      rep->probe->hugetlb->sizes[0]->free == 4096);
-		if (rep)
+		if (rep) {
 			CHECK_OK(codec_validate_report(rep, 1700000002000,
 						       why));
+			CHECK_OK(probe_derive_capabilities(rep->probe, &bad));
+			CHECK(bad && codec_validate_capabilities(bad, why) < 0);
+		}
+		caps_free(bad);
 		report_free(rep);
 	}
 	json_object_put(p);
@@ -447,8 +503,7 @@ static void test_capabilities(void)
 
 	/* io_uring refused: the errno's name and number, nothing tested */
 	probe = probe_fixture("kvm-guest", &eperm);
-	out = caps_of(probe, "kvm-guest, io_uring EPERM");
-	c = out ? out->capabilities : NULL;
+	c = caps_of(probe, "kvm-guest, io_uring EPERM");
 	if (c) {
 		CHECK_EQ_STR(c->io_uring_setup, "EPERM");
 		CHECK(c->has_io_uring_setup_errno &&
@@ -456,18 +511,17 @@ static void test_capabilities(void)
 		CHECK(c->sqpoll == NULL && !c->has_sqpoll_errno);
 		CHECK_EQ_INT(c->n_io_uring_opcodes, 0);
 	}
-	codec_free_report(out);
+	caps_free(c);
 	json_object_put(probe);
 
 	probe = probe_fixture("kvm-guest", &no_sqpoll);
-	out = caps_of(probe, "kvm-guest, no SQPOLL");
-	c = out ? out->capabilities : NULL;
+	c = caps_of(probe, "kvm-guest, no SQPOLL");
 	if (c) {
 		CHECK_EQ_STR(c->sqpoll, "EINVAL");
 		CHECK(c->has_sqpoll_errno && c->sqpoll_errno == EINVAL);
 		CHECK_EQ_INT(c->n_io_uring_opcodes, 3);
 	}
-	codec_free_report(out);
+	caps_free(c);
 	json_object_put(probe);
 }
 
@@ -477,5 +531,6 @@ int main(void)
 	test_refusals();
 	test_typed_probe();
 	test_capabilities();
+	test_caps_disagree();
 	return check_summary();
 }
