@@ -19,6 +19,7 @@
 #include "pack.h"
 #include "report.h"
 #include "state.h"
+#include "tags.h"
 #include "textfile.h"
 
 /*
@@ -28,17 +29,13 @@
  */
 #define BENCH_ALLOWANCE (32 << 10)
 
-/* The report packed for the spool (pack.h), or logged why not. Exit status. */
-static int pack_logged(struct json_object *probe,
-		       const Fleetbench__BenchRun *bench, int64_t started,
-		       int64_t finished, const struct tags *tags,
-		       char run_id[PACK_RUN_ID_LEN], uint8_t **ret,
+/* rep packed for the spool (pack.h), or logged why not. Exit status. */
+static int pack_logged(const Fleetbench__Report *rep, uint8_t **ret,
 		       size_t *ret_len)
 {
 	char err[PACK_ERR_LEN];
 
-	if (report_pack(probe, bench, started, finished, tags, run_id, ret,
-			ret_len, err) < 0) {
+	if (report_pack(rep, ret, ret_len, err) < 0) {
 		log_error("%s", err);
 		return ST_FAILURE;
 	}
@@ -46,19 +43,35 @@ static int pack_logged(struct json_object *probe,
 }
 
 /*
- * Before benchmarking: the report's probe part must make a valid report, and
+ * The run's one report, from its probe and tags (the bench part added
+ * after the benchmarks: report_add_bench()), in *ret. Exit status.
+ */
+static int report_start(struct json_object *probe, int64_t started,
+			const struct tags *tags, Fleetbench__Report **ret)
+{
+	char why[REPORT_ERR_LEN];
+	int r = report_build(probe, NULL, started, wall_ms(), ret, why);
+
+	if (r == 0 && tags_to_report(tags, *ret) < 0)
+		snprintf(why, sizeof(why), "out of memory"), r = -ENOMEM;
+	if (r < 0) {
+		log_error("cannot make the report: %s", why);
+		return ST_FAILURE;
+	}
+	return ST_OK;
+}
+
+/*
+ * Before benchmarking: the report's probe part must be a valid report, and
  * it and an allowance for the bench part must fit in the spool. Exit status.
  */
 static int check_room(const struct agent_config *cfg, struct spool *s,
-		      struct json_object *probe, int64_t started,
-		      const struct tags *tags)
+		      const Fleetbench__Report *rep)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
-	char run_id[PACK_RUN_ID_LEN];
 	size_t len;
 	uint64_t need, held = spool_bytes(s);
-	int r = pack_logged(probe, NULL, started, wall_ms(), tags, run_id, &buf,
-			    &len);
+	int r = pack_logged(rep, &buf, &len);
 
 	if (r != ST_OK)
 		return r;
@@ -76,25 +89,22 @@ static int check_room(const struct agent_config *cfg, struct spool *s,
 
 /* Writes the report into the spool: durably, before any send. */
 static int spool_report(const struct agent_config *cfg, struct spool *s,
-			struct json_object *probe,
-			const Fleetbench__BenchRun *bench, int64_t started,
-			int64_t finished, const struct tags *tags)
+			const Fleetbench__Report *rep)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
-	char err[SPOOL_ERR_LEN] = "", run_id[PACK_RUN_ID_LEN];
+	char err[SPOOL_ERR_LEN] = "";
 	size_t len;
-	int r = pack_logged(probe, bench, started, finished, tags, run_id,
-			    &buf, &len);
+	int r = pack_logged(rep, &buf, &len);
 
 	if (r != ST_OK)
 		return r;
-	r = spool_put(s, run_id, buf, len, err);
+	r = spool_put(s, rep->run_id, buf, len, err);
 	if (r < 0) {
-		log_error("cannot spool report %s in '%s': %s", run_id,
+		log_error("cannot spool report %s in '%s': %s", rep->run_id,
 			  cfg->spool_dir, err[0] ? err : strerror(-r));
 		return ST_FAILURE;
 	}
-	log_info("report %s spooled in %s (%zu bytes)", run_id,
+	log_info("report %s spooled in %s (%zu bytes)", rep->run_id,
 		 cfg->spool_dir, len);
 	return ST_OK;
 }
@@ -196,26 +206,19 @@ static int textfile_check(const struct agent_config *cfg)
  * collector checks it. Exit status.
  */
 static int textfile_report(const struct agent_config *cfg,
-			   struct json_object *probe,
-			   const Fleetbench__BenchRun *bench, int64_t started,
-			   int64_t finished)
+			   const Fleetbench__Report *rep)
 {
-	char why[REPORT_ERR_LEN > CODEC_ERR_LEN ? REPORT_ERR_LEN :
-						  CODEC_ERR_LEN];
-	Fleetbench__Report *rep = NULL;
+	char why[CODEC_ERR_LEN];
 	int r;
 
 	if (!cfg->textfile_dir || !*cfg->textfile_dir)
 		return ST_OK;
-	r = report_build(probe, bench, started, finished, &rep, why);
-	if (r >= 0)
-		r = codec_validate_report(rep, wall_ms(), why);
+	r = codec_validate_report(rep, wall_ms(), why);
 	if (r >= 0) {
 		r = textfile_write(rep, cfg->textfile_dir);
 		if (r < 0)
 			snprintf(why, sizeof(why), "%s", strerror(-r));
 	}
-	report_free(rep);
 	if (r < 0) {
 		log_error("cannot write '%s/" TEXTFILE_NAME "': %s",
 			  cfg->textfile_dir, why);
@@ -230,13 +233,14 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 {
 	struct json_object *report = NULL;
 	Fleetbench__BenchRun *bench = NULL;
+	Fleetbench__Report *rep = NULL; /* the run's one report */
 	/* a run spools when it has a collector to send to, or is told to */
 	bool spooling = arg_no_send || (cfg->endpoints && *cfg->endpoints);
 	struct collector c = { 0 };
 	struct spool *s = NULL;
 	int64_t started = wall_ms();
 	struct tags tags = { 0 };
-	char why[TAGS_ERR_LEN];
+	char why[TAGS_ERR_LEN], why_report[REPORT_ERR_LEN];
 	size_t failed = 0;
 	int r, ret, textfile = ST_OK;
 
@@ -278,27 +282,38 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 	r = agent_probe(cfg, cli, &report);
 	if (r < 0)
 		goto out;
+	/* a run that neither spools nor writes a textfile prints its
+	 * results whatever the report would be */
+	ret = report_start(report, started, &tags, &rep);
+	if (ret != ST_OK && (spooling || (cfg->textfile_dir &&
+					  *cfg->textfile_dir)))
+		goto out;
 	if (spooling) {
-		ret = check_room(cfg, s, report, started, &tags);
+		ret = check_room(cfg, s, rep);
 		if (ret != ST_OK)
 			goto out;
 	}
+	ret = ST_FAILURE;
 	r = agent_bench(cfg, &bench);
 	if (r < 0) {
 		ret = agent_bench_status(r);
 		goto out;
 	}
-	ret = ST_OK;
 	failed = bench_report_failed(bench);
+	r = rep ? report_add_bench(rep, bench, wall_ms(), why_report) : 0;
+	if (r < 0) {
+		log_error("cannot make the report: %s", why_report);
+		goto out;
+	}
+	ret = ST_OK;
 	if (spooling)
-		ret = spool_report(cfg, s, report, bench, started,
-				   wall_ms(), &tags);
+		ret = spool_report(cfg, s, rep);
 	/* printed even when spooling failed: the results are not lost */
 	r = agent_print_report(report, bench, &cfg->bench);
 	if (ret == ST_OK)
 		ret = r;
 	/* before sending, which may wait out a collector for long */
-	textfile = textfile_report(cfg, report, bench, started, wall_ms());
+	textfile = textfile_report(cfg, rep);
 	if (ret == ST_OK && spooling && !arg_no_send)
 		ret = agent_flush_spool(cfg, s, &c, stderr);
 	if (ret == ST_OK)
@@ -308,6 +323,7 @@ int cmd_run(struct agent_config *cfg, const struct cli *cli)
 		ret = ST_BENCH_FAILED;
 out:
 	tags_release(&tags);
+	report_free(rep);
 	bench_run_free(bench);
 	json_object_put(report);
 	spool_close(s);

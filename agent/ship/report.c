@@ -184,6 +184,16 @@ int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 	return 0;
 }
 
+int report_add_bench(Fleetbench__Report *rep, const Fleetbench__BenchRun *bench,
+		     int64_t finished_unix_ms, char err[REPORT_ERR_LEN])
+{
+	err[0] = '\0';
+	if (rep->n_benchmarks || rep->method)
+		return fail(err, -EEXIST, "the report has its bench part already");
+	rep->finished_unix_ms = finished_unix_ms;
+	return copy_bench(bench, rep, err);
+}
+
 /*
  * Every string, array and sub-message above comes from malloc, so
  * protobuf-c's own walk frees the tree with the default allocator (free),

@@ -52,6 +52,16 @@ int report_build(struct json_object *probe, const Fleetbench__BenchRun *bench,
 		 Fleetbench__Report **ret, char err[REPORT_ERR_LEN]);
 
 /*
+ * Adds bench's part (variants, comparisons, profile, seed, method, costs;
+ * copied) to rep, a report of report_build() without one, which the run
+ * finished at finished_unix_ms: the one report of a run grows, from the
+ * room check before the benchmarks to the spool and the textfile after
+ * them. 0, or -ENOMEM with err set (rep then as it was, but for parts).
+ */
+int report_add_bench(Fleetbench__Report *rep, const Fleetbench__BenchRun *bench,
+		     int64_t finished_unix_ms, char err[REPORT_ERR_LEN]);
+
+/*
  * The probe object as its typed message in *ret (free with
  * fleetbench__probe__free_unpacked(*ret, NULL)), read by pbjson against
  * the .proto: -EINVAL naming the item when the probe made an item the

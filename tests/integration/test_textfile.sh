@@ -151,4 +151,31 @@ else
 fi
 echo "${out##*$'\n'}"
 
+# --- the spool and the textfile have the run's one report -----------------
+
+"$AGENT" run --config "$tmp/agent.conf" --profile quick \
+	--only false_sharing "${common[@]}" --provider "$provider" \
+	--instance-type "$instance_type" --no-send >/dev/null 2>"$tmp/run3.err"
+check_match "third run (--no-send): exit status" "$?" "[04]"
+spooled=$(ls "$tmp/spool"/*.fbr 2>/dev/null | head -1)
+"$AGENT" show "$spooled" >"$tmp/spooled.json" 2>/dev/null ||
+	not_ok "fleetbench-agent show $spooled"
+# the same object, not one built again later: the same end, to the ms
+if out=$(/usr/bin/python3 - "$dir/fleetbench.prom" "$tmp/spooled.json" <<'PY'
+import json, sys
+prom, report = sys.argv[1], json.load(open(sys.argv[2]))
+end = int(report["finished_unix_ms"]) / 1000.0
+for line in open(prom):
+    if line.startswith("fleetbench_last_run_timestamp_seconds{"):
+        got = float(line.split()[-1])
+        sys.exit(0 if abs(got - end) < 1e-6 else
+                 "textfile %.3f, spooled report %.3f" % (got, end))
+sys.exit("no fleetbench_last_run_timestamp_seconds")
+PY
+); then
+	ok
+else
+	not_ok "the textfile's run ended when the spooled report's did: $out"
+fi
+
 finish
