@@ -187,6 +187,25 @@ BEGIN
 		   + coalesce(cardinality(array_remove(c_target_reached, NULL)), 0)
 		   + coalesce(cardinality(array_remove(c_rounds, NULL)), 0) > 0;
 
+	-- what a writer calling this function must not get past, validated
+	-- or not (the codec's rules, docs/wire.md): times from 2020 to a day
+	-- ahead (a start in the year 262143 would sort as the latest run
+	-- forever, and never be pruned), the end not before the start, a
+	-- machine id of 32 lowercase hex digits (hosts are keyed by it)
+	IF started_ms IS NULL OR finished_ms IS NULL
+	   OR started_ms < 1577836800000 OR finished_ms < started_ms
+	   OR finished_ms > (extract(epoch FROM now()) * 1000)::bigint
+			    + 86400000 THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'started_ms %s, finished_ms %s: a run starts from 2020-01-01 and ends after it starts, at most a day ahead',
+			started_ms, finished_ms));
+	END IF;
+	IF machine_id IS NULL OR machine_id !~ '^[0-9a-f]{32}$' THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'machine_id %s: not 32 lowercase hex digits',
+			coalesce(quote_literal(left(machine_id, 64)), 'NULL')));
+	END IF;
+
 	-- the arrays line up: one cheap test, then the slow path says how
 	IF coalesce(cardinality(v_variant), 0) <> nv
 	   OR coalesce(cardinality(v_status), 0) <> nv
@@ -368,17 +387,21 @@ BEGIN
 	END IF;
 
 	-- the tags (021): keys and values line up, each key once and of
-	-- the codec's form (docs/wire.md); one test per report
+	-- the codec's form (docs/wire.md), each value 1 to 64 bytes without
+	-- a control character; one test per report
 	IF tag_keys IS NOT NULL AND (
 	   coalesce(cardinality(tag_values), -1) <> cardinality(tag_keys)
 	   OR cardinality(tag_keys) > 16
 	   OR array_position(tag_values, NULL) IS NOT NULL
 	   OR EXISTS (SELECT 1 FROM unnest(tag_keys) AS k
 		      WHERE k IS NULL OR k !~ '^[a-z][a-z0-9_]{0,31}$')
+	   OR EXISTS (SELECT 1 FROM unnest(tag_values) AS v
+		      WHERE octet_length(v) NOT BETWEEN 1 AND 64
+			    OR v ~ '[\x01-\x1f\x7f-\x9f]')
 	   OR (SELECT count(DISTINCT k) FROM unnest(tag_keys) AS k)
 	      <> cardinality(tag_keys)) THEN
 		PERFORM fleetbench_reject_as('22023', format(
-			'tags: %s keys and %s values, at most 16 keys of [a-z][a-z0-9_]{0,31}, each once',
+			'tags: %s keys and %s values, at most 16 keys of [a-z][a-z0-9_]{0,31}, each once, each value 1 to 64 bytes without a control character',
 			cardinality(tag_keys), cardinality(tag_values)));
 	END IF;
 

@@ -167,7 +167,7 @@ check_eq "an old month's report is stored" "$(q <<-EOF
 	SELECT fleetbench_ingest(jsonb_set(jsonb_set(jsonb_set(
 		jsonb_build_object('schema_version', 1, 'agent_version', 't',
 			'host', jsonb_build_object('hostname', 'h',
-						   'machine_id', 'm'),
+						   'machine_id', repeat('0', 32)),
 			'kernel', jsonb_build_object('release', 'r'),
 			'probe', '{}'::jsonb,
 			'benchmarks', '[{"benchmark": "b", "variant": "v",

@@ -394,8 +394,18 @@ refused "a variant both skipped and failed" 23514 \
 	"fleetbench_ingest: benchmark thp_chase/4k has both a skip_reason and a failure" \
 	"jsonb_set(jsonb_set(r, '{benchmarks,0,skip_reason}', '\"s\"'),
 		   '{benchmarks,0,failure}', '\"f\"')"
-refused "a run that ends before it starts" 23514 "*runs_finished_after_start*" \
+refused "a run that ends before it starts" 22023 \
+	"fleetbench_ingest: started_ms *, finished_ms 0: a run starts from 2020-01-01 and ends after it starts, at most a day ahead" \
 	"jsonb_set(r, '{finished_unix_ms}', '0')"
+# what the writer could once store past every check by calling the
+# ingest directly (issue 37): refused whatever the caller says it checked
+refused "a start in the year 262143" 22023 \
+	"fleetbench_ingest: started_ms 8210298326400000, finished_ms 8210298326401000: a run starts from 2020-01-01*" \
+	"jsonb_set(jsonb_set(r, '{started_unix_ms}', '8210298326400000'),
+		   '{finished_unix_ms}', '8210298326401000')"
+refused "a machine id that is not one" 22023 \
+	"fleetbench_ingest: machine_id 'not-a-machine-id': not 32 lowercase hex digits" \
+	"jsonb_set(r, '{host,machine_id}', '\"not-a-machine-id\"')"
 # the array checks of a row changed by hand (one CHECK per table since
 # migration 014, each rule named as the constraint it was)
 hand_refused() {
@@ -437,7 +447,7 @@ lean_run() {
 		SELECT fleetbench_ingest_run('$1', 1, 't',
 			1732533600000, 1732533601000,
 			'aws', 'c7g.large', 'eu-west-1', 'dmi', 'dmi', 'config',
-			'lean-host', 'lean-machine', '6.6.0', NULL, NULL, 'quick', 42,
+			'lean-host', '1ea0ac41e0000000000000000000000e', '6.6.0', NULL, NULL, 'quick', 42,
 			'{"thp": {"enabled": {"selected": "never"}}}',
 			true, 'always', 'madvise', 'advise',
 			'{2048,1048576}', '{16,1}', '{8,1}',
@@ -467,6 +477,18 @@ EOF
 0
 ended
 1"
+# validated => true tells that the caller's codec checked the arrays; it
+# lets nothing past that a writer calling the function directly could
+# store unchecked (issue 37): a tag value of 100,000 bytes
+out=$(q 2>&1 <<-EOF
+	$(lean_run bbbbbbbb-1111-4222-8333-444444444444 '{4,4}' '{3,4}' |
+		sed "s/'{90,100,110,7}');/'{90,100,110,7}', true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '{team}', ARRAY[repeat('x', 100000)]);/")
+EOF
+)
+check_match "validated => true does not let a 100,000-byte tag value past" \
+	"$out" "*tags: 1 keys and 1 values, *each value 1 to 64 bytes without a control character*"
+check_eq "and stores nothing of it" \
+	"$(q <<<"SELECT count(*) FROM runs WHERE run_id = 'bbbbbbbb-1111-4222-8333-444444444444'")" 0
 check_eq "and marks its group changed" "$(q <<-EOF
 	SELECT count(*) > 0 FROM fleet_dirty
 	WHERE provider = 'aws' AND instance_type = 'c7g.large'
