@@ -19,6 +19,7 @@
 #include "codec.h"
 #include "durable.h"
 #include "fault.h"
+#include "figures.h"
 #include "probe_derive.h"
 #include "stats.h"
 
@@ -338,6 +339,61 @@ static void bench_part(struct out *o, const Fleetbench__Report *rep)
 	}
 }
 
+/* The median of benchmark/variant/metric in rep: NAN when not measured
+ * (*oom set when there was no memory for it). */
+static double metric_median(const Fleetbench__Report *rep,
+			    const struct figure_decl *d, bool *oom)
+{
+	for (size_t i = 0; i < rep->n_benchmarks; i++) {
+		const Fleetbench__Benchmark *b = rep->benchmarks[i];
+
+		if (strcmp(b->benchmark, d->benchmark) ||
+		    strcmp(b->variant, d->variant))
+			continue;
+		for (size_t k = 0; k < b->n_metrics; k++) {
+			const Fleetbench__Metric *m = b->metrics[k];
+			double median;
+
+			if (strcmp(m->metric, d->metric) || !m->n_samples)
+				continue;
+			median = stats_median(m->samples, m->n_samples);
+			*oom = *oom || isnan(median);
+			return median;
+		}
+	}
+	return NAN;
+}
+
+/*
+ * The headline figures of the last run, as proto/figures.def declares
+ * them: a comparison's ratio or a variant's median, labelled with the
+ * figure's name, family and unit, the same series for every host whatever
+ * its benchmarks named their variants.
+ */
+static void headline_part(struct out *o, const Fleetbench__Report *rep)
+{
+	family(o, "fleetbench_headline", "gauge",
+	       "A headline figure of the last run (proto/figures.def): its "
+	       "comparison's ratio or its variant's median.");
+	for (size_t i = 0; i < FIGURES_N; i++) {
+		const struct figure_decl *d = &figure_decls[i];
+		double v = NAN;
+
+		if (d->kind == FIGURE_RATIO) {
+			for (size_t k = 0; k < rep->n_comparisons; k++)
+				if (!strcmp(rep->comparisons[k]->name,
+					    d->name) &&
+				    rep->comparisons[k]->has_ratio)
+					v = rep->comparisons[k]->ratio;
+		} else {
+			v = metric_median(rep, d, &o->oom);
+		}
+		if (!isnan(v))
+			sample(o, v, "figure", d->name, "family", d->family,
+			       "unit", d->unit, NULL);
+	}
+}
+
 static void comparison_part(struct out *o, const Fleetbench__Report *rep)
 {
 	static const char *const names[] = {"fleetbench_comparison_ratio",
@@ -475,6 +531,7 @@ int textfile_format(const Fleetbench__Report *rep, char **ret, size_t *ret_len)
 	}
 	bench_part(&o, rep);
 	comparison_part(&o, rep);
+	headline_part(&o, rep);
 	cost_part(&o, rep);
 	/* a memstream fails only for memory */
 	r = ferror(o.f) || o.oom ? -ENOMEM : 0;

@@ -138,6 +138,18 @@ def main():
             check(close(got[key], value),
                   f'fleetbench_comparison_ratio{key} = {got[key]}, run {value}')
 
+    # the headline figures (proto/figures.def): a comparison of a
+    # figure's name is served under it, with its ratio
+    heads = by(series, 'fleetbench_headline', 'figure')
+    for (name, _, _), value in ratios.items():
+        if (name,) in heads:
+            check(close(heads[(name,)], value),
+                  f'fleetbench_headline{{figure="{name}"}} = '
+                  f'{heads[(name,)]}, run {value}')
+    if any(name == 'thp_speedup' for name, _, _ in ratios):
+        check(('thp_speedup',) in heads,
+              f'no fleetbench_headline for thp_speedup: {sorted(heads)}')
+
     # the capabilities, as the probe found them
     caps = by(series, 'fleetbench_capability', 'name', 'value')
     for name, item in (('thp_enabled', run['thp']['enabled']),

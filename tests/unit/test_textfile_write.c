@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "figures.h"
 #include "cleanup.h"
 #include "codec.h"
 #include "fault.h"
@@ -362,6 +363,49 @@ static void test_format_shaped(void)
 	codec_free_report(rep);
 }
 
+/*
+ * The headline figures by their declarations (proto/figures.def): a
+ * comparison of a figure's name gives its ratio, a variant's metric its
+ * median, each labelled with the figure, its family and unit; other
+ * comparisons and metrics are no headline.
+ */
+static void test_headline(void)
+{
+	struct sample_report s = {.shape = 8};
+	Fleetbench__Report *rep = sample(&s);
+	const struct figure_decl *ratio = figure_find("thp_speedup");
+	_cleanup_free_ char *text = NULL;
+	size_t len, n = 0;
+	char want[512];
+
+	CHECK(rep != NULL && rep->n_comparisons > 0 && rep->n_benchmarks > 0);
+	if (!rep || !rep->n_comparisons || !rep->n_benchmarks)
+		return;
+	CHECK_OK(textfile_format(rep, &text, &len));
+	CHECK(text && !strstr(text, "\nfleetbench_headline{"));
+	free(TAKE_PTR(text));
+	/* the first comparison as thp_speedup's, with its ratio (the
+	 * report's parts are the codec's arena's: a name is replaced, not
+	 * freed) */
+	rep->comparisons[0]->name = (char *)ratio->name;
+	rep->comparisons[0]->has_ratio = true;
+	rep->comparisons[0]->ratio = 1.25;
+	CHECK_OK(textfile_format(rep, &text, &len));
+	snprintf(want, sizeof(want),
+		 "\nfleetbench_headline{" HOST
+		 ",figure=\"thp_speedup\",family=\"%s\",unit=\"%s\"} 1.25\n",
+		 ratio->family, ratio->unit);
+	CHECK_(text && strstr(text, want), "no \"%s\" in:\n%s", want,
+	       text ? text : "");
+	for (const char *p = text; p && (p = strstr(p, "\nfleetbench_headline{"));
+	     p++)
+		n++;
+	CHECK_EQ_INT(n, 1);
+	if (text)
+		check_structure(text);
+	codec_free_report(rep);
+}
+
 static void test_write(void)
 {
 	struct sample_report s = {0}, s2 = {.hostname = "other",
@@ -465,6 +509,7 @@ int main(void)
 	test_format();
 	test_format_text();
 	test_format_shaped();
+	test_headline();
 	test_write();
 	test_bad_dir();
 	rmdir(root);
