@@ -83,15 +83,71 @@ static void copy_error(const char *path, const PGresult *res, PGconn *conn)
 }
 
 /*
+ * What COPY must not be sent, watched as the file streams by, chunk by
+ * chunk: a line that is \. alone (COPY's end of data, even in CSV: every
+ * line after it would be dropped without a word) and a NUL byte (no CSV
+ * holds one; /dev/zero would stream forever, as the server answers only
+ * at the end).
+ */
+struct scan {
+	unsigned long line; /* 1-based, of the byte at hand */
+	enum { LINE_START, SAW_BACKSLASH, SAW_END, SAW_END_CR, MID } at;
+};
+
+/* 0, or the 1-based line of the first bad one in buf with *what set. */
+static unsigned long scan_chunk(struct scan *sc, const char *buf, size_t n,
+				const char **what)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = buf[i];
+
+		if (c == '\0') {
+			*what = "holds a NUL byte, which no CSV line does";
+			return sc->line;
+		}
+		if (c == '\n') {
+			if (sc->at == SAW_END || sc->at == SAW_END_CR)
+				goto end_marker;
+			sc->line++;
+			sc->at = LINE_START;
+			continue;
+		}
+		switch (sc->at) {
+		case LINE_START:
+			sc->at = c == '\\' ? SAW_BACKSLASH : MID;
+			break;
+		case SAW_BACKSLASH:
+			sc->at = c == '.' ? SAW_END : MID;
+			break;
+		case SAW_END:
+			sc->at = c == '\r' ? SAW_END_CR : MID;
+			break;
+		default:
+			sc->at = MID;
+			break;
+		}
+	}
+	return 0;
+end_marker:
+	*what = "is \\. alone, which COPY takes for the end of the data "
+		"(every line after it would be dropped): quote it, \"\\.\", "
+		"if it is a value";
+	return sc->line;
+}
+
+/*
  * Streams the file f into the staging table with COPY. Returns 0, or
  * CMD_FAILED with the problem printed (a line COPY refused, such as one of
- * the wrong number of fields, or a read error).
+ * the wrong number of fields, a line of scan_chunk()'s, or a read error).
  */
 static int copy_file(struct cmd_ctx *ctx, FILE *f, const char *path)
 {
 	PGconn *conn = pg_conn(ctx->pg);
 	PGresult *res;
 	char buf[65536];
+	struct scan sc = { .line = 1, .at = LINE_START };
+	const char *what = NULL;
+	unsigned long bad = 0;
 	int r = CMD_OK;
 	size_t n;
 
@@ -107,10 +163,18 @@ static int copy_file(struct cmd_ctx *ctx, FILE *f, const char *path)
 		return CMD_FAILED;
 	}
 	PQclear(res);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (PQputCopyData(conn, buf, (int)n) != 1)
+	while (!bad && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		bad = scan_chunk(&sc, buf, n, &what);
+		if (!bad && PQputCopyData(conn, buf, (int)n) != 1)
 			break;
-	if (ferror(f)) {
+	}
+	if (!bad && (sc.at == SAW_END || sc.at == SAW_END_CR))
+		bad = scan_chunk(&sc, "\n", 1, &what); /* at the end of the file */
+	if (bad) {
+		fprintf(stderr, "%s:%lu: the line %s\n", path, bad, what);
+		PQputCopyEnd(conn, "a line that COPY must not be sent");
+		r = CMD_FAILED;
+	} else if (ferror(f)) {
 		log_error("cannot read '%s': %s", path, strerror(errno));
 		PQputCopyEnd(conn, "the file could not be read");
 		r = CMD_FAILED;

@@ -125,6 +125,28 @@ check_grep "every fault of a line named" "$tmp/bad.err" \
 check_eq "the good line is not named" "$(grep -c "bad.csv:7:" "$tmp/bad.err")" 0
 check_grep "the bad lines are counted" "$tmp/bad.err" "5 bad lines: nothing imported"
 
+# COPY's end-of-data marker alone on a line would end the file there
+# without a word (every line after it dropped, "1 line added")
+printf 'provider,instance_type,region,currency,price_per_hour,valid_from\naws,t3.nano,us-east-1,USD,0.0052,2024-01-01\n\\.\naws,t3.nano,us-east-1,USD,bad,2024-01-01\n' \
+	>"$tmp/marker.csv"
+fb prices import "$tmp/marker.csv" >/dev/null 2>"$tmp/marker.err"
+check_eq "a line of \\. alone: exit 1" "$?" 1
+check_grep "it is named with its line, and why" "$tmp/marker.err" \
+	"^$tmp/marker.csv:3: the line is \\\\\\. alone, which COPY takes for the end of the data"
+printf 'provider,instance_type,region,currency,price_per_hour,valid_from\naws,t3.nano,us-east-1,USD,0.0052,2024-01-01\n\\.' \
+	>"$tmp/marker-end.csv"
+fb prices import "$tmp/marker-end.csv" >/dev/null 2>"$tmp/marker-end.err"
+check_eq "one at the end of the file, without a newline: exit 1" "$?" 1
+start=$SECONDS
+timeout 60 "$FLEETBENCH" --dsn "$conninfo" prices import /dev/zero \
+	>/dev/null 2>"$tmp/zero.err"
+check_eq "prices import /dev/zero: exit 1" "$?" 1
+check_eq "at once, not streaming on after the first byte" \
+	"$((SECONDS - start < 10))" 1
+check_grep "the NUL byte named with its line" "$tmp/zero.err" \
+	"^/dev/zero:1: the line holds a NUL byte"
+check_eq "nothing of them stored" "$(stored)" "$(cat "$tmp/stored-before-bad")"
+
 printf 'provider,instance_type,region,currency,price_per_hour,valid_from\naws,t3.micro,us-east-1,USD,0.0104,2024-01-01\naws,t3.small,us-east-1,USD,0.0208\n' \
 	>"$tmp/missing.csv"
 fb prices import "$tmp/missing.csv" >/dev/null 2>"$tmp/missing.err"
