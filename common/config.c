@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "cleanup.h"
 
@@ -233,6 +234,7 @@ struct config_parse_state {
 	bool midline; /* the last read stopped inside a long line */
 	int err_line; /* line of the first rejected key, 0 if none */
 	char msg[CONFIG_ERR_LEN];
+	int *set_at; /* per key: the line that set it, 0 if none yet */
 };
 
 /* inih's line reader, counting lines so a rejected key can name its line. */
@@ -256,11 +258,21 @@ static int config_handler(void *user, const char *section, const char *name,
 	struct config_parse_state *st = user;
 	char err[CONFIG_ERR_LEN];
 
+	const struct config_key *k = config_find(st->keys, st->n, section, name);
+	int *at = k ? &st->set_at[k - st->keys] : NULL;
+
 	if (!config_has_section(st->keys, st->n, section)) {
 		err[0] = '\0';
 		snprintf(err, sizeof(err), "unknown section [%s]", section);
+	} else if (at && *at && k->type != CONFIG_LINES) {
+		/* a key of one value, twice: which one was meant? */
+		snprintf(err, sizeof(err),
+			 "'%s' in [%s] is set again (line %d set it first)",
+			 name, section, *at);
 	} else if (config_set(st->keys, st->n, st->dst, section, name, value,
 			      err) == 0) {
+		if (at)
+			*at = st->lineno;
 		return 1;
 	}
 	if (!st->err_line) {
@@ -275,11 +287,34 @@ int config_load(const char *path, const struct config_key *keys, size_t n,
 {
 	struct config_parse_state st = { .keys = keys, .n = n, .dst = dst };
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	_cleanup_free_ int *set_at = NULL;
+	struct stat sb;
 	int line;
 
 	if (!f)
 		return -errno;
+	/* a directory read as an empty file, /dev/zero read for ever */
+	if (fstat(fileno(f), &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, CONFIG_ERR_LEN, "%s: not a regular file but %s",
+			 path, S_ISDIR(sb.st_mode) ? "a directory" :
+			       S_ISCHR(sb.st_mode) ? "a character device" :
+			       S_ISBLK(sb.st_mode) ? "a block device" :
+						     "a pipe or a socket");
+		return -EINVAL;
+	}
+	if (sb.st_size > CONFIG_MAX_BYTES) {
+		snprintf(err, CONFIG_ERR_LEN,
+			 "%s: %lld bytes, more than a config file's %d",
+			 path, (long long)sb.st_size, CONFIG_MAX_BYTES);
+		return -EINVAL;
+	}
+	set_at = calloc(n ? n : 1, sizeof(*set_at));
+	if (!set_at)
+		return -ENOMEM;
 	st.f = f;
+	st.set_at = set_at;
 	line = ini_parse_stream(config_reader, &st, config_handler, &st);
 	if (line == 0)
 		return 0;

@@ -70,6 +70,7 @@ static inline bool config_is_key(const struct config_key *k)
 }
 
 #define CONFIG_ERR_LEN 512
+#define CONFIG_MAX_BYTES (1 << 20) /* a config file's size, at most */
 
 /* Writes every key's default into dst. */
 int config_defaults(const struct config_key *keys, size_t n, void *dst,
@@ -78,7 +79,9 @@ int config_defaults(const struct config_key *keys, size_t n, void *dst,
 /*
  * Reads the INI file at path into dst (after config_defaults). Returns 0,
  * -errno when the file cannot be opened, or -EINVAL with err saying
- * "FILE:LINE: ..." for the first bad line.
+ * "FILE:LINE: ..." for the first bad line (a key of one value set twice
+ * is one), or "FILE: ..." for a file that is no regular file or is over
+ * CONFIG_MAX_BYTES.
  */
 int config_load(const char *path, const struct config_key *keys, size_t n,
 		void *dst, char err[CONFIG_ERR_LEN]);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -197,6 +198,37 @@ int main(void)
 			    err));
 	CHECK_EQ_STR(c.name, "x");
 	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* a key of one value set twice: which one was meant? (issue 38) */
+	CHECK_EQ_INT(load_text("[main]\ncount = 2\n\ncount = 3\n", &c, err),
+		     -EINVAL);
+	CHECK_(strstr(err, ":4: 'count' in [main] is set again (line 2 set it first)"),
+	       "%s", err);
+	config_release(keys, ARRAY_SIZE(keys), &c);
+
+	/* no regular file: a directory was read as an empty config, and
+	 * /dev/zero for ever */
+	CHECK_EQ_INT(config_load("/tmp", keys, ARRAY_SIZE(keys), &c, err),
+		     -EINVAL);
+	CHECK_(strstr(err, "/tmp: not a regular file but a directory"), "%s",
+	       err);
+	CHECK_EQ_INT(config_load("/dev/zero", keys, ARRAY_SIZE(keys), &c, err),
+		     -EINVAL);
+	CHECK_(strstr(err, "/dev/zero: not a regular file but a character device"),
+	       "%s", err);
+	{
+		_cleanup_free_ char *big = malloc(CONFIG_MAX_BYTES + 2);
+
+		CHECK(big != NULL);
+		if (big) {
+			memset(big, ';', CONFIG_MAX_BYTES + 1);
+			big[CONFIG_MAX_BYTES + 1] = '\0';
+			CHECK_EQ_INT(load_text(big, &c, err), -EINVAL);
+			CHECK_(strstr(err, "bytes, more than a config file's"),
+			       "%s", err);
+			config_release(keys, ARRAY_SIZE(keys), &c);
+		}
+	}
 
 	/* a missing file is -ENOENT, for the caller to judge */
 	CHECK_EQ_INT(config_load("/nonexistent/fleetbench.conf", keys,
