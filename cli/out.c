@@ -121,7 +121,70 @@ static bool named_after(const PGresult *res, int c, int col,
 	return !strncmp(name, base, n) && !strcmp(name + n, suffix);
 }
 
-/* The text of one cell in a new string; NULL on ENOMEM. */
+/* The length of the control character (C0, DEL, or C1: U+0080 to U+009F,
+ * 0xc2 0x80..0x9f in UTF-8) at s, 0 if none. */
+static size_t control_len(const char *s)
+{
+	unsigned char c = (unsigned char)s[0];
+
+	if (c < 0x20 || c == 0x7f)
+		return 1;
+	if (c == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+	    (unsigned char)s[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+/*
+ * s (taken over) with each control character written as an escape (\n,
+ * \t, \r, \x1b, \u0085): a table is for a terminal, and a stored label
+ * of "\e[2J" or "\n" and a forged row would act on it (issue 38). CSV and
+ * JSON keep the bytes, quoted and escaped as their formats say. NULL on
+ * ENOMEM.
+ */
+static char *table_safe(char *s)
+{
+	char *out, *o;
+	size_t extra = 0;
+
+	if (!s)
+		return NULL;
+	for (const char *p = s; *p; p++)
+		extra += control_len(p) ? 6 : 0;
+	if (!extra)
+		return s;
+	out = malloc(strlen(s) + extra + 1);
+	if (!out) {
+		free(s);
+		return NULL;
+	}
+	o = out;
+	for (const char *p = s; *p;) {
+		size_t n = control_len(p);
+
+		if (!n) {
+			*o++ = *p++;
+			continue;
+		}
+		if (n == 2)
+			o += sprintf(o, "\\u%04x", (unsigned char)p[1]);
+		else if (*p == '\n')
+			o += sprintf(o, "\\n");
+		else if (*p == '\t')
+			o += sprintf(o, "\\t");
+		else if (*p == '\r')
+			o += sprintf(o, "\\r");
+		else
+			o += sprintf(o, "\\x%02x", (unsigned char)*p);
+		p += n;
+	}
+	*o = '\0';
+	free(s);
+	return out;
+}
+
+/* The text of one cell in a new string, made safe for a terminal
+ * (table_safe()); NULL on ENOMEM. */
 static char *table_cell(const PGresult *res, int r, const struct table_col *t)
 {
 	char *s;
@@ -130,11 +193,11 @@ static char *table_cell(const PGresult *res, int r, const struct table_col *t)
 		return strdup("");
 	if (t->lo < 0 || PQgetisnull(res, r, t->lo) ||
 	    PQgetisnull(res, r, t->hi))
-		return strdup(PQgetvalue(res, r, t->col));
+		return table_safe(strdup(PQgetvalue(res, r, t->col)));
 	if (asprintf(&s, "%s [%s, %s]", PQgetvalue(res, r, t->col),
 		     PQgetvalue(res, r, t->lo), PQgetvalue(res, r, t->hi)) < 0)
 		return NULL;
-	return s;
+	return table_safe(s);
 }
 
 static int print_table(FILE *f, const PGresult *res, const char *const *hide)

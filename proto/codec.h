@@ -178,6 +178,10 @@ int codec_utf8_valid(const char *s, size_t len);
  */
 ssize_t codec_utf8_invalid_at(const char *s, size_t len);
 
+/* Offset of the first control character (C0, DEL, or C1: U+0080 to
+ * U+009F) of valid UTF-8 s, or -1: the one rule for labels and tags. */
+ssize_t codec_control_at(const char *s, size_t len);
+
 /*
  * Whether JSON text s of len bytes holds the escape \u0000 (a NUL, which
  * PostgreSQL's jsonb refuses): one after an even run of backslashes, so the

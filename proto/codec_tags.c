@@ -21,9 +21,8 @@ bool codec_tag_key_valid(const char *key)
 	       strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_") == len;
 }
 
-/* Offset of the first control character (C0, DEL, or C1: U+0080 to
- * U+009F, 0xc2 0x80..0x9f in UTF-8) of valid UTF-8 s, or -1. */
-static ssize_t control_at(const char *s, size_t len)
+/* 0xc2 0x80..0x9f in UTF-8 for C1 (codec.h) */
+ssize_t codec_control_at(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -61,7 +60,7 @@ int codec_check_tag(const char *key, const char *value,
 		return codec_invalid(err,
 				     "tag %s: value is not valid UTF-8 (byte %zd)",
 				     key, at);
-	at = control_at(value, len);
+	at = codec_control_at(value, len);
 	if (at >= 0)
 		return codec_invalid(err,
 				     "tag %s: value holds a control character (byte %zd)",

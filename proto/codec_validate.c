@@ -151,11 +151,32 @@ static int check_host(const Fleetbench__Host *h, char err[CODEC_ERR_LEN])
 		{ "host.instance_type_source", h->instance_type_source },
 		{ "host.region_source", h->region_source },
 	};
+	const struct {
+		const char *name, *value;
+	} labels[] = {
+		{ "host.provider", h->provider },
+		{ "host.instance_type", h->instance_type },
+		{ "host.region", h->region },
+		{ "host.hostname", h->hostname },
+	};
 	const char *id = h->machine_id;
 
 	if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
 		return codec_invalid(err,
 				     "host.machine_id: not 32 lowercase hex digits");
+	/* what tables print: no byte that acts on a terminal (one rule
+	 * with the tags') */
+	for (size_t i = 0; i < ARRAY_SIZE(labels); i++) {
+		ssize_t at = labels[i].value ?
+				     codec_control_at(labels[i].value,
+						      strlen(labels[i].value)) :
+				     -1;
+
+		if (at >= 0)
+			return codec_invalid(err,
+					     "%s: holds a control character (byte %zd)",
+					     labels[i].name, at);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(src); i++) {
 		bool ok = !src[i].value || !*src[i].value;
 

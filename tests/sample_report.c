@@ -265,17 +265,25 @@ int sample_report_pack(const struct sample_report *s, uint8_t **ret,
 	r.run_id = (char *)s->run_id;
 	r.agent_version = (char *)(t ? t :
 				   s->agent_version ? s->agent_version : "sample");
-	x->host.provider = (char *)(t ? t : s->provider ? s->provider : "sample");
-	x->host.instance_type = (char *)(t ? t :
-					 s->instance_type ? s->instance_type :
-							    "sample-1");
-	x->host.region = (char *)t;
-	x->host.hostname = (char *)(t ? t :
-				    s->hostname ? s->hostname : "sample-host");
+	{
+		const char *l = s->plain_labels ? NULL : t;
+
+		x->host.provider = (char *)(l ? l :
+					    s->provider ? s->provider :
+							  "sample");
+		x->host.instance_type = (char *)(l ? l :
+						 s->instance_type ?
+							 s->instance_type :
+							 "sample-1");
+		x->host.region = (char *)l;
+		x->host.hostname = (char *)(l ? l :
+					    s->hostname ? s->hostname :
+							  "sample-host");
+	}
 	x->host.machine_id = "0123456789abcdef0123456789abcdef";
 	x->host.provider_source = "flag";
 	x->host.instance_type_source = "flag";
-	x->host.region_source = t ? "flag" : NULL;
+	x->host.region_source = t && !s->plain_labels ? "flag" : NULL;
 	x->kernel.release = (char *)(s->kernel_release ? s->kernel_release :
 							 "6.1.0-sample");
 	x->kernel.version = (char *)t;

@@ -27,6 +27,9 @@ struct sample_report {
 	 * comparison's text fields, and probe_json's member "text".
 	 */
 	const char *text;
+	/* with text: the labels and hostname stay as they are without it
+	 * (labels refuse control characters, which other fields keep) */
+	bool plain_labels;
 	/*
 	 * 0: the small report: one benchmark false_sharing/shared with the
 	 * parameter threads = 2 and the metric ns_per_increment (ns) with

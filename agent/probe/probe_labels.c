@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "codec.h"
 #include "probe_modules.h"
 #include "probe_virt.h"
 
@@ -142,6 +143,13 @@ static const char *dmi_instance_type(const struct virt_dmi *dmi,
 	vendor = virt_dmi_get(dmi, "sys_vendor");
 	product = virt_dmi_get(dmi, "product_name");
 	if (vendor && !strcmp(vendor, "Amazon EC2")) {
+		/* a label tables print: the codec's one rule for them */
+		if (product && *product &&
+		    codec_control_at(product, strlen(product)) >= 0) {
+			snprintf(why, size,
+				 "not given; DMI product_name holds a control character");
+			return NULL;
+		}
 		if (product && *product)
 			return product;
 		snprintf(why, size,

@@ -205,6 +205,16 @@ BEGIN
 			'machine_id %s: not 32 lowercase hex digits',
 			coalesce(quote_literal(left(machine_id, 64)), 'NULL')));
 	END IF;
+	-- labels that tables print: no control character (the tags' rule)
+	SELECT x.k INTO problem
+	FROM (VALUES ('provider', provider), ('instance_type', instance_type),
+		     ('region', region), ('hostname', hostname)) AS x(k, v)
+	WHERE x.v ~ '[\x01-\x1f\x7f-\x9f]'
+	LIMIT 1;
+	IF problem IS NOT NULL THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'%s holds a control character', problem));
+	END IF;
 
 	-- the arrays line up: one cheap test, then the slow path says how
 	IF coalesce(cardinality(v_variant), 0) <> nv

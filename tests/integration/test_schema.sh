@@ -403,6 +403,12 @@ refused "a start in the year 262143" 22023 \
 	"fleetbench_ingest: started_ms 8210298326400000, finished_ms 8210298326401000: a run starts from 2020-01-01*" \
 	"jsonb_set(jsonb_set(r, '{started_unix_ms}', '8210298326400000'),
 		   '{finished_unix_ms}', '8210298326401000')"
+refused "a provider label that acts on a terminal" 22023 \
+	"fleetbench_ingest: provider holds a control character" \
+	"jsonb_set(r, '{host,provider}', to_jsonb(chr(27) || '[2J'))"
+refused "an instance type with a newline and a forged row" 22023 \
+	"fleetbench_ingest: instance_type holds a control character" \
+	"jsonb_set(r, '{host,instance_type}', to_jsonb('m5.large' || chr(10) || 'aws  fake'))"
 refused "a machine id that is not one" 22023 \
 	"fleetbench_ingest: machine_id 'not-a-machine-id': not 32 lowercase hex digits" \
 	"jsonb_set(r, '{host,machine_id}', '\"not-a-machine-id\"')"

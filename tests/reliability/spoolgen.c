@@ -29,13 +29,14 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_ULONG("count", &arg_count, 1, 1000000),
 	TOOL_OPT_FLAG("shaped", &arg_shaped),
 	TOOL_OPT_STRING("text", &arg_report.text),
+	TOOL_OPT_FLAG("plain-labels", &arg_report.plain_labels),
 	TOOL_OPT_STRING("provider", &arg_report.provider),
 	TOOL_OPT_STRING("instance-type", &arg_report.instance_type),
 };
 
 static const struct tool tool = TOOL("spoolgen", opts,
 	"usage: spoolgen --spool-dir DIR --count N [--shaped] [--text TEXT]\n"
-	"                [--provider P] [--instance-type T]\n");
+	"                [--plain-labels] [--provider P] [--instance-type T]\n");
 
 int main(int argc, char **argv)
 {

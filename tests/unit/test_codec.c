@@ -302,6 +302,15 @@ static void test_structure(void)
 		{ &f.host.region_source, "guess",
 		  "host.region_source: not one of flag, config, dmi, none" },
 		{ &f.host.region_source, "none", NULL },
+		/* labels tables print: the tags' one rule for control
+		 * characters (issue 38) */
+		{ &f.host.provider, "\x1b[2J\x1b[31mevil",
+		  "host.provider: holds a control character (byte 0)" },
+		{ &f.host.instance_type, "m5.large\naws",
+		  "host.instance_type: holds a control character (byte 8)" },
+		{ &f.host.region, "eu\xc2\x85",
+		  "host.region: holds a control character (byte 2)" },
+		{ &f.host.instance_type, "m5.large (\xc3\xa9t\xc3\xa9)", NULL },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

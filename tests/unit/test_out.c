@@ -171,6 +171,40 @@ static void test_empty_and_bad_json(void)
 	PQclear(res);
 }
 
+/*
+ * A stored label that would act on a terminal (issue 38): a table writes
+ * its control characters as escapes, so a clear-screen stays text and a
+ * newline forges no row; CSV keeps the bytes, quoted.
+ */
+static void test_control_characters(void)
+{
+	PGresAttDesc att[2] = {
+		{ .name = "provider", .typid = 25, .typlen = -1 },
+		{ .name = "instance_type", .typid = 25, .typlen = -1 },
+	};
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+	static const char provider[] = "\x1b[2J\x1b[31mevil";
+	static const char type[] = "m5.large\naws  fake  1\xc2\x85";
+	char *s;
+	int r;
+
+	PQsetResultAttrs(res, 2, att);
+	PQsetvalue(res, 0, 0, (char *)provider, (int)strlen(provider));
+	PQsetvalue(res, 0, 1, (char *)type, (int)strlen(type));
+	s = print(res, OUT_TABLE, NULL, &r);
+	CHECK_OK(r);
+	CHECK_EQ_STR(s, "provider             instance_type\n"
+			"-------------------  ----------------------------\n"
+			"\\x1b[2J\\x1b[31mevil  m5.large\\naws  fake  1\\u0085\n"
+			"(1 row)\n");
+	free(s);
+	s = print(res, OUT_CSV, NULL, &r);
+	CHECK_OK(r);
+	CHECK(s && strstr(s, provider) && strstr(s, "\"m5.large\naws"));
+	free(s);
+	PQclear(res);
+}
+
 /* An estimate and its interval print as one table column; hidden columns
  * are left out of every format. */
 static void test_interval_and_hide(void)
@@ -235,6 +269,7 @@ int main(void)
 	test_csv(res);
 	test_json(res);
 	test_empty_and_bad_json();
+	test_control_characters();
 	test_interval_and_hide();
 	PQclear(res);
 	return check_summary();
