@@ -52,16 +52,22 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 /*
- * A group's tags column for --by tag.KEY: "KEY=VALUE" for each of keys
- * (fleetbench_tag_keys()), joined by ", ", "KEY=(none)" for a run without
- * that tag. Strict: keys NULL (no tag key asked) is NULL, folded away by
- * the planner.
+ * A group's tags column for --by tag.KEY, and the key the groups are made
+ * by: "KEY=VALUE" for each of keys (fleetbench_tag_keys()), joined by
+ * ", ", "KEY=(none)" for a run without that tag. A value of other bytes
+ * than [A-Za-z0-9_.:/@+-] is written as a JSON string ("KEY=\"(none)\"",
+ * "KEY=\"a, env=prod\""), so that two groups never share a label: a run
+ * tagged with the text (none) is not one without the tag (issue 38).
+ * Strict: keys NULL (no tag key asked) is NULL, folded away by the
+ * planner.
  */
 CREATE OR REPLACE FUNCTION fleetbench_tag_label(tags jsonb, keys text[])
 RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-	SELECT string_agg(k || '=' || coalesce(tags ->> k, '(none)'), ', '
-			  ORDER BY i)
+	SELECT string_agg(k || '=' || CASE
+			WHEN NOT tags ? k THEN '(none)'
+			WHEN tags ->> k ~ '^[A-Za-z0-9_.:/@+-]+$' THEN tags ->> k
+			ELSE to_jsonb(tags ->> k)::text END, ', ' ORDER BY i)
 	FROM unnest(keys) WITH ORDINALITY AS x(k, i)
 $$;
 

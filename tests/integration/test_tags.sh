@@ -326,4 +326,23 @@ fb report --out "$tmp/bad.html" --by tag.Team >"$tmp/bad.out" 2>&1
 check_eq "report --by a bad tag key: exit 2" "$?" 2
 check_grep "report --by a bad tag key is named" "$tmp/bad.out" "by: bad tag key 'tag.Team'"
 
+# groups are keyed by the values, not by their display text (issue 38): a
+# run tagged with the text (none) is not a run without the tag, and a
+# value that reads like two tags is one
+tagrun none --tag "team=(none)"
+check_eq "a run tagged team=(none) exits 0" "$?" 0
+tagrun comma --tag "team=a, env=prod"
+check_eq "a run tagged team=a, env=prod exits 0" "$?" 0
+fb compare --where provider=tagtest --by tag.team --all-methods \
+	--format csv >"$tmp/struct.csv" 2>"$tmp/struct.err"
+check_eq "compare --by tag.team over them exits 0" "$?" 0
+check_eq "three groups, each labelled apart: no tag, the text (none), the text with a comma" \
+	"$(/usr/bin/python3 -c 'import csv, sys
+rows = csv.DictReader(open(sys.argv[1]))
+print("\n".join(sorted(r["tags"] + "|" + r["runs"] for r in rows)))' "$tmp/struct.csv")" \
+	"$(q <<<"SELECT x.label || '|' || count(*) FROM (SELECT CASE WHEN NOT tags ? 'team' THEN 'team=(none)' WHEN tags ->> 'team' ~ '^[A-Za-z0-9_.:/@+-]+\$' THEN 'team=' || (tags ->> 'team') ELSE 'team=' || to_jsonb(tags ->> 'team')::text END AS label FROM run_figures WHERE provider = 'tagtest') AS x GROUP BY x.label ORDER BY 1")"
+check_grep "the text (none): quoted apart from no tag" "$tmp/struct.csv" \
+	'"team=""\(none\)"""'
+check_grep "the text with a comma: one value, quoted" "$tmp/struct.csv" \
+	'"team=""a, env=prod"""'
 finish
