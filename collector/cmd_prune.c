@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "log.h"
@@ -122,6 +123,37 @@ static int prune_exec(struct pg *pg, const char *sql, char err[PG_ERR_LEN])
 }
 
 /*
+ * A month's drop waits for its tables' locks at most PRUNE_LOCK_WAIT, and
+ * is tried PRUNE_LOCK_TRIES times, PRUNE_LOCK_PAUSE_S apart: the ingest
+ * queues behind a lock prune waits for, so a prune behind an analyst's
+ * open transaction must not wait for it (it stalled the agents' reports
+ * for as long).
+ */
+#define PRUNE_LOCK_WAIT "2s"
+#define PRUNE_LOCK_TRIES 3
+#define PRUNE_LOCK_PAUSE_S 1
+
+/* The sessions of this database in a transaction for over 2 s, but ours,
+ * as "pid N (user, state, since ...)"; "" when none, or when unknown. */
+static void lock_holders(struct pg *pg, char *out, size_t size)
+{
+	_cleanup_pqclear_ PGresult *res = NULL;
+	char err[PG_ERR_LEN];
+
+	out[0] = '\0';
+	if (pg_query(pg,
+		     "SELECT string_agg(format('pid %s (%s, %s since %s)', "
+		     "pid, usename, state, to_char(xact_start AT TIME ZONE 'UTC', "
+		     "'YYYY-MM-DD HH24:MI:SS UTC')), '; ' ORDER BY xact_start) "
+		     "FROM pg_stat_activity WHERE datname = current_database() "
+		     "AND pid <> pg_backend_pid() "
+		     "AND xact_start < now() - interval '2 seconds'",
+		     0, NULL, &res, err) == 0 &&
+	    PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		snprintf(out, size, "%s", PQgetvalue(res, 0, 0));
+}
+
+/*
  * Prunes one month in its own transaction and prints its line; counts it
  * in *dropped or *kept. Returns 0, or -1 (logged) with nothing of the
  * month dropped.
@@ -131,23 +163,45 @@ static int prune_month(struct pg *pg, const char *month,
 		       long long *kept)
 {
 	_cleanup_pqclear_ PGresult *res = NULL;
-	char first[16], err[PG_ERR_LEN];
+	char first[16], err[PG_ERR_LEN], holders[PG_ERR_LEN];
 	const char *params[] = { first, interval };
+	int r = -EBUSY;
 
 	snprintf(first, sizeof(first), "%s-01", month);
-	if (prune_exec(pg, "BEGIN", err) < 0)
-		return log_error("cannot prune %s: %s", month, err);
-	if (pg_query(pg,
-		     "SELECT " PRUNE_COLUMNS " FROM (SELECT $1::date AS month, "
-		     "* FROM fleetbench_prune_month($1::date, $2::interval)) "
-		     "AS x",
-		     2, params, &res, err) < 0 ||
-	    PQntuples(res) != 1 || prune_exec(pg, "COMMIT", err) < 0) {
-		log_error("cannot prune %s, nothing of it dropped: %s", month,
-			  err);
-		prune_exec(pg, "ROLLBACK", err);
-		return -1;
+	for (int try = 1; r == -EBUSY && try <= PRUNE_LOCK_TRIES; try++) {
+		if (try > 1)
+			sleep(PRUNE_LOCK_PAUSE_S);
+		PQclear(TAKE_PTR(res));
+		if (prune_exec(pg, "BEGIN", err) < 0)
+			return log_error("cannot prune %s: %s", month, err);
+		r = prune_exec(pg, "SET LOCAL lock_timeout = '" PRUNE_LOCK_WAIT "'",
+			       err);
+		if (r == 0)
+			r = pg_query(pg,
+				     "SELECT " PRUNE_COLUMNS
+				     " FROM (SELECT $1::date AS month, "
+				     "* FROM fleetbench_prune_month($1::date, $2::interval)) "
+				     "AS x",
+				     2, params, &res, err);
+		if (r == 0 && PQntuples(res) != 1) {
+			snprintf(err, sizeof(err), "%d rows, expected one",
+				 PQntuples(res));
+			r = -EPROTO;
+		}
+		if (r == 0)
+			r = prune_exec(pg, "COMMIT", err);
+		if (r < 0)
+			prune_exec(pg, "ROLLBACK", holders);
 	}
+	if (r == -EBUSY) {
+		lock_holders(pg, holders, sizeof(holders));
+		return log_error("cannot prune %s, nothing of it dropped: its tables stayed locked by another transaction (%d tries of %s each)%s%s; try again once it ended",
+				 month, PRUNE_LOCK_TRIES, PRUNE_LOCK_WAIT,
+				 *holders ? ": " : "", holders);
+	}
+	if (r < 0)
+		return log_error("cannot prune %s, nothing of it dropped: %s",
+				 month, err);
 	if (strcmp(PQgetvalue(res, 0, 8), "t") == 0) {
 		prune_print(res, 0, "kept");
 		(*kept)++;

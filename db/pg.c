@@ -98,11 +98,20 @@ bool pg_report_at_fault(const PGresult *res)
 	return state && (!strncmp(state, "22", 2) || !strncmp(state, "23", 2));
 }
 
+/* 55P03: a lock not taken within lock_timeout (or NOWAIT) */
+static bool lock_not_available(const PGresult *res)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	return state && !strcmp(state, "55P03");
+}
+
 /*
  * Runs one statement with text parameters. Returns 0 with *ret_res (if
  * given) holding a COMMAND_OK or TUPLES_OK result; else -EIO when the
- * connection is lost, -EINVAL when the data is at fault, -EAGAIN for any
- * other error, with err set.
+ * connection is lost, -EINVAL when the data is at fault, -EBUSY when a
+ * lock was not taken in time (lock_timeout), -EAGAIN for any other error,
+ * with err set.
  */
 static int exec(struct pg *p, const char *sql, int nparams,
 		const char *const *values, PGresult **ret_res, char *err)
@@ -124,6 +133,8 @@ static int exec(struct pg *p, const char *sql, int nparams,
 	err_result(p, res, err, NULL);
 	if (pg_connection_lost(p, res))
 		return -EIO;
+	if (lock_not_available(res))
+		return -EBUSY;
 	return pg_report_at_fault(res) ? -EINVAL : -EAGAIN;
 }
 

@@ -66,8 +66,9 @@ int pg_poll(struct pg *p, char err[PG_ERR_LEN]);
  * one entry point (fleetbench compare, rank, ...). Returns 0 with *ret
  * holding the COMMAND_OK or TUPLES_OK result (PQclear it); else -EIO when
  * the connection is lost, -EINVAL when the parameters are at fault
- * (SQLSTATE classes 22 and 23, e.g. a date that is no date), -EAGAIN for
- * any other error, with the server's message in err.
+ * (SQLSTATE classes 22 and 23, e.g. a date that is no date), -EBUSY when
+ * a lock was not taken within lock_timeout (55P03), -EAGAIN for any
+ * other error, with the server's message in err.
  */
 int pg_query(struct pg *p, const char *sql, int nparams,
 	     const char *const *values, PGresult **ret, char err[PG_ERR_LEN]);
