@@ -187,4 +187,25 @@ q <<<"ALTER ROLE fleetbench_reader_kept RENAME TO fleetbench_reader"
 check_eq "with the roles made beforehand, it migrates" "$?" 0
 check_grep "all of it" "$tmp/plain2.out" "the database is current"
 
+# --- a schema others may create in (PostgreSQL 14's default for public) ----
+# a login with no fleetbench grant could plant public.cardinality(float8[])
+# and have it run as the owner by calling fleetbench_refresh() (issue 38):
+# migrate refuses such a schema, naming the grant
+q <<<"GRANT CREATE ON SCHEMA public TO PUBLIC"
+"$COLLECTOR" migrate --schema-dir "$tmp/later" --dsn "$conninfo" \
+	>"$tmp/public.out" 2>&1
+check_eq "migrate refuses a schema PUBLIC may create in" "$?" 1
+check_grep "naming the grant and the way out" "$tmp/public.out" \
+	"refusing to migrate: PUBLIC may create objects in schema public.*REVOKE CREATE ON SCHEMA public FROM PUBLIC"
+q <<<"REVOKE CREATE ON SCHEMA public FROM PUBLIC; CREATE ROLE planter LOGIN; GRANT CREATE ON SCHEMA public TO planter"
+"$COLLECTOR" migrate --schema-dir "$tmp/later" --dsn "$conninfo" \
+	>"$tmp/planter.out" 2>&1
+check_eq "and one a role other than the owner may create in" "$?" 1
+check_grep "naming the role" "$tmp/planter.out" \
+	"refusing to migrate: planter may create objects in schema public"
+q <<<"REVOKE CREATE ON SCHEMA public FROM planter"
+"$COLLECTOR" migrate --schema-dir "$tmp/later" --dsn "$conninfo" \
+	>"$tmp/revoked.out" 2>&1
+check_eq "once revoked, it migrates" "$?" 0
+
 finish
