@@ -80,11 +80,17 @@ check_match "the port bound is logged" "$mport" '[1-9]*'
 url=http://127.0.0.1:$mport/metrics
 
 # a run whose provider needs escaping in a label value: a quote, a
-# backslash and a newline
+# backslash and a newline. Labels refuse control characters since issue
+# 38, so the newline is what a database stored before holds: put there
+# by hand after the run
 weird=$'we"ird\\provider\nline2'
 keys=$fleet_keys endpoint=$fleet_endpoint
-agent_run agent "$weird" esc.large ||
+agent_run agent "${weird%%$'\n'*}" esc.large ||
 	not_ok "the run with an odd provider: $(tail -n 5 "$tmp/agent.out")"
+"$PG_BINDIR/psql" "$conninfo" -X -q -v ON_ERROR_STOP=1 -v p="$weird" \
+	<<<"UPDATE runs SET provider = :'p' WHERE instance_type = 'esc.large';
+UPDATE run_figures SET provider = :'p' WHERE instance_type = 'esc.large'" ||
+	not_ok "the newline put in the odd provider by hand"
 
 # answers of each kind, counted by reason below (zsend, as
 # test_collector.sh): a report the database refuses, garbage, an empty
