@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cmd.h"
 #include "log.h"
 
@@ -212,6 +213,38 @@ static int prune_month(struct pg *pg, const char *month,
 	return 0;
 }
 
+/* One prune at a time per database (two at once had one fail on a
+ * partition the other dropped): a session's advisory lock, or -1 naming
+ * the session that holds it. */
+#define PRUNE_LOCK "112723185853027"
+
+static int prune_lock(struct pg *pg)
+{
+	_cleanup_pqclear_ PGresult *res = NULL;
+	char err[PG_ERR_LEN];
+
+	if (pg_query(pg, "SELECT pg_try_advisory_lock(" PRUNE_LOCK ")", 0,
+		     NULL, &res, err) < 0)
+		return log_error("cannot take prune's lock: %s", err);
+	if (!strcmp(PQgetvalue(res, 0, 0), "t"))
+		return 0;
+	PQclear(TAKE_PTR(res));
+	if (pg_query(pg,
+		     "SELECT format('pid %s (%s, since %s)', a.pid, a.usename, "
+		     "to_char(a.backend_start AT TIME ZONE 'UTC', "
+		     "'YYYY-MM-DD HH24:MI:SS UTC')) "
+		     "FROM pg_locks AS l JOIN pg_stat_activity AS a USING (pid) "
+		     "WHERE l.locktype = 'advisory' AND l.granted "
+		     "AND l.database = (SELECT oid FROM pg_database "
+		     "WHERE datname = current_database()) "
+		     "AND ((l.classid::bigint << 32) | l.objid::bigint) = "
+		     PRUNE_LOCK " LIMIT 1",
+		     0, NULL, &res, err) < 0 || PQntuples(res) != 1)
+		return log_error("another prune of this database is running; try again once it ended");
+	return log_error("another prune of this database is running (%s); try again once it ended",
+			 PQgetvalue(res, 0, 0));
+}
+
 int cmd_prune(const struct collector_config *cfg)
 {
 	_cleanup_pqclear_ PGresult *plan = NULL;
@@ -237,7 +270,8 @@ int cmd_prune(const struct collector_config *cfg)
 			  arg_older_than);
 		return 2;
 	}
-	if (db_open(&d, cfg) < 0 || db_check_schema(&d, "prune") < 0)
+	if (db_open(&d, cfg) < 0 || db_check_schema(&d, "prune") < 0 ||
+	    prune_lock(d.pg) < 0)
 		goto out;
 	if (pg_query(d.pg,
 		     "SELECT to_char((now() - $1::interval) AT TIME ZONE 'UTC', "

@@ -309,4 +309,21 @@ prune --older-than 13months >"$tmp/unlocked.out" 2>&1
 check_eq "once it ended, prune drops the month" \
 	"$?|$(grep -c "^dropped $(ym "$H")" "$tmp/unlocked.out")" "0|1"
 
+# --- two prunes at once (issue 38): the second says so ----------------------
+# (once one failed on a partition the other had dropped)
+"$PG_BINDIR/psql" "$conninfo" -X -q \
+	-c "SELECT pg_advisory_lock(112723185853027)" -c "SELECT pg_sleep(120)" \
+	>/dev/null 2>&1 &
+other=$!
+for _ in $(seq 100); do
+	[ "$(q <<<"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = (112723185853027 & 4294967295)::oid AND granted")" = 1 ] && break
+	sleep 0.1
+done
+prune --older-than 13months >"$tmp/twice.out" 2>&1
+check_eq "a prune while another runs: exit 1" "$?" 1
+check_grep "it says another prune runs, and which" "$tmp/twice.out" \
+	"another prune of this database is running \(pid [0-9]+ \("
+q <<<"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'" >/dev/null
+wait "$other" 2>/dev/null
+
 finish
