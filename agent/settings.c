@@ -40,9 +40,11 @@ const struct config_key agent_settings[] = {
 		.flag = "tag",
 		.arg = "KEY=VALUE",
 		.check = tags_check_text,
+		.unique_before = '=',
 		.help = "run: tag the report (repeat; up to 16; KEY\n"
 			"[a-z][a-z0-9_]{0,31}, VALUE 1-64 printable);\n"
-			"overrides agent.conf's tag line of the same KEY",
+			"overrides agent.conf's tag line of the same KEY;\n"
+			"a KEY twice in the file, or in the flags, is refused",
 	},
 	CONFIG_KEY("agent", "work_dir", CONFIG_STR, A(work_dir), "/var/tmp", 0,
 		   0, "dir", "PATH",

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,24 @@ static int config_check(const struct config_key *k, const char *value,
 	return 0;
 }
 
+/* Whether lines ('\n'-separated, or NULL), up to end (NULL: all), hold
+ * one of the same text as line (len bytes) before the character sep. */
+static bool config_line_again(const char *lines, const char *end,
+			      const char *line, size_t len, char sep)
+{
+	const char *at = memchr(line, sep, len);
+	size_t n = at ? (size_t)(at - line) : len;
+
+	for (const char *l = lines, *nl; l && *l && (!end || l < end);
+	     l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		if (!strncmp(l, line, n) &&
+		    (l[n] == sep || l + n == nl || !l[n]))
+			return true;
+	}
+	return false;
+}
+
 static int config_assign(const struct config_key *k, void *dst,
 			 const char *value, char err[CONFIG_ERR_LEN])
 {
@@ -127,6 +146,20 @@ static int config_assign(const struct config_key *k, void *dst,
 			r = config_check(k, line, len, err);
 			if (r < 0)
 				return r;
+			/* the flags' lines, one each (a flag repeated) */
+			if (k->unique_before && line > value &&
+			    config_line_again(value, line, line, len,
+					      k->unique_before)) {
+				const char *at = memchr(line, k->unique_before,
+							len);
+
+				snprintf(err, CONFIG_ERR_LEN,
+					 "%s.%s: '%.*s' given twice",
+					 k->section, k->name,
+					 (int)(at ? at - line : (ptrdiff_t)len),
+					 line);
+				return -EINVAL;
+			}
 			if (asprintf(&joined, "%s%.*s\n", old ? old : "",
 				     (int)len, line) < 0)
 				return -ENOMEM;
@@ -269,6 +302,17 @@ static int config_handler(void *user, const char *section, const char *name,
 		snprintf(err, sizeof(err),
 			 "'%s' in [%s] is set again (line %d set it first)",
 			 name, section, *at);
+	} else if (k && k->type == CONFIG_LINES && k->unique_before &&
+		   config_line_again(*(char **)((char *)st->dst + k->offset),
+				     NULL, value, strlen(value),
+				     k->unique_before)) {
+		const char *sep = strchr(value, k->unique_before);
+
+		snprintf(err, sizeof(err),
+			 "'%s' in [%s]: '%.*s' is set again (an earlier line set it)",
+			 name, section,
+			 (int)(sep ? sep - value : (ptrdiff_t)strlen(value)),
+			 value);
 	} else if (config_set(st->keys, st->n, st->dst, section, name, value,
 			      err) == 0) {
 		if (at)

@@ -48,6 +48,10 @@ struct config_key {
 	/* CONFIG_STR, CONFIG_LINES: checks a value (each line) before it is
 	 * taken: 0, or -EINVAL with why in err (len bytes); NULL: none */
 	int (*check)(const char *value, char *err, size_t len);
+	/* CONFIG_LINES: lines are one each by their text before this
+	 * character ('=': key=value), within the file and within the flags
+	 * (a flag's line may replace a file's); 0: any lines */
+	char unique_before;
 };
 
 /*

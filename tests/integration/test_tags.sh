@@ -104,6 +104,16 @@ check_grep "a tag without '=' is named" "$tmp/refused.out" \
 refused "a value too long" --tag "env=$(printf 'x%.0s' $(seq 65))"
 check_grep "a long value is named" "$tmp/refused.out" \
 	"tag env: value is 65 bytes, at most 64"
+# one key twice: which value was meant? (issue 38: the last one was
+# kept without a word); a flag still replaces agent.conf's line
+refused "a key given twice" --tag env=prod --tag env=dev
+check_grep "the key given twice is named" "$tmp/refused.out" \
+	"bad value for --tag: agent.tag: 'env' given twice"
+printf '[agent]\ntag = env=prod\ntag = owner=ops\ntag = env=dev\n' \
+	>"$tmp/twice.conf"
+refused "a key twice in agent.conf" --config "$tmp/twice.conf"
+check_grep "the line and the key are named" "$tmp/refused.out" \
+	"twice.conf:4: 'tag' in \[agent\]: 'env' is set again \(an earlier line set it\)"
 many=()
 for i in $(seq 1 17); do
 	many+=(--tag "k$i=v")

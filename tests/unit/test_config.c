@@ -230,6 +230,38 @@ int main(void)
 		}
 	}
 
+	/* lines one each by their text before '=' (tags): in the file, and
+	 * among the flags, which may replace a file's line */
+	{
+		struct lcfg {
+			char *lines;
+		} l = { 0 };
+		static const struct config_key lkeys[] = {
+			{ .section = "main", .name = "tag",
+			  .type = CONFIG_LINES,
+			  .offset = offsetof(struct lcfg, lines),
+			  .unique_before = '=' },
+		};
+		FILE *f = fopen(path, "we");
+
+		fputs("[main]\ntag = a=1\ntag = ab=2\ntag = a=3\n", f);
+		fclose(f);
+		CHECK_EQ_INT(config_load(path, lkeys, 1, &l, err), -EINVAL);
+		CHECK_(strstr(err, ":4: 'tag' in [main]: 'a' is set again"),
+		       "%s", err);
+		config_release(lkeys, 1, &l);
+		CHECK_EQ_INT(config_set(lkeys, 1, &l, "main", "tag",
+					"x=1\ny=2\nx=3", err),
+			     -EINVAL);
+		CHECK_(strstr(err, "main.tag: 'x' given twice"), "%s", err);
+		config_release(lkeys, 1, &l);
+		CHECK_OK(config_set(lkeys, 1, &l, "main", "tag", "x=1", err));
+		CHECK_OK(config_set(lkeys, 1, &l, "main", "tag", "x=2\ny=1",
+				    err));
+		CHECK_EQ_STR(l.lines, "x=1\nx=2\ny=1\n");
+		config_release(lkeys, 1, &l);
+	}
+
 	/* a missing file is -ENOENT, for the caller to judge */
 	CHECK_EQ_INT(config_load("/nonexistent/fleetbench.conf", keys,
 				 ARRAY_SIZE(keys), &c, err),
