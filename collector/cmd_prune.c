@@ -221,28 +221,16 @@ static int prune_month(struct pg *pg, const char *month,
 static int prune_lock(struct pg *pg)
 {
 	_cleanup_pqclear_ PGresult *res = NULL;
-	char err[PG_ERR_LEN];
+	char err[PG_ERR_LEN], holder[128];
 
 	if (pg_query(pg, "SELECT pg_try_advisory_lock(" PRUNE_LOCK ")", 0,
 		     NULL, &res, err) < 0)
 		return log_error("cannot take prune's lock: %s", err);
 	if (!strcmp(PQgetvalue(res, 0, 0), "t"))
 		return 0;
-	PQclear(TAKE_PTR(res));
-	if (pg_query(pg,
-		     "SELECT format('pid %s (%s, since %s)', a.pid, a.usename, "
-		     "to_char(a.backend_start AT TIME ZONE 'UTC', "
-		     "'YYYY-MM-DD HH24:MI:SS UTC')) "
-		     "FROM pg_locks AS l JOIN pg_stat_activity AS a USING (pid) "
-		     "WHERE l.locktype = 'advisory' AND l.granted "
-		     "AND l.database = (SELECT oid FROM pg_database "
-		     "WHERE datname = current_database()) "
-		     "AND ((l.classid::bigint << 32) | l.objid::bigint) = "
-		     PRUNE_LOCK " LIMIT 1",
-		     0, NULL, &res, err) < 0 || PQntuples(res) != 1)
-		return log_error("another prune of this database is running; try again once it ended");
-	return log_error("another prune of this database is running (%s); try again once it ended",
-			 PQgetvalue(res, 0, 0));
+	pg_advisory_holder(pg, PRUNE_LOCK, holder, sizeof(holder));
+	return log_error("another prune of this database is running%s%s%s; try again once it ended",
+			 *holder ? " (" : "", holder, *holder ? ")" : "");
 }
 
 int cmd_prune(const struct collector_config *cfg)

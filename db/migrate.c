@@ -58,28 +58,6 @@ static void rollback(struct pg *p)
  * and migrate must not hang on one without a word (issue 38). */
 #define PG_MIGRATE_LOCK_WAIT "10s"
 
-/* The session that holds migrate's lock, as "pid N (user, application)",
- * into what (size bytes); "" when it cannot be told. */
-static void lock_holder(struct pg *p, char *what, size_t size)
-{
-	_cleanup_pqclear_ PGresult *res = NULL;
-	char err[PG_ERR_LEN];
-
-	what[0] = '\0';
-	if (pg_query(p,
-		     "SELECT format('pid %s (%s, %s)', a.pid, a.usename, "
-		     "coalesce(nullif(a.application_name, ''), 'no application name')) "
-		     "FROM pg_locks AS l JOIN pg_stat_activity AS a USING (pid) "
-		     "WHERE l.locktype = 'advisory' AND l.granted "
-		     "AND l.database = (SELECT oid FROM pg_database "
-		     "WHERE datname = current_database()) "
-		     "AND ((l.classid::bigint << 32) | l.objid::bigint) = "
-		     PG_MIGRATE_LOCK " LIMIT 1",
-		     0, NULL, &res, err) == 0 &&
-	    PQntuples(res) == 1)
-		snprintf(what, size, "%s", PQgetvalue(res, 0, 0));
-}
-
 /* BEGIN, and migrate's advisory lock for the transaction: concurrent
  * migrate runs take turns, waiting PG_MIGRATE_LOCK_WAIT at most. 0, or
  * -EIO with nothing begun (err names the session holding the lock when
@@ -105,7 +83,7 @@ static int begin_locked(struct pg *p, char *err)
 		return 0;
 	rollback(p);
 	if (r == -EBUSY) {
-		lock_holder(p, holder, sizeof(holder));
+		pg_advisory_holder(p, PG_MIGRATE_LOCK, holder, sizeof(holder));
 		err_set(err, "migrate's lock (advisory lock " PG_MIGRATE_LOCK
 			") stayed taken for " PG_MIGRATE_LOCK_WAIT " by %s: another migrate, or a session holding it; end that session and migrate again",
 			*holder ? holder : "another session");

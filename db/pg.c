@@ -253,3 +253,24 @@ void pg_error(const struct pg *p, const PGresult *res, const char *what,
 {
 	err_result(p, res, err, what);
 }
+
+void pg_advisory_holder(struct pg *p, const char *key, char *out, size_t size)
+{
+	_cleanup_pqclear_ PGresult *res = NULL;
+	char err[PG_ERR_LEN];
+	const char *params[] = { key };
+
+	out[0] = '\0';
+	if (pg_query(p,
+		     "SELECT format('pid %s (%s, %s)', a.pid, a.usename, "
+		     "coalesce(nullif(a.application_name, ''), 'no application name')) "
+		     "FROM pg_locks AS l JOIN pg_stat_activity AS a USING (pid) "
+		     "WHERE l.locktype = 'advisory' AND l.granted "
+		     "AND l.database = (SELECT oid FROM pg_database "
+		     "WHERE datname = current_database()) "
+		     "AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint "
+		     "LIMIT 1",
+		     1, params, &res, err) == 0 &&
+	    PQntuples(res) == 1)
+		snprintf(out, size, "%s", PQgetvalue(res, 0, 0));
+}

@@ -86,4 +86,11 @@ PGconn *pg_conn(struct pg *p);
 void pg_error(const struct pg *p, const PGresult *res, const char *what,
 	      char err[PG_ERR_LEN]);
 
+/*
+ * The session of this database holding the advisory lock key (a bigint in
+ * decimal), as "pid N (user, application)", into out; "" when none, or
+ * when it cannot be told.
+ */
+void pg_advisory_holder(struct pg *p, const char *key, char *out, size_t size);
+
 #endif

@@ -276,6 +276,32 @@ q() {
 	"$PG_BINDIR/psql" "${1:-$conninfo}" -X -q -A -t -v ON_ERROR_STOP=1
 }
 
+# hold_advisory_lock KEY: a session of the database holding the advisory
+# lock KEY (a bigint), in the background until end_sleepers (its psql in
+# sleepers); returns once it holds it
+sleepers=()
+hold_advisory_lock() {
+	"$PG_BINDIR/psql" "$conninfo" -X -q -c "SELECT pg_advisory_lock($1)" \
+		-c "SELECT pg_sleep(120)" >/dev/null 2>&1 &
+	sleepers+=($!)
+	for _ in $(seq 100); do
+		[ "$(q <<<"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = ($1 & 4294967295)::oid AND granted")" = 1 ] &&
+			return 0
+		sleep 0.1
+	done
+	not_ok "no session took advisory lock $1"
+}
+
+# end_sleepers: ends the background sessions that sleep in the database
+# (hold_advisory_lock's and the like, their psql in sleepers: a killed
+# psql would leave its backend sleeping, holding its locks) and waits for
+# their psql
+end_sleepers() {
+	q <<<"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'" >/dev/null
+	[ ${#sleepers[@]} -gt 0 ] && wait "${sleepers[@]}" 2>/dev/null
+	sleepers=()
+}
+
 uuid() {
 	cat /proc/sys/kernel/random/uuid
 }

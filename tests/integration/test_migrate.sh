@@ -189,14 +189,7 @@ check_eq "and migrates once the ids agree" "$?" 0
 
 # --- migrate's lock held by another session (issue 38) ---------------------
 # any login may take it: migrate waits 10 s, then says who holds it
-"$PG_BINDIR/psql" "$conninfo" -X -q \
-	-c "SELECT pg_advisory_lock(112723185853026)" -c "SELECT pg_sleep(120)" \
-	>/dev/null 2>&1 &
-holder=$!
-for _ in $(seq 100); do
-	[ "$(q <<<"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = (112723185853026 & 4294967295)::oid AND granted")" = 1 ] && break
-	sleep 0.1
-done
+hold_advisory_lock 112723185853026
 start=$SECONDS
 migrate "$schema" >"$tmp/locked.out" 2>&1
 check_eq "migrate behind a session holding its lock: exit 1" "$?" 1
@@ -204,8 +197,7 @@ check_eq "within its wait, not for as long as the session lasts" \
 	"$((SECONDS - start < 30))" 1
 check_grep "it names the lock and the session" "$tmp/locked.out" \
 	"migrate's lock \(advisory lock 112723185853026\) stayed taken for 10s by pid [0-9]+ \("
-q <<<"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'" >/dev/null
-wait "$holder" 2>/dev/null
+end_sleepers
 migrate "$schema" >/dev/null 2>&1
 check_eq "once it ended, migrate runs" "$?" 0
 

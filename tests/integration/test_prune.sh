@@ -281,7 +281,7 @@ ingest "$H" >/dev/null
 "$PG_BINDIR/psql" "$conninfo" -X -q -c "BEGIN" \
 	-c "SELECT count(*) FROM run_results" -c "SELECT pg_sleep(120)" \
 	>/dev/null 2>&1 &
-holder=$!
+sleepers+=($!)
 for _ in $(seq 100); do
 	[ "$(q <<<"SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'")" = 1 ] && break
 	sleep 0.1
@@ -302,28 +302,18 @@ check_grep "it names the month, the tries and the session" "$tmp/locked.err" \
 check_eq "a run stored meanwhile waited at most one of prune's tries" \
 	"$(( (t1 - t0) / 1000000 < 3500 ))" 1
 echo "behind an open transaction: prune gave up after $((SECONDS - start)) s; an ingest meanwhile took $(( (t1 - t0) / 1000000 )) ms"
-# its session ended (a killed psql would leave its backend sleeping)
-q <<<"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'" >/dev/null
-wait "$holder" 2>/dev/null
+end_sleepers
 prune --older-than 13months >"$tmp/unlocked.out" 2>&1
 check_eq "once it ended, prune drops the month" \
 	"$?|$(grep -c "^dropped $(ym "$H")" "$tmp/unlocked.out")" "0|1"
 
 # --- two prunes at once (issue 38): the second says so ----------------------
 # (once one failed on a partition the other had dropped)
-"$PG_BINDIR/psql" "$conninfo" -X -q \
-	-c "SELECT pg_advisory_lock(112723185853027)" -c "SELECT pg_sleep(120)" \
-	>/dev/null 2>&1 &
-other=$!
-for _ in $(seq 100); do
-	[ "$(q <<<"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = (112723185853027 & 4294967295)::oid AND granted")" = 1 ] && break
-	sleep 0.1
-done
+hold_advisory_lock 112723185853027
 prune --older-than 13months >"$tmp/twice.out" 2>&1
 check_eq "a prune while another runs: exit 1" "$?" 1
 check_grep "it says another prune runs, and which" "$tmp/twice.out" \
 	"another prune of this database is running \(pid [0-9]+ \("
-q <<<"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'" >/dev/null
-wait "$other" 2>/dev/null
+end_sleepers
 
 finish
