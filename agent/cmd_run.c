@@ -52,8 +52,10 @@ static int report_start(struct json_object *probe, int64_t started,
 	char why[REPORT_ERR_LEN];
 	int r = report_build(probe, NULL, started, wall_ms(), ret, why);
 
-	if (r == 0 && tags_to_report(tags, *ret) < 0)
-		snprintf(why, sizeof(why), "out of memory"), r = -ENOMEM;
+	if (r == 0 && tags_to_report(tags, *ret) < 0) {
+		snprintf(why, sizeof(why), "out of memory");
+		r = -ENOMEM;
+	}
 	if (r < 0) {
 		log_error("cannot make the report: %s", why);
 		return ST_FAILURE;

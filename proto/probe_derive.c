@@ -343,6 +343,9 @@ int probe_caps_check(const Fleetbench__Capabilities *c,
 		&fleetbench__capabilities__descriptor;
 	int r = probe_derive_capabilities(p, &want);
 
+	if (r < 0)
+		snprintf(err, err_len, "out of memory");
+
 	for (unsigned i = 0; r == 0 && i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
 		_cleanup_free_ uint8_t *a = NULL, *b = NULL;
@@ -373,8 +376,6 @@ int probe_caps_check(const Fleetbench__Capabilities *c,
 					 f->name, caps_path(f->name));
 		}
 	}
-	if (r == -ENOMEM && !want)
-		snprintf(err, err_len, "out of memory");
 	if (want)
 		protobuf_c_message_free_unpacked(&want->base, NULL);
 	return r;
