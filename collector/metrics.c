@@ -9,6 +9,7 @@
 #include "metrics.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -36,15 +38,45 @@ const size_t health_n_commit_seconds_le = ARRAY_SIZE(health_commit_seconds_le);
 
 /* a scrape's query of the fleet's figures is cancelled after this */
 #define FLEET_QUERY_TIMEOUT "10000" /* ms */
-#define CONNECTION_LIMIT 16
+/*
+ * Slow clients (docs/security.md): at most CONNECTION_LIMIT connections,
+ * PER_ADDRESS_LIMIT of them from one client address; a connection idle
+ * for CONNECTION_TIMEOUT_S is closed by libmicrohttpd, and one whose
+ * request is not answered within REQUEST_TIMEOUT_S of the connection's
+ * start or of its last answer is cut by the watchdog (libmicrohttpd's
+ * timeout counts idle time only: a client sending a byte a second would
+ * keep its slot for ever). REQUEST_TIMEOUT_S is above the fleet query's
+ * own timeout, so a slow database is not cut here.
+ */
+#define CONNECTION_LIMIT 64
+#define PER_ADDRESS_LIMIT 4
 #define CONNECTION_TIMEOUT_S 10
-#define LISTEN_BACKLOG 16
+#define REQUEST_TIMEOUT_S 15
+#define WATCHDOG_TICK_MS 250
+#define STR(x) #x
+#define XSTR(x) STR(x)
+#define LISTEN_BACKLOG 64
 
 #define CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
+/* a connection the watchdog watches: its own descriptor of the socket
+ * (a dup: it stays valid until libmicrohttpd says the connection closed,
+ * whatever libmicrohttpd does with its descriptor) */
+struct watched {
+	struct watched *prev, *next;
+	int fd;
+	int64_t deadline_ms; /* monotonic */
+	bool cut;
+};
+
 struct metrics {
 	struct MHD_Daemon *daemon;
+	pthread_t watchdog;
+	bool watchdog_started;
+	bool stopping; /* under lock */
+	pthread_cond_t wake; /* with lock */
+	struct watched watched; /* the list's head, under lock */
 	unsigned port;
 	int max_groups;
 	double start_s; /* wall clock, seconds since the epoch */
@@ -52,6 +84,7 @@ struct metrics {
 	pthread_mutex_t lock;
 	struct collector_health health; /* under lock */
 	atomic_ulong accepted, refused; /* handshakes */
+	atomic_ulong cut; /* connections cut by the watchdog */
 };
 
 /* ---- the table of the collector's own metrics ---- */
@@ -270,7 +303,8 @@ static void put_histogram(struct out *o, const struct metric_desc *d,
 }
 
 static void put_health(struct out *o, const struct collector_health *h,
-		       unsigned long accepted, double start_s)
+		       unsigned long accepted, unsigned long cut,
+		       double start_s)
 {
 	const char *total = "_total";
 
@@ -303,6 +337,11 @@ static void put_health(struct out *o, const struct collector_health *h,
 	       "Handshakes accepted: agents that connected (a count of those connected now is not kept).");
 	sample_ulong(o, "fleetbench_collector_peers_accepted", total, NULL,
 		     NULL, 0, accepted);
+	family(o, "fleetbench_collector_metrics_connections_cut",
+	       METRIC_COUNTER,
+	       "Connections to /metrics cut for not finishing a request within " XSTR(REQUEST_TIMEOUT_S) " s of their start or of their last answer (slow clients).");
+	sample_ulong(o, "fleetbench_collector_metrics_connections_cut", total,
+		     NULL, NULL, 0, cut);
 	family(o, "fleetbench_collector_start_time_seconds", METRIC_GAUGE,
 	       "When the collector started serving, in seconds since the Unix epoch.");
 	sample(o, "fleetbench_collector_start_time_seconds", "", NULL, NULL, 0,
@@ -494,7 +533,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	o.f = open_memstream(&body, &len);
 	if (!o.f)
 		return MHD_NO;
-	put_health(&o, &h, atomic_load(&m->accepted), m->start_s);
+	put_health(&o, &h, atomic_load(&m->accepted), atomic_load(&m->cut),
+		   m->start_s);
 	put_fleet(&o, m);
 	if (o.om)
 		fputs("# EOF\n", o.f);
@@ -504,6 +544,98 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	}
 	return respond(c, MHD_HTTP_OK, o.om ? CT_OPENMETRICS : CT_TEXT, body,
 		       len);
+}
+
+/* ---- slow clients: the watchdog ---- */
+
+/* libmicrohttpd's thread: a connection starts or ends */
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct metrics *m = cls;
+	struct watched *w = *socket_context;
+	const union MHD_ConnectionInfo *info;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return; /* not watched: the idle timeout still holds */
+		w->fd = info ? fcntl(info->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		if (w->fd < 0) {
+			free(w);
+			return;
+		}
+		w->deadline_ms = mono_ms() + REQUEST_TIMEOUT_S * 1000;
+		pthread_mutex_lock(&m->lock);
+		w->next = m->watched.next;
+		w->prev = &m->watched;
+		w->next->prev = w;
+		m->watched.next = w;
+		pthread_mutex_unlock(&m->lock);
+		*socket_context = w;
+		return;
+	}
+	if (!w)
+		return;
+	pthread_mutex_lock(&m->lock);
+	w->prev->next = w->next;
+	w->next->prev = w->prev;
+	pthread_mutex_unlock(&m->lock);
+	close(w->fd);
+	free(w);
+	*socket_context = NULL;
+}
+
+/* libmicrohttpd's thread: a request was answered (or ended): the next one
+ * has REQUEST_TIMEOUT_S from now */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct metrics *m = cls;
+	const union MHD_ConnectionInfo *info;
+	struct watched *w;
+
+	(void)req_cls;
+	(void)toe;
+	info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	w = info ? info->socket_context : NULL;
+	if (!w)
+		return;
+	pthread_mutex_lock(&m->lock);
+	w->deadline_ms = mono_ms() + REQUEST_TIMEOUT_S * 1000;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* the watchdog's thread: shuts down the socket of each connection past its
+ * deadline; libmicrohttpd then reads its end and closes it */
+static void *watchdog(void *arg)
+{
+	struct metrics *m = arg;
+	struct timespec ts;
+	struct watched *w;
+	int64_t now;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stopping) {
+		now = mono_ms();
+		for (w = m->watched.next; w != &m->watched; w = w->next)
+			if (!w->cut && now >= w->deadline_ms) {
+				shutdown(w->fd, SHUT_RDWR);
+				w->cut = true;
+				atomic_fetch_add_explicit(&m->cut, 1,
+							  memory_order_relaxed);
+			}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += WATCHDOG_TICK_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&m->wake, &m->lock, &ts);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
 }
 
 /* ---- the listening socket ---- */
@@ -619,8 +751,18 @@ struct metrics *metrics_start(const struct metrics_opts *o,
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	m->watched.next = m->watched.prev = &m->watched;
 	atomic_init(&m->accepted, 0);
 	atomic_init(&m->refused, 0);
+	atomic_init(&m->cut, 0);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&m->wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	m->max_groups = o->max_groups > 0 ? o->max_groups : 1;
 	m->start_s = (double)wall_ms() / 1000.0;
 	m->pg = pg_new(o->dsn);
@@ -644,15 +786,27 @@ struct metrics *metrics_start(const struct metrics_opts *o,
 				     MHD_OPTION_LISTEN_SOCKET, fd,
 				     MHD_OPTION_CONNECTION_LIMIT,
 				     (unsigned)CONNECTION_LIMIT,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     (unsigned)PER_ADDRESS_LIMIT,
 				     MHD_OPTION_CONNECTION_TIMEOUT,
 				     (unsigned)CONNECTION_TIMEOUT_S,
-				     MHD_OPTION_END);
+				     MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+				     m, MHD_OPTION_NOTIFY_COMPLETED,
+				     on_completed, m, MHD_OPTION_END);
 	if (!m->daemon) {
 		close(fd);
 		snprintf(err, METRICS_ERR_LEN,
 			 "cannot start the HTTP server (libmicrohttpd) on %s",
 			 o->listen);
 		errno = EIO;
+		goto fail;
+	}
+	r = pthread_create(&m->watchdog, NULL, watchdog, m);
+	if (r != 0) {
+		MHD_stop_daemon(m->daemon);
+		snprintf(err, METRICS_ERR_LEN,
+			 "cannot start the metrics watchdog: %s", strerror(r));
+		errno = r;
 		goto fail;
 	}
 	info = MHD_get_daemon_info(m->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -669,6 +823,7 @@ struct metrics *metrics_start(const struct metrics_opts *o,
 	return m;
 fail:
 	pg_free(m->pg);
+	pthread_cond_destroy(&m->wake);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 	return NULL;
@@ -699,9 +854,16 @@ void metrics_stop(struct metrics *m)
 {
 	if (!m)
 		return;
-	/* joins the thread and closes the listening socket */
+	pthread_mutex_lock(&m->lock);
+	m->stopping = true;
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->watchdog, NULL);
+	/* joins the thread and closes the listening socket (and the
+	 * connections: on_connection frees what the watchdog watched) */
 	MHD_stop_daemon(m->daemon);
 	pg_free(m->pg);
+	pthread_cond_destroy(&m->wake);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

@@ -263,6 +263,40 @@ IFS=$'\t' read -r p t k m v <<<"$runs_group"
 check_eq "a group's runs gauge == fleet_summary.runs" "$v" \
 	"$(q <<<"SELECT runs FROM fleet_summary WHERE level = 3 AND provider = $p AND instance_type = $t AND kernel = $k AND method = $m")"
 
+# ---- slow clients: 500 connections sending a header byte a second ----
+
+# from 10 source addresses (127.0.0.2-11; Prometheus scrapes from
+# 127.0.0.1), for 20 s: more than the 15 s a request has (metrics.c)
+"$PYTHON" "$SOURCE_DIR/tests/integration/slow_clients.py" 127.0.0.1 "$mport" \
+	20 500 10 >"$tmp/slow.out" 2>&1 || not_ok "slow_clients.py: $(cat "$tmp/slow.out")"
+echo "# slow clients: $(cat "$tmp/slow.out")"
+# fig NAME: a figure of slow_clients.py's line
+fig() {
+	sed -n "s/.* \?$1=\([0-9.]*\).*/\1/p" "$tmp/slow.out"
+}
+check_match "slow clients: at most 4 held from one address" \
+	"$(fig held_max)" '[1-4]'
+check_match "slow clients: the rest refused at once" "$(fig refused)" \
+	'[1-9][0-9][0-9]*'
+check_match "slow clients: those held were cut" "$(fig cut)" '[1-9][0-9]*'
+if "$PYTHON" -c 'import sys; sys.exit(not float(sys.argv[1]) < 17)' \
+	"$(fig longest)"; then
+	ok
+else
+	not_ok "slow clients: a connection held $(fig longest) s, over the 15 s a request has"
+fi
+check_eq "Prometheus's scrapes meanwhile: none failed" \
+	"$(value 'min_over_time(up{job="fleetbench"}[20s])')" 1
+scrapes=$(value 'count_over_time(up{job="fleetbench"}[20s])')
+if [ "${scrapes:-0}" -ge 15 ]; then
+	ok
+else
+	not_ok "Prometheus scraped $scrapes times in the 20 s, not each second"
+fi
+check_match "the cut connections counted" \
+	"$(value fleetbench_collector_metrics_connections_cut_total)" \
+	'[1-9][0-9]*'
+
 # ---- PostgreSQL gone: the health is still served, the fleet is not ----
 
 "$harness" stop "$pg_dir" >/dev/null 2>&1 || not_ok "stopping PostgreSQL"
