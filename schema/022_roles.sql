@@ -10,7 +10,8 @@
 --                      (the alert hook); nothing that drops, truncates or
 --                      alters.
 -- Roles belong to the cluster, not to the database: they are made only
--- when missing, which needs CREATEROLE (or a superuser). A migrating role
+-- when missing (a role another database's migration makes at the same
+-- moment is taken as made), which needs CREATEROLE (or a superuser). A migrating role
 -- without it fails here, saying so; make the roles first as a superuser
 -- (the Ansible collector role does) and migrate again. The privileges
 -- themselves are granted by schema/functions/90_grants.sql, which migrate
@@ -35,7 +36,13 @@ BEGIN
 				USING ERRCODE = '42501',
 				      HINT = 'as a superuser: CREATE ROLE fleetbench_reader NOLOGIN; CREATE ROLE fleetbench_writer NOLOGIN; then migrate again (docs/operations.md, "Access roles")';
 		END IF;
-		EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+		-- another database's migrate may make it at the same moment:
+		-- roles are the cluster's, migrate's lock is the database's
+		BEGIN
+			EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+		EXCEPTION WHEN duplicate_object OR unique_violation THEN
+			RAISE NOTICE 'role % was made meanwhile by another session', r;
+		END;
 	END LOOP;
 END
 $$;

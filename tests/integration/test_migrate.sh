@@ -85,6 +85,65 @@ nmig=$(find "$schema" -maxdepth 1 -name '[0-9][0-9][0-9]_*.sql' | wc -l)
 nfun=$(($(find "$schema/functions" -name '[0-9][0-9]_*.sql' | wc -l) + 1))
 check_eq "there are function files" "$((nfun >= 6))" 1
 
+# --- roles made by two migrations at once (issue 38) ----------------------
+# Roles belong to the cluster, migrate's lock to one database: 022 must
+# survive another database's migrate making a role at the same moment.
+# (Waits and SQL: the plain build only, docs/testing.md.)
+if ! asan_built "$COLLECTOR"; then
+	# made deterministic: a session makes fleetbench_reader and commits
+	# only once migrate waits for it (behind an advisory lock that
+	# hold_advisory_lock's session holds until end_sleepers)
+	q <<<"CREATE DATABASE race_a" >/dev/null
+	hold_advisory_lock 38022
+	"$PG_BINDIR/psql" "$conninfo" -X -q -v ON_ERROR_STOP=1 \
+		>"$tmp/maker.out" 2>&1 <<-'EOF' &
+		BEGIN;
+		CREATE ROLE fleetbench_reader NOLOGIN;
+		SELECT pg_advisory_xact_lock(38022);
+		COMMIT;
+	EOF
+	maker=$!
+	# waiting: its CREATE ROLE made, its commit behind the lock
+	# shellcheck disable=SC2317 # called by wait_for
+	waiting_for() {
+		[ "$(q <<<"SELECT count(*) FROM pg_stat_activity
+			   WHERE wait_event_type = 'Lock' AND wait_event = '$1'")" -ge 1 ]
+	}
+	wait_for 20 waiting_for advisory || not_ok "the role's maker never waited"
+	"$COLLECTOR" migrate --schema-dir "$schema" \
+		--dsn "$(db_sibling race_a)" >"$tmp/race_a.out" 2>&1 &
+	mig=$!
+	wait_for 60 waiting_for transactionid ||
+		not_ok "migrate never waited for the role's maker"
+	end_sleepers
+	wait "$maker"
+	check_eq "the other session made the role" "$?" 0
+	if wait "$mig"; then
+		ok
+	else
+		not_ok "migrate beside a session making its role: $(grep -v '^applied' "$tmp/race_a.out" | head -n 5)"
+	fi
+	check_grep "it is current" "$tmp/race_a.out" "^the database is current"
+	# and as it happens: two migrations of two new databases at once, 3
+	# times (the roles dropped each time)
+	for i in 1 2 3; do
+		q <<<"DROP DATABASE race_a; CREATE DATABASE race_a;
+		      CREATE DATABASE race_b; DROP ROLE fleetbench_reader, fleetbench_writer" >/dev/null
+		"$COLLECTOR" migrate --schema-dir "$schema" \
+			--dsn "$(db_sibling race_a)" >"$tmp/two_a.out" 2>&1 &
+		mig=$!
+		"$COLLECTOR" migrate --schema-dir "$schema" \
+			--dsn "$(db_sibling race_b)" >"$tmp/two_b.out" 2>&1
+		b=$?
+		wait "$mig"
+		a=$?
+		check_eq "two migrations at once ($i): both exit 0 ($(cat "$tmp/two_a.out" "$tmp/two_b.out" | grep -v '^applied\|^re-applied\|current' | head -n 3))" \
+			"$a|$b" "0|0"
+		q <<<"DROP DATABASE race_b" >/dev/null
+	done
+	q <<<"DROP DATABASE race_a" >/dev/null
+fi
+
 # --- a fresh database -----------------------------------------------------
 
 migrate "$schema" >"$tmp/fresh.out" 2>&1
