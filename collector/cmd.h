@@ -88,7 +88,12 @@ struct db {
 int db_open(struct db *d, const struct collector_config *cfg);
 void db_release(struct db *d);
 /* Refuses (logged) a database that is not migrated to this collector's
- * migrations and function files; verb names the command ("serve"). */
+ * migrations and function files, or whose schema others may create in
+ * (db_check_creators); verb names the command ("serve"). */
 int db_check_schema(struct db *d, const char *verb);
+/* Refuses (logged) a schema in which a role other than its owner may
+ * create objects: "refusing to VERB: ROLE may create objects in schema
+ * S ...". 0, or -1. */
+int db_check_creators(struct db *d, const char *verb);
 
 #endif

@@ -16,36 +16,6 @@
  * ran or a function file differs from the one recorded, all function files
  * in one transaction (schema/README.md).
  */
-/*
- * The SECURITY DEFINER functions run as the schema's owner and resolve
- * names in its schema: a role that may create there can plant a function
- * of a closer argument type (public.cardinality(float8[])) and have it run
- * as the owner (issue 38). migrate refuses such a schema, naming the
- * grant. 0, or -1 (logged).
- */
-static int schema_creators_refused(struct pg *pg)
-{
-	_cleanup_pqclear_ PGresult *res = NULL;
-	char err[PG_ERR_LEN];
-
-	if (pg_query(pg,
-		     "SELECT n.nspname, string_agg(CASE WHEN a.grantee = 0 "
-		     "THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
-		     "END, ', ' ORDER BY a.grantee) "
-		     "FROM pg_namespace AS n, aclexplode(coalesce(n.nspacl, "
-		     "acldefault('n', n.nspowner))) AS a "
-		     "WHERE n.nspname = current_schema() "
-		     "AND a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner "
-		     "GROUP BY n.nspname",
-		     0, NULL, &res, err) < 0)
-		return log_error("cannot read the schema's privileges: %s", err);
-	if (PQntuples(res) == 0)
-		return 0;
-	return log_error("refusing to migrate: %s may create objects in schema %s, where the functions that run as its owner look up names (a planted function would run as the owner); revoke it (REVOKE CREATE ON SCHEMA %s FROM %s), or give fleetbench a schema of its own (docs/operations.md, \"Access roles\")",
-			 PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 0),
-			 PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
-}
-
 int cmd_migrate(const struct collector_config *cfg)
 {
 	struct db d = { 0 };
@@ -53,7 +23,7 @@ int cmd_migrate(const struct collector_config *cfg)
 	size_t applied = 0, reapplied = 0;
 	int r, ret = 1;
 
-	if (db_open(&d, cfg) < 0 || schema_creators_refused(d.pg) < 0)
+	if (db_open(&d, cfg) < 0 || db_check_creators(&d, "migrate") < 0)
 		goto out;
 	r = pg_migrations_check(d.pg, d.m, d.n, err);
 	if (r < 0 && r != -ENOENT) {

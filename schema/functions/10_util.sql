@@ -179,3 +179,37 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 		| (CASE WHEN steal_flagged THEN 8 ELSE 0 END)
 		| (CASE WHEN wide THEN 16 ELSE 0 END))::smallint
 $$;
+
+/*
+ * Refuses to go on in a schema that a role other than its owner may
+ * create objects in (issue 38): the SECURITY DEFINER functions
+ * (fleetbench_refresh, the ingest) call it first, as they run as the
+ * owner and resolve names in this schema, where a planted function of a
+ * closer argument type (public.cardinality(float8[])) would run as the
+ * owner. migrate, serve and prune refuse such a schema before this
+ * (collector/cmd.c, db_check_creators); this holds when the grant came
+ * later. Names are pg_catalog's, written so, and matched exactly.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_schema_guard() RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+	who text;
+BEGIN
+	SELECT pg_catalog.string_agg(CASE WHEN a.grantee = 0 THEN 'PUBLIC'
+			ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee))
+			END, ', ' ORDER BY a.grantee)
+	INTO who
+	FROM pg_catalog.pg_namespace AS n,
+	     pg_catalog.aclexplode(coalesce(n.nspacl,
+				pg_catalog.acldefault('n', n.nspowner))) AS a
+	WHERE n.nspname = pg_catalog.current_schema()
+	  AND a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner;
+	IF who IS NOT NULL THEN
+		RAISE EXCEPTION 'fleetbench: refusing to run as the owner of schema %: % may create objects in it (a planted function would run as the owner)',
+			pg_catalog.current_schema(), who
+			USING ERRCODE = '42501',
+			      HINT = pg_catalog.format('REVOKE CREATE ON SCHEMA %I FROM %s (docs/operations.md, "Access roles")',
+						   pg_catalog.current_schema(), who);
+	END IF;
+END
+$$;

@@ -173,6 +173,7 @@ DECLARE
 	t_features text[]; t_vcpus integer; t_memory bigint; t_cpu text;
 	t_vm text; t_container text;
 BEGIN
+	PERFORM fleetbench_schema_guard();
 	started := timestamptz 'epoch' + started_ms * interval '1 millisecond';
 	p := probe::jsonb;
 	IF more IS NOT NULL THEN
@@ -713,6 +714,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	ids uuid[];
 BEGIN
+	PERFORM fleetbench_schema_guard();
 	ids := string_to_array(rtrim(coalesce(
 		current_setting('fleetbench.ingested', true), ''), ','),
 		',')::uuid[];

@@ -255,6 +255,7 @@ DECLARE
 				  ELSE ARRAY[lvl] END;
 	changed jsonb;
 BEGIN
+	PERFORM fleetbench_schema_guard();
 	IF NOT EXISTS (SELECT 1 FROM fleet_dirty AS d
 		       WHERE d.level = ANY (levels)) THEN
 		RETURN true;

@@ -208,4 +208,46 @@ q <<<"REVOKE CREATE ON SCHEMA public FROM planter"
 	>"$tmp/revoked.out" 2>&1
 check_eq "once revoked, it migrates" "$?" 0
 
+# the same grant made after migrate (a careless operator): a login with no
+# fleetbench grant plants public.cardinality(float8[]), which
+# fleetbench_refresh's medians would call as the owner, and calls it
+q <<-'EOF' >/dev/null
+	GRANT CREATE ON SCHEMA public TO PUBLIC;
+	CREATE ROLE mallory LOGIN;
+	INSERT INTO instance_prices (provider, instance_type, region, currency,
+				     price_per_hour, valid_from)
+	VALUES ('test', 'planted.large', 'here', 'USD', 0.5, '2026-01-01');
+	INSERT INTO fleet_dirty (provider, instance_type, kernel_release, method, level)
+	SELECT DISTINCT provider, instance_type, kernel_release, method, 3 FROM runs;
+EOF
+mallory=$(sed -E 's/(^| )user=[^ ]*/\1user=mallory/' <<<"$conninfo")
+prices=$(q <<<"SELECT count(*) FROM instance_prices")
+as "$mallory" >"$tmp/plant.out" <<-'EOF'
+	CREATE FUNCTION public.cardinality(double precision[]) RETURNS integer
+	LANGUAGE sql AS 'DELETE FROM instance_prices; SELECT 0';
+EOF
+check_eq "a login plants a function in public" \
+	"$(q <<<"SELECT count(*) FROM pg_proc WHERE proname = 'cardinality' AND pronamespace = 'public'::regnamespace")" 1
+as "$mallory" >"$tmp/refresh.out" <<<"SELECT fleetbench_refresh()"
+check_grep "fleetbench_refresh() refuses to run as the owner, naming the grant" \
+	"$tmp/refresh.out" \
+	"refusing to run as the owner of schema public: PUBLIC may create objects in it"
+check_eq "and the planted function did not run as the owner" \
+	"$(q <<<"SELECT count(*) FROM instance_prices")" "$prices"
+as "$writer" >"$tmp/ingest_end.out" <<<"SELECT fleetbench_ingest_end()"
+check_grep "the ingest refuses too" "$tmp/ingest_end.out" \
+	"refusing to run as the owner of schema public: PUBLIC may create"
+timeout 10 "$COLLECTOR" serve --schema-dir "$tmp/later" \
+	--dsn "$conninfo" --insecure --bind 'tcp://127.0.0.1:*' \
+	>"$tmp/serve-public.out" 2>&1
+check_eq "serve refuses to start" "$?" 1
+check_grep "naming the grant" "$tmp/serve-public.out" \
+	"refusing to serve: PUBLIC may create objects in schema public"
+q <<<"DROP FUNCTION public.cardinality(double precision[]);
+      REVOKE CREATE ON SCHEMA public FROM PUBLIC" >/dev/null
+as "$mallory" >"$tmp/refresh2.out" <<<"SELECT fleetbench_refresh()"
+check_eq "once revoked, the refresh runs" "$(cat "$tmp/refresh2.out")" t
+check_eq "and the prices are all there" \
+	"$(q <<<"SELECT count(*) FROM instance_prices")" "$prices"
+
 finish
