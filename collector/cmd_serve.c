@@ -20,6 +20,7 @@
 #include "am_push.h"
 #include "cleanup.h"
 #include "cmd.h"
+#include "complain.h"
 #include "ingest.h"
 #include "link.h"
 #include "log.h"
@@ -30,20 +31,40 @@
 /* what setrlimit accepts when the hard limit is "unlimited" */
 #define FD_LIMIT_UNLIMITED 1048576
 
-/* Called from the ZAP thread: a whole line under the stdio lock. */
+/*
+ * Called from the ZAP thread (the only one to touch these): a line per
+ * peer (mechanism, key, address and verdict) at most once a minute, its
+ * repeats counted in its next line, as an agent whose key is allowed can
+ * connect again and again (each frame over max_msg_size drops its
+ * connection) and a stranger can knock as often as it likes; lines of
+ * distinct peers at most 100 a minute.
+ * fleetbench_collector_peers_accepted_total and _refused_total count
+ * them all.
+ */
 static void auth_log(void *data, bool accepted, const char *address,
 		     const char *mechanism, const char *key)
 {
+	static struct ratelimit_keyed rl_accepted = {
+		.all = { .what = "accepted handshakes", .info = true }
+	};
+	static struct ratelimit_keyed rl_refused = {
+		.all = { .what = "refused handshakes" }
+	};
+	char peer[192];
+
 	metrics_note_handshake(data, accepted); /* NULL without /metrics */
-	flockfile(stderr);
+	snprintf(peer, sizeof(peer), "%s %s %s", mechanism, key ? key : "-",
+		 address);
 	if (accepted)
-		log_info("accepted %s agent %s%s from %s", mechanism,
-			 key ? "with key " : "", key ? key : "", address);
+		complain_keyed(&rl_accepted, peer,
+			       "accepted %s agent %s%s from %s", mechanism,
+			       key ? "with key " : "", key ? key : "",
+			       address);
 	else
-		log_warn("refused %s peer %s%s from %s", mechanism,
-			 key ? "with key " : "without a key", key ? key : "",
-			 address);
-	funlockfile(stderr);
+		complain_keyed(&rl_refused, peer,
+			       "refused %s peer %s%s from %s", mechanism,
+			       key ? "with key " : "without a key",
+			       key ? key : "", address);
 }
 
 /* One fd per connected agent: raise the soft limit to the hard one. */

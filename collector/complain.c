@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "clock.h"
 #include "log.h"
@@ -14,6 +15,8 @@
 /* per kind of event (a rejected report, a lost Ack): 10 lines a minute */
 #define RATE_WINDOW_MS 60000
 #define RATE_BURST 10
+/* lines of distinct keys a minute (complain_keyed) */
+#define RATE_BURST_KEYED 100
 
 void complain(struct complaint *c, const char *fmt, ...)
 {
@@ -49,27 +52,94 @@ void complain_release(struct complaint *c, const char *msg)
 	log_info("%s", msg);
 }
 
-void complain_limited(struct ratelimit *rl, const char *fmt, ...)
+/* rl's window at now: false when its burst is spent (counted) */
+static bool ratelimit_take(struct ratelimit *rl, int64_t now, unsigned burst)
 {
-	int64_t now = mono_ms();
-	va_list ap;
-	char msg[1024];
-
 	if (now - rl->window_ms >= RATE_WINDOW_MS) {
-		if (rl->suppressed)
+		if (rl->suppressed && rl->info)
+			log_info("%lu more %s not logged in the last minute",
+				 rl->suppressed, rl->what);
+		else if (rl->suppressed)
 			log_warn("%lu more %s not logged in the last minute",
 				 rl->suppressed, rl->what);
 		rl->window_ms = now;
 		rl->n = 0;
 		rl->suppressed = 0;
 	}
-	if (rl->n >= RATE_BURST) {
+	if (rl->n >= burst) {
 		rl->suppressed++;
-		return;
+		return false;
 	}
 	rl->n++;
-	va_start(ap, fmt);
+	return true;
+}
+
+static void put_line(bool info, const char *fmt, va_list ap,
+		     unsigned long again)
+{
+	char msg[1024];
+
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (info && again)
+		log_info("%s (and %lu times more in the last minute)", msg,
+			 again);
+	else if (info)
+		log_info("%s", msg);
+	else if (again)
+		log_warn("%s (and %lu times more in the last minute)", msg,
+			 again);
+	else
+		log_warn("%s", msg);
+}
+
+void complain_limited(struct ratelimit *rl, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ratelimit_take(rl, mono_ms(), RATE_BURST))
+		return;
+	va_start(ap, fmt);
+	put_line(rl->info, fmt, ap, 0);
 	va_end(ap);
-	log_warn("%s", msg);
+}
+
+void complain_keyed(struct ratelimit_keyed *rk, const char *key,
+		    const char *fmt, ...)
+{
+	int64_t now = mono_ms();
+	struct ratelimit_key *e = NULL, *oldest = &rk->keys[0];
+	unsigned long again = 0;
+	va_list ap;
+
+	for (size_t i = 0; i < RATELIMIT_KEYS; i++) {
+		struct ratelimit_key *k = &rk->keys[i];
+
+		if (k->used && !strcmp(k->key, key)) {
+			e = k;
+			break;
+		}
+		if (oldest->used && (!k->used || k->stamp < oldest->stamp))
+			oldest = k;
+	}
+	if (e && now - e->logged_ms < RATE_WINDOW_MS) {
+		e->suppressed++;
+		return;
+	}
+	if (e) {
+		again = e->suppressed;
+	} else {
+		e = oldest;
+		if (e->used && e->suppressed)
+			rk->all.suppressed += e->suppressed;
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		e->used = true;
+	}
+	e->logged_ms = now;
+	e->stamp = ++rk->stamp;
+	e->suppressed = 0;
+	if (!ratelimit_take(&rk->all, now, RATE_BURST_KEYED))
+		return;
+	va_start(ap, fmt);
+	put_line(rk->all.info, fmt, ap, again);
+	va_end(ap);
 }
