@@ -338,6 +338,7 @@ int fleet_init(struct fleet *f, const char *name, size_t n_keys)
 	/* as root PostgreSQL runs as another user, who must get to pg/ */
 	chmod(f->work, 0711);
 	snprintf(f->pg_dir, sizeof(f->pg_dir), "%s/pg", f->work);
+	snprintf(f->standby_dir, sizeof(f->standby_dir), "%s/pg2", f->work);
 	snprintf(conf, sizeof(conf), "%s/empty.conf", f->work);
 	f->n_keys = n_keys;
 	if (fleet_write_file(conf, "", 0, 0644) < 0)

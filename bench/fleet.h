@@ -29,9 +29,15 @@ struct fleet {
 	bool keep; /* fleet_release() keeps the work directory */
 	bool probe_only; /* reports without benchmark results */
 	int64_t deadline_ns; /* fleet_check_time() fails after (mono_ns) */
+	/* NULL, or "sync" or "async": a streaming standby of the server
+	 * (tests/harness/pg standby), the primary waiting for it at each
+	 * commit with "sync" */
+	const char *standby;
 
 	char work[64]; /* /tmp/fb<name>.XXXXXX */
 	char pg_dir[96];
+	char standby_dir[96];
+	bool standby_started;
 	char conninfo[256];
 	char endpoint[128]; /* where the collector listens */
 	char log_path[128]; /* the collector's log, one per start */

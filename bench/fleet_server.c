@@ -37,10 +37,24 @@ static int pg_harness_start(struct fleet *f)
 void fleet_pg_stop(struct fleet *f)
 {
 	char *argv[] = { PG_HARNESS, "stop", f->pg_dir, NULL };
+	char *standby[] = { PG_HARNESS, "stop", f->standby_dir, NULL };
 
+	if (f->standby_started)
+		fleet_run_checked(standby, NULL);
+	f->standby_started = false;
 	if (f->pg_started)
 		fleet_run_checked(argv, NULL);
 	f->pg_started = false;
+}
+
+/* the standby of f->standby's mode, once the primary is migrated */
+static int pg_harness_standby(struct fleet *f)
+{
+	char *argv[] = { PG_HARNESS, "standby", f->standby_dir, f->pg_dir,
+			 (char *)f->standby, NULL };
+
+	f->standby_started = true;
+	return fleet_run_checked(argv, NULL);
 }
 
 /* The argv of `collector COMMAND -c empty.conf --dsn CONNINFO [extra...]`:
@@ -83,6 +97,8 @@ static int collector_migrate(const struct fleet *f)
 int fleet_pg_start(struct fleet *f)
 {
 	if (pg_harness_start(f) < 0 || collector_migrate(f) < 0)
+		return -1;
+	if (f->standby && pg_harness_standby(f) < 0)
 		return -1;
 	return 0;
 }

@@ -66,6 +66,7 @@ static const char *arg_collector = COLLECTOR_PATH;
 static const char *arg_agent = AGENT_PATH;
 static bool arg_keep;
 static bool arg_probe_only;
+static const char *arg_standby;
 static char **arg_serve_extra; /* after "--" */
 static int arg_n_serve_extra;
 
@@ -83,6 +84,7 @@ static const struct tool_opt opts[] = {
 	TOOL_OPT_FLAG("probe-only", &arg_probe_only),
 	TOOL_OPT_FLAG("no-offers", &load.no_offers),
 	TOOL_OPT_FLAG("pause-fixed", &load.pause_fixed),
+	TOOL_OPT_STRING("standby", &arg_standby),
 };
 
 static const struct tool tool = TOOL("ingest", opts,
@@ -104,6 +106,8 @@ static const struct tool tool = TOOL("ingest", opts,
 	"  --probe-only     send probe-only reports (no benchmark results)\n"
 	"  --no-offers      send each report at once, without offering it\n"
 	"                   first (as agents older than offers)\n"
+	"  --standby MODE   a streaming standby beside the database: sync (each\n"
+	"                   COMMIT waits for it) or async\n"
 	"  --timeout S      give up after S seconds (default 600)\n"
 	"  --collector PATH fleetbench-collector (default " COLLECTOR_PATH ")\n"
 	"  --agent PATH     fleetbench-agent (default " AGENT_PATH ")\n"
@@ -259,6 +263,9 @@ int main(int argc, char **argv)
 	args = tool_parse(&tool, argc, argv);
 	if (arg_agents * arg_reports > 1000000)
 		tool_usage_error(&tool, "--agents times --reports is over 1000000");
+	if (arg_standby && strcmp(arg_standby, "sync") &&
+	    strcmp(arg_standby, "async"))
+		tool_usage_error(&tool, "--standby: sync or async");
 	arg_serve_extra = argv + args;
 	arg_n_serve_extra = argc - args;
 	/* Each report sent is copied into a message that ZeroMQ's I/O thread
@@ -280,6 +287,7 @@ int main(int argc, char **argv)
 		.serve_extra = arg_serve_extra,
 		.n_serve_extra = arg_n_serve_extra,
 		.keep = arg_keep,
+		.standby = arg_standby,
 		.probe_only = arg_probe_only,
 		.deadline_ns = mono_ns() + (int64_t)arg_timeout_s * 1000000000,
 	};
