@@ -146,6 +146,27 @@ check_grep "an OpenMetrics counter's sample has _total" "$tmp/om.prom" \
 curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/other" \
 	>"$tmp/404" 2>&1
 check_eq "another path is not found" "$(cat "$tmp/404")" 404
+curl -sS -o /dev/null -w '%{http_code} %header{allow}' -X POST \
+	--data x "http://127.0.0.1:$mport/metrics" >"$tmp/405" 2>&1
+check_eq "POST is refused, naming what is allowed" "$(cat "$tmp/405")" \
+	"405 GET, HEAD"
+# bytes that are not HTTP, the connection left open: another client is
+# still served (the idle timeout, 10 s, closes that one)
+"$PYTHON" - "$mport" >"$tmp/garbage" 2>&1 <<-'EOF' &
+	import socket, sys, time
+	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
+	s.sendall(b"\x00\xffNOT HTTP AT ALL\r\n\r\n")
+	try:
+	    print((s.recv(100).split(b"\r\n")[0] or b"closed").decode())
+	except TimeoutError:
+	    print("no answer")
+EOF
+garbage=$!
+sleep 0.5
+check_eq "beside bytes that are not HTTP, a scrape is served" \
+	"$(curl -sS -o /dev/null -w '%{http_code}' "$url")" 200
+wait "$garbage"
+echo "# bytes that are not HTTP: $(cat "$tmp/garbage")"
 
 # a second collector on the same port: a clear start-up error
 "$COLLECTOR" serve --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \

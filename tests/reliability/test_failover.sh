@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Item 17 of docs/reliability.md: the primary dies under the collectors
+# Item 16 of docs/reliability.md: the primary dies under the collectors
 # (issue 38). A primary with a synchronous standby (streaming replication,
 # synchronous_standby_names = '*': a COMMIT returns once the standby has
 # the WAL on disk), two collectors connected with a multi-host conninfo
