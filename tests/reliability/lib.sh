@@ -71,6 +71,26 @@ ledger_snapshot() {
 	spool_ids "$1" >>"$tmp/ledger/$1.ids"
 }
 
+# rel_stream NAME PROVIDER: until $tmp/stop exists, spools one report
+# (labelled PROVIDER) into agent NAME's spool and sends the spool, twice a
+# second, to $endpoint; what the agent logs goes to the ledger, each line
+# after the time it was read (EPOCHREALTIME). Run it in the background.
+rel_stream() {
+	local name=$1 provider=$2
+
+	while [ ! -e "$tmp/stop" ]; do
+		"$SPOOLGEN" --spool-dir "$tmp/spool.$name" --count 1 \
+			--provider "$provider" >>"$tmp/ledger/$name.ids" \
+			2>>"$tmp/spoolgen.$name.err"
+		ledger_snapshot "$name"
+		agent "$name" send 2>&1 >/dev/null |
+			while IFS= read -r line; do
+				printf '%s %s\n' "$EPOCHREALTIME" "$line"
+			done >>"$tmp/ledger/$name.log"
+		sleep 0.5
+	done
+}
+
 # ragent NAME COMMAND [ARGS]: agent NAME; stdout in $tmp/NAME.out,
 # stderr in $tmp/NAME.err and appended to the ledger; its exit status
 ragent() {

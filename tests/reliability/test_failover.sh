@@ -40,8 +40,10 @@ EOF
 # shellcheck disable=SC2034 # read by serve_dsn (lib.sh)
 collector_dsn="host=$tmp/pg,$tmp/pg2 dbname=fleetbench user=$user target_session_attrs=read-write"
 start_collector
+# shellcheck disable=SC2034 # log1 and log2 are read through ${!l}
 pid1=$pid log1=$log ep1=$endpoint
 start_collector
+# shellcheck disable=SC2034 # read through ${!l}
 pid2=$pid log2=$log ep2=$endpoint
 pid=
 
@@ -53,25 +55,6 @@ on_cleanup() {
 	wait "${streams[@]}" 2>/dev/null
 	kill -KILL "$pid1" "$pid2" 2>/dev/null
 	"$harness" stop "$tmp/pg2" >/dev/null 2>&1
-}
-
-# stream NAME ENDPOINT: until $tmp/stop exists, spools one report and
-# sends the spool to ENDPOINT, twice a second; what the agent logs goes to
-# the ledger, each line after the time it was read (EPOCHREALTIME)
-stream() {
-	local name=$1 endpoint=$2
-
-	while [ ! -e "$tmp/stop" ]; do
-		"$SPOOLGEN" --spool-dir "$tmp/spool.$name" --count 1 \
-			--provider failover >>"$tmp/ledger/$name.ids" \
-			2>>"$tmp/spoolgen.$name.err"
-		ledger_snapshot "$name"
-		agent "$name" send 2>&1 >/dev/null |
-			while IFS= read -r line; do
-				printf '%s %s\n' "$EPOCHREALTIME" "$line"
-			done >>"$tmp/ledger/$name.log"
-		sleep 0.5
-	done
 }
 
 stored_count() {
@@ -98,11 +81,11 @@ acked_after() {
 }
 
 for name in "${agents[@]:0:5}"; do
-	stream "$name" "$ep1" &
+	endpoint=$ep1 rel_stream "$name" failover &
 	streams+=($!)
 done
 for name in "${agents[@]:5}"; do
-	stream "$name" "$ep2" &
+	endpoint=$ep2 rel_stream "$name" failover &
 	streams+=($!)
 done
 

@@ -35,24 +35,6 @@ on_cleanup() {
 	wait
 }
 
-# stream NAME: until $tmp/stop exists, spools one report and sends the
-# spool, twice a second; what the agent logs goes to the ledger, each line
-# after the time it was read (EPOCHREALTIME)
-stream() {
-	local name=$1
-
-	while [ ! -e "$tmp/stop" ]; do
-		"$SPOOLGEN" --spool-dir "$tmp/spool.$name" --count 1 \
-			--provider restart >>"$tmp/ledger/$name.ids" \
-			2>>"$tmp/spoolgen.$name.err"
-		ledger_snapshot "$name"
-		agent "$name" send 2>&1 >/dev/null |
-			while IFS= read -r line; do
-				printf '%s %s\n' "$EPOCHREALTIME" "$line"
-			done >>"$tmp/ledger/$name.log"
-		sleep 0.5
-	done
-}
 
 # ready_epoch: when PostgreSQL last said it accepts connections, in
 # seconds since the epoch (its log's own time stamp)
@@ -110,7 +92,7 @@ stored_over() {
 }
 
 for name in "${agents[@]}"; do
-	stream "$name" &
+	rel_stream "$name" restart &
 	streams+=($!)
 done
 
