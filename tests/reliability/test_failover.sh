@@ -158,5 +158,5 @@ for c in 1 2; do
 	wait "${!p}"
 	check_eq "collector $c exits 0" "$?" 0
 done
-pid1= pid2=
+pid1='' pid2=''
 finish
