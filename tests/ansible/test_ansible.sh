@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The Ansible roles for real: ansible/site.yml deploys a collector and two
-# agents onto three Debian 12 root filesystems of this machine (debootstrap,
+# The Ansible roles for real: ansible/site.yml deploys a collector, a
+# synchronous standby of its PostgreSQL and two agents onto four Debian 12
+# root filesystems of this machine (debootstrap,
 # tests/ansible/hosts.sh), reached through the community.general.chroot
 # connection, with the agents in two inventory groups of different provider
 # and instance type. Then it proves that both agents' reports are stored
@@ -114,7 +115,7 @@ check_match "the package is a .deb" "$package" "*/fleetbench_*_*.deb"
 
 # --- three hosts ----------------------------------------------------------
 
-step "three Debian 12 hosts"
+step "four Debian 12 hosts"
 BASE_TARBALL=$(base_tarball)
 if [ -z "$BASE_TARBALL" ]; then
 	not_ok "no Debian 12 base tree (debootstrap failed, see above)"
@@ -123,17 +124,25 @@ fi
 collector=$hosts/collector
 agent_a=$hosts/agent-a
 agent_b=$hosts/agent-b
-for root in "$collector" "$agent_a" "$agent_b"; do
+standby=$hosts/standby
+for root in "$collector" "$agent_a" "$agent_b" "$standby"; do
 	if ! host_new "$root"; then
 		not_ok "cannot make the host $root"
 		finish
 	fi
 done
-# The hosts share this machine's network: keep the collector's PostgreSQL
-# off TCP (it listens on its unix socket, which the collector uses).
-mkdir -p "$collector/etc/postgresql-common/createcluster.d"
-echo "listen_addresses = ''" \
-	>"$collector/etc/postgresql-common/createcluster.d/fleetbench-test.conf"
+# The hosts share this machine's network: PostgreSQL's clusters start off
+# TCP; the roles then put the primary (the collector host's) and its
+# standby on two loopback addresses of their own.
+for root in "$collector" "$standby"; do
+	mkdir -p "$root/etc/postgresql-common/createcluster.d"
+	echo "listen_addresses = ''" \
+		>"$root/etc/postgresql-common/createcluster.d/fleetbench-test.conf"
+done
+primary_addr=127.0.42.1
+standby_addr=127.0.42.2
+db_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+repl_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 endpoint=tcp://127.0.0.1:$port
@@ -157,6 +166,24 @@ all:
           ansible_host: $collector
       vars:
         fleetbench_collector_bind: $endpoint
+        # a synchronous standby (the host standby); on loopback every
+        # connection comes from 127.0.0.1
+        fleetbench_collector_pg_listen: $primary_addr
+        fleetbench_collector_pg_standbys: [{name: standby1, address: $standby_addr}]
+        fleetbench_collector_pg_clients: [127.0.0.0/8]
+        fleetbench_collector_pg_standby_sources: [127.0.0.0/8]
+        fleetbench_collector_db_password: $db_password
+        fleetbench_collector_replication_password: $repl_password
+    fleetbench_pg_standby:
+      hosts:
+        standby:
+          ansible_host: $standby
+      vars:
+        fleetbench_pg_standby_name: standby1
+        fleetbench_pg_standby_primary: $primary_addr
+        fleetbench_pg_standby_listen: $standby_addr
+        fleetbench_pg_standby_clients: [127.0.0.0/8]
+        fleetbench_pg_standby_replication_password: $repl_password
     fleetbench_agents:
       vars:
         fleetbench_agent_endpoints: ["$endpoint"]
@@ -221,11 +248,11 @@ if [ "$rc" -ne 0 ]; then
 		tail -n 40 "$tmp/play1.log"; } | head -n 100
 	finish
 fi
-for h in collector agent-a agent-b; do
+for h in collector agent-a agent-b standby; do
 	check_match "the first run configured $h" "$(recap "$tmp/play1.log" "$h")" \
 		"*changed=[1-9]*failed=0*"
 done
-for root in "$collector" "$agent_a" "$agent_b"; do
+for root in "$collector" "$agent_a" "$agent_b" "$standby"; do
 	host_save_debs "$root"
 done
 
@@ -243,8 +270,30 @@ psql_q() {
 		-d fleetbench -c "$1"
 }
 
+# standby_q SQL: the same in the standby host
+standby_q() {
+	chroot "$standby" setpriv --reuid=postgres --regid=postgres \
+		--init-groups -- psql -X -q -A -t -v ON_ERROR_STOP=1 \
+		-d fleetbench -c "$1"
+}
+
 check_eq "PostgreSQL runs in the collector host" \
 	"$(psql_q 'SELECT 1')" 1
+check_eq "the standby streams from it, synchronously" \
+	"$(psql_q "SELECT application_name || ' ' || state || ' ' || sync_state FROM pg_stat_replication")" \
+	"standby1 streaming sync"
+check_eq "the standby is in recovery, on its own address" \
+	"$(standby_q "SELECT pg_is_in_recovery() || ' ' || current_setting('listen_addresses')")" \
+	"true $standby_addr"
+check_grep "the collector connects to the primary or the standby, whichever takes writes" \
+	"$collector/etc/fleetbench/collector.conf" \
+	"^dsn = host=$primary_addr,$standby_addr port=5432 dbname=fleetbench user=fleetbench target_session_attrs=read-write\$"
+if grep -rqF -- "$db_password" "$collector/etc/fleetbench/collector.conf" \
+	"$tmp/play1.log"; then
+	not_ok "the database password is in collector.conf or the play's output"
+else
+	ok
+fi
 check_eq "the collector's role has no privileges beyond its database" \
 	"$(psql_q "SELECT rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = 'fleetbench'")" \
 	"f|f|f|f|f"
@@ -325,6 +374,8 @@ check_grep "fleetbench compare shows agent-a's group" "$tmp/compare.csv" \
 	'hetzner,cx22'
 check_grep "fleetbench compare shows agent-b's group" "$tmp/compare.csv" \
 	'aws,m6i\.large'
+check_eq "the standby has both reports too" \
+	"$(standby_q "SELECT count(*) FROM runs")" 2
 check_eq "the labels come from the config" \
 	"$(psql_q "SELECT DISTINCT provider_source || ',' || instance_type_source || ',' || region_source FROM runs")" \
 	"config,config,config"
@@ -417,7 +468,7 @@ run.lock"
 step "site.yml, second run"
 play "$tmp/play2.log" {hosts_lock}>&-
 check_eq "the second run of site.yml succeeds" "$?" 0
-for h in collector agent-a agent-b; do
+for h in collector agent-a agent-b standby; do
 	check_match "the second run changes nothing on $h" \
 		"$(recap "$tmp/play2.log" "$h")" "*changed=0 *failed=0*"
 done
