@@ -108,6 +108,13 @@ printf '[collector]\n\nbatch_max = 0\n' >"$tmp/range.conf"
 check_eq "an out-of-range value exits 2" "$?" 2
 check_grep "the error names file, line and key" "$tmp/range.out" \
 	"$tmp/range.conf:3: collector.batch_max: 0 is out of range"
+# what is not a config file: refused at once, named (issue 38)
+for f in /dev/zero:"a character device" "$tmp":"a directory"; do
+	timeout 10 "$COLLECTOR" serve -c "${f%%:*}" >"$tmp/notfile.out" 2>&1
+	check_eq "-c ${f%%:*}: exits 2" "$?" 2
+	check_grep "-c ${f%%:*}: names it" "$tmp/notfile.out" \
+		"${f%%:*}: not a regular file but ${f#*:}"
+done
 "$COLLECTOR" serve --batch-wait soon >"$tmp/flag.out" 2>&1
 check_eq "a bad flag value exits 2" "$?" 2
 check_grep "the error names the flag" "$tmp/flag.out" "bad value for --batch-wait"

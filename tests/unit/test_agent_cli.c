@@ -408,6 +408,21 @@ int main(void)
 	CHECK(r.status != 0);
 	CHECK(strstr(r.err, "cannot read config '/nonexistent/agent.conf'") != NULL);
 	run_result_release(&r);
+	/* what is not a config file is refused at once, named (issue 38:
+	 * -c /dev/zero read for ever, -c DIR was an empty config) */
+	RUN_AGENT(&r, -1, "probe", "-c", "/dev/zero");
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "/dev/zero: not a regular file but a character device") != NULL);
+	run_result_release(&r);
+	RUN_AGENT(&r, -1, "probe", "-c", "/tmp");
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, "/tmp: not a regular file but a directory") != NULL);
+	run_result_release(&r);
+	write_conf("[agent]\nprovider = aws\nprovider = gcp\n");
+	RUN_AGENT(&r, -1, "probe", "--config", conf_path);
+	CHECK_EQ_INT(r.status, 2);
+	CHECK(strstr(r.err, ":3: ") != NULL && strstr(r.err, "provider") != NULL);
+	run_result_release(&r);
 	write_conf("[agent]\nprovider = aws\n\nsteal_windw_ms = 5\n");
 	RUN_AGENT(&r, -1, "probe", "--config", conf_path);
 	CHECK(r.status != 0);
