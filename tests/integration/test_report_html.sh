@@ -218,4 +218,20 @@ check_grep "and says why" "$tmp/noout.err" "report needs --out FILE"
 check_eq "an unwritable --out exits 1" "$?" 1
 check_grep "and names the file" "$tmp/nodir.err" "cannot write the report '$tmp/no/such/dir/r.html'"
 
+# labels are data, never markup: an instance type holding what HTML and its
+# attributes give meaning to (labels refuse only control characters)
+evil="x<img src=y onerror=alert(1)>\"&'"
+SPOOLGEN=${SPOOLGEN:-$BUILD_DIR/tests/reliability/spoolgen}
+"$SPOOLGEN" --spool-dir "$tmp/evil-spool" --count 1 --instance-type "$evil" \
+	>/dev/null 2>"$tmp/evil-spoolgen.err" ||
+	not_ok "spoolgen: $(cat "$tmp/evil-spoolgen.err")"
+fleet_send "$tmp/evil-spool"
+check_eq "the report with that instance type is stored" \
+	"$(q -v evil="$evil" <<<"SELECT count(*) FROM runs WHERE instance_type = :'evil'")" 1
+"$FLEETBENCH" --dsn "$conninfo" report --out "$tmp/evil.html" 2>"$tmp/evil.err"
+check_eq "report with an instance type full of markup exits 0" "$?" 0
+check_match "the instance type shows up, escaped" \
+	"$(grep -c 'x&lt;img src=y onerror=alert(1)&gt;' "$tmp/evil.html")" '[1-9]*'
+check_eq "never as markup" "$(grep -c '<img' "$tmp/evil.html")" 0
+
 finish
