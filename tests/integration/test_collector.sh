@@ -235,6 +235,18 @@ agent a2 send >"$tmp/a2-send.out" 2>&1
 check_eq "a2, allowed again, delivers its spool" "$?" 0
 check_eq "a2's second run is stored" "$(runs_of p2b)" 1
 
+# a malformed allowlist on SIGHUP: the current one is kept, named
+echo 'not-a-key' >"$allow/bad.pub"
+kill -HUP "$pid"
+wait_for 5 grep -q "cannot reload the allowlist, keeping the current one" "$log"
+check_eq "SIGHUP with a malformed allowlist keeps the current one, saying so" \
+	"$?" 0
+check_grep "and names the file" "$log" \
+	"cannot reload the allowlist, keeping the current one: .*bad\.pub"
+agent_run a2 p2c t2
+check_eq "an allowed agent still delivers meanwhile" "$?|$(runs_of p2c)" "0|1"
+rm "$allow/bad.pub"
+
 # --- collector down, then up ---------------------------------------------
 
 stop_collector
