@@ -398,3 +398,40 @@ LANGUAGE sql VOLATILE AS $$
 	       END
 	FROM fleetbench_method_choice(method, filter, since) AS m
 $$;
+
+/*
+ * The long views (issue 37): a run's figures and a group's estimates as
+ * rows keyed by the figure, one per declared figure (the table figures,
+ * proto/figures.def) that has a value, so that a query names a figure as
+ * data (WHERE figure = 'thp_speedup') and a figure declared later needs
+ * no new query. They read the stored columns by their declared names.
+ */
+DROP VIEW IF EXISTS run_figure_values CASCADE;
+CREATE VIEW run_figure_values AS
+SELECT r.run_id, r.started_at, r.provider, r.instance_type,
+       r.kernel_release, r.method, f.name AS figure, f.family,
+       (x.j ->> f.name)::double precision AS value
+FROM run_figures AS r
+CROSS JOIN LATERAL (SELECT to_jsonb(r) AS j) AS x
+JOIN figures AS f ON x.j ? f.name
+WHERE x.j ->> f.name IS NOT NULL;
+COMMENT ON VIEW run_figure_values IS
+	'each run''s value of each declared figure it measured, one row per run and figure (docs/queries.md, "Long views")';
+
+DROP VIEW IF EXISTS fleet_summary_figures CASCADE;
+CREATE VIEW fleet_summary_figures AS
+SELECT s.level, s.method, s.provider, s.instance_type, s.kernel, s.region,
+       s.vm, s.thp, s.vcpus, s.host, s.tags, f.name AS figure, f.family,
+       v.per_vcpu, e.n, e.median, e.ci_low, e.ci_high
+FROM fleet_summary AS s
+CROSS JOIN LATERAL (SELECT to_jsonb(s) AS j) AS x
+JOIN figures AS f ON x.j ? f.name
+CROSS JOIN LATERAL (VALUES (false, f.name),
+			   (true, CASE WHEN f.per_vcpu
+				       THEN f.name || '_per_vcpu' END))
+	AS v (per_vcpu, col)
+CROSS JOIN LATERAL jsonb_populate_record(NULL::fleetbench_estimate,
+					 x.j -> v.col) AS e
+WHERE v.col IS NOT NULL AND e.n > 0;
+COMMENT ON VIEW fleet_summary_figures IS
+	'each group''s estimate of each declared figure (and its per-vCPU estimate where the figure has one), one row per group and figure (docs/queries.md, "Long views")';

@@ -579,4 +579,70 @@ for c in compare rank kernels report; do
 	check_grep "$c --help lists --format" "$tmp/help.out" '^ +--format FORMAT'
 done
 
+
+# the long views (docs/queries.md, "Long views"): a row per run (group)
+# and declared figure with a value, the same values as the columns
+check_eq "run_figure_values: a row for each figure value of run_figures" \
+	"$(q <<-EOF
+	SELECT (SELECT count(*) FROM run_figure_values),
+	       (SELECT sum((SELECT count(*) FROM jsonb_each(to_jsonb(r)) AS e
+			    JOIN figures AS f ON f.name = e.key
+			    WHERE e.value <> 'null'))
+		FROM run_figures AS r)
+EOF
+)" "$(q <<<"SELECT count(*) || '|' || count(*) FROM run_figure_values")"
+check_eq "run_figure_values: each value is its run's column" "$(q <<-EOF
+	SELECT count(*) FROM run_figure_values AS v JOIN run_figures AS r USING (run_id)
+	WHERE v.value IS DISTINCT FROM (to_jsonb(r) ->> v.figure)::double precision
+EOF
+)" 0
+check_eq "run_figure_values: thp_speedup and iouring_vs_pread of every run that has them" \
+	"$(q <<-EOF
+	SELECT (SELECT count(*) FROM run_figure_values WHERE figure = 'thp_speedup')
+	       = (SELECT count(thp_speedup) FROM run_figures),
+	       (SELECT count(*) FROM run_figure_values WHERE figure = 'iouring_vs_pread')
+	       = (SELECT count(iouring_vs_pread) FROM run_figures)
+EOF
+)" "t|t"
+q <<<"SELECT fleetbench_refresh()" >/dev/null
+# fig_vs_column FIGURE PER_VCPU COLUMN: rows of fleet_summary_figures
+# whose estimate is not fleet_summary's COLUMN of the same group
+fig_vs_column() {
+	q <<-EOF
+	SELECT count(*) FILTER (WHERE (v.n, v.median, v.ci_low, v.ci_high)
+		IS DISTINCT FROM ((s.$3).n, (s.$3).median, (s.$3).ci_low, (s.$3).ci_high))
+	       || '|' || count(*)
+	FROM fleet_summary AS s JOIN fleet_summary_figures AS v
+	  ON v.level IS NOT DISTINCT FROM s.level AND v.figure = '$1'
+	 AND v.per_vcpu = $2 AND v.method IS NOT DISTINCT FROM s.method
+	 AND v.provider IS NOT DISTINCT FROM s.provider
+	 AND v.instance_type IS NOT DISTINCT FROM s.instance_type
+	 AND v.kernel IS NOT DISTINCT FROM s.kernel
+	 AND v.tags IS NOT DISTINCT FROM s.tags
+	EOF
+}
+for f in thp_speedup:false:thp_speedup iouring_vs_pread:false:iouring_vs_pread \
+	iouring_iops:true:iouring_iops_per_vcpu; do
+	IFS=: read -r name per col <<<"$f"
+	check_eq "fleet_summary_figures: $col as fleet_summary holds it, every group" \
+		"$(fig_vs_column "$name" "$per" "$col")" \
+		"0|$(q <<<"SELECT count(*) FROM fleet_summary WHERE ($col).n > 0")"
+done
+check_eq "fleet_summary_figures: the level 3 thp_speedup medians" "$(q <<-EOF
+	SELECT count(*) FILTER (WHERE v.median IS NOT DISTINCT FROM (s.thp_speedup).median),
+	       count(*)
+	FROM fleet_summary AS s JOIN fleet_summary_figures AS v
+	  ON v.level = 3 AND s.level = 3 AND v.figure = 'thp_speedup'
+	 AND NOT v.per_vcpu AND v.method = s.method AND v.provider = s.provider
+	 AND v.instance_type = s.instance_type AND v.kernel = s.kernel
+	 AND v.tags IS NOT DISTINCT FROM s.tags
+EOF
+)" "$(q <<<"SELECT count(*) || '|' || count(*) FROM fleet_summary WHERE level = 3 AND (thp_speedup).n > 0")"
+check_eq "fleet_summary_figures: per-vCPU rows only for the figures declared so" \
+	"$(q <<-EOF
+	SELECT string_agg(DISTINCT v.figure, ' ' ORDER BY v.figure)
+	FROM fleet_summary_figures AS v WHERE v.per_vcpu
+EOF
+)" "$(q <<<"SELECT string_agg(name, ' ' ORDER BY name) FROM figures WHERE per_vcpu AND EXISTS (SELECT 1 FROM run_figure_values WHERE figure = name)")"
+
 finish
