@@ -356,15 +356,19 @@ int probe_caps_check(const Fleetbench__Capabilities *c,
 			r = -ENOMEM;
 			snprintf(err, err_len, "out of memory");
 		} else if (na != nb || memcmp(a, b, (size_t)na)) {
-			const char *said = f->type == PROTOBUF_C_TYPE_STRING ?
+			/* a single string is quoted; a repeated one is an
+			 * array of pointers, never printed as a string */
+			bool one = f->type == PROTOBUF_C_TYPE_STRING &&
+				   f->label != PROTOBUF_C_LABEL_REPEATED;
+			const char *said = one ?
 						   *(char *const *)((const char *)c + f->offset) :
 						   NULL;
-			const char *found = f->type == PROTOBUF_C_TYPE_STRING ?
+			const char *found = one ?
 						    *(char *const *)((const char *)want + f->offset) :
 						    NULL;
 
 			r = -EINVAL;
-			if (f->type == PROTOBUF_C_TYPE_STRING)
+			if (one)
 				snprintf(err, err_len,
 					 "capabilities.%s: '%s', but its probe says '%s' (%s): a report's capabilities must be its probe's",
 					 f->name, said ? said : "(none)",
