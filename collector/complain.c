@@ -52,16 +52,29 @@ void complain_release(struct complaint *c, const char *msg)
 	log_info("%s", msg);
 }
 
+/* a line at information or warning level */
+static void __attribute__((format(printf, 2, 3)))
+say(bool info, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (info)
+		log_info("%s", msg);
+	else
+		log_warn("%s", msg);
+}
+
 /* rl's window at now: false when its burst is spent (counted) */
 static bool ratelimit_take(struct ratelimit *rl, int64_t now, unsigned burst)
 {
 	if (now - rl->window_ms >= RATE_WINDOW_MS) {
-		if (rl->suppressed && rl->info)
-			log_info("%lu more %s not logged in the last minute",
-				 rl->suppressed, rl->what);
-		else if (rl->suppressed)
-			log_warn("%lu more %s not logged in the last minute",
-				 rl->suppressed, rl->what);
+		if (rl->suppressed)
+			say(rl->info, "%lu more %s not logged in the last minute",
+			    rl->suppressed, rl->what);
 		rl->window_ms = now;
 		rl->n = 0;
 		rl->suppressed = 0;
@@ -80,16 +93,11 @@ static void put_line(bool info, const char *fmt, va_list ap,
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (info && again)
-		log_info("%s (and %lu times more in the last minute)", msg,
-			 again);
-	else if (info)
-		log_info("%s", msg);
-	else if (again)
-		log_warn("%s (and %lu times more in the last minute)", msg,
-			 again);
+	if (again)
+		say(info, "%s (and %lu times more in the last minute)", msg,
+		    again);
 	else
-		log_warn("%s", msg);
+		say(info, "%s", msg);
 }
 
 void complain_limited(struct ratelimit *rl, const char *fmt, ...)

@@ -52,7 +52,6 @@ const size_t health_n_commit_seconds_le = ARRAY_SIZE(health_commit_seconds_le);
 #define PER_ADDRESS_LIMIT 4
 #define CONNECTION_TIMEOUT_S 10
 #define REQUEST_TIMEOUT_S 15
-#define WATCHDOG_TICK_MS 250
 #define STR(x) #x
 #define XSTR(x) STR(x)
 #define LISTEN_BACKLOG 64
@@ -73,7 +72,6 @@ struct watched {
 struct metrics {
 	struct MHD_Daemon *daemon;
 	pthread_t watchdog;
-	bool watchdog_started;
 	bool stopping; /* under lock */
 	pthread_cond_t wake; /* with lock */
 	struct watched watched; /* the list's head, under lock */
@@ -574,6 +572,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 		w->prev = &m->watched;
 		w->next->prev = w;
 		m->watched.next = w;
+		pthread_cond_signal(&m->wake); /* the watchdog may sleep */
 		pthread_mutex_unlock(&m->lock);
 		*socket_context = w;
 		return;
@@ -610,28 +609,38 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 }
 
 /* the watchdog's thread: shuts down the socket of each connection past its
- * deadline; libmicrohttpd then reads its end and closes it */
+ * deadline (libmicrohttpd then reads its end and closes it), sleeping
+ * until the next deadline, or until a connection starts */
 static void *watchdog(void *arg)
 {
 	struct metrics *m = arg;
 	struct timespec ts;
 	struct watched *w;
-	int64_t now;
+	int64_t now, next;
 
 	pthread_mutex_lock(&m->lock);
 	while (!m->stopping) {
 		now = mono_ms();
-		for (w = m->watched.next; w != &m->watched; w = w->next)
-			if (!w->cut && now >= w->deadline_ms) {
+		next = INT64_MAX;
+		for (w = m->watched.next; w != &m->watched; w = w->next) {
+			if (w->cut)
+				continue;
+			if (now >= w->deadline_ms) {
 				shutdown(w->fd, SHUT_RDWR);
 				w->cut = true;
 				atomic_fetch_add_explicit(&m->cut, 1,
 							  memory_order_relaxed);
+			} else if (w->deadline_ms < next) {
+				next = w->deadline_ms;
 			}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += WATCHDOG_TICK_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		}
+		if (next == INT64_MAX) {
+			pthread_cond_wait(&m->wake, &m->lock);
+			continue;
+		}
+		/* a deadline only moves later (on_completed): sleep to it */
+		ts.tv_sec = (time_t)(next / 1000);
+		ts.tv_nsec = (long)(next % 1000) * 1000000L;
 		pthread_cond_timedwait(&m->wake, &m->lock, &ts);
 	}
 	pthread_mutex_unlock(&m->lock);

@@ -30,9 +30,10 @@ def main():
                                      float(sys.argv[3]), int(sys.argv[4]),
                                      int(sys.argv[5]))
     sel = selectors.DefaultSelector()
-    # slot i: its source address, socket, when opened, when to reopen
+    # slot i: its source address, socket, when its request line went
+    # (0: not yet), when to reopen
     slots = [{"src": "127.0.0.%d" % (2 + i % naddr), "sock": None,
-              "opened": 0.0, "reopen": 0.0} for i in range(n)]
+              "sent": 0.0, "reopen": 0.0} for i in range(n)]
     fig = {"opened": 0, "refused": 0, "cut": 0, "longest": 0.0,
            "held_max": 0, "held_peak": 0}
 
@@ -63,8 +64,7 @@ def main():
                     s.close()
                     slot["reopen"] = now + 1.0
                     continue
-                slot["sock"], slot["opened"] = s, now
-                slot["sent"] = 0.0
+                slot["sock"], slot["sent"] = s, 0.0
                 sel.register(s, selectors.EVENT_READ, slot)
                 fig["opened"] += 1
         if now >= next_byte:

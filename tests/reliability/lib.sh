@@ -71,6 +71,16 @@ ledger_snapshot() {
 	spool_ids "$1" >>"$tmp/ledger/$1.ids"
 }
 
+# stored_count: the runs stored
+stored_count() {
+	q <<<"SELECT count(*) FROM runs"
+}
+
+# stored_over N: more than N runs are stored (for wait_for)
+stored_over() {
+	[ "$(stored_count)" -gt "$1" ]
+}
+
 # rel_stream NAME PROVIDER: until $tmp/stop exists, spools one report
 # (labelled PROVIDER) into agent NAME's spool and sends the spool, twice a
 # second, to $endpoint; what the agent logs goes to the ledger, each line

@@ -57,15 +57,6 @@ on_cleanup() {
 	"$harness" stop "$tmp/pg2" >/dev/null 2>&1
 }
 
-stored_count() {
-	q <<<"SELECT count(*) FROM runs"
-}
-
-# stored_over N: more than N runs are stored
-stored_over() {
-	[ "$(stored_count)" -gt "$1" ]
-}
-
 # acked_after T AGENT...: Acks these agents logged after time T
 acked_after() {
 	local from=$1 name files=()

@@ -82,15 +82,6 @@ acked_between() {
 		END { print n + 0 }'
 }
 
-stored_count() {
-	q <<<"SELECT count(*) FROM runs"
-}
-
-# stored_over N: more than N runs are stored
-stored_over() {
-	[ "$(stored_count)" -gt "$1" ]
-}
-
 for name in "${agents[@]}"; do
 	rel_stream "$name" restart &
 	streams+=($!)
