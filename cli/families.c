@@ -102,6 +102,8 @@ static const char *list_item(const char *list, size_t len, size_t i)
 		return d->higher_is_better ? NULL : d->name;
 	if (IS("per_vcpu"))
 		return d->per_vcpu ? d->name : NULL;
+	if (IS("price")) /* fleetbench_price_metrics() */
+		return d->per_vcpu && d->higher_is_better ? d->name : NULL;
 #undef IS
 	return NULL;
 }

@@ -40,7 +40,8 @@ int families_hide(const char *figures, enum out_format format,
  * lines wrapped within 79 columns and indented by COL spaces (the first
  * too): LIST is families, figures (every figure), higher and lower (the
  * figures better higher, lower), per_vcpu (those a rank may divide by
- * vCPUs). The text is made once per template and kept; templ as it is
+ * vCPUs), price (those price/performance ranks by: per_vcpu and higher).
+ * The text is made once per template and kept; templ as it is
  * when out of memory.
  */
 const char *families_usage(const char *templ);

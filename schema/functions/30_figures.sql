@@ -418,20 +418,67 @@ WHERE x.j ->> f.name IS NOT NULL;
 COMMENT ON VIEW run_figure_values IS
 	'each run''s value of each declared figure it measured, one row per run and figure (docs/queries.md, "Long views")';
 
+/*
+ * fleetbench_group_estimates(g, per): a group's estimates as an array
+ * indexed by the figure's id (figures.id): element i is the estimate of
+ * figure i, or with per 'vcpu' its per-vCPU estimate (NULL for a figure
+ * without one, figures.per_vcpu); NULL where no figure has that id. The
+ * one place that reads a fleet_summary row's figures: compare, kernels,
+ * rank, prices, /metrics and the long view go through it. Made from the
+ * table figures (a new declaration remakes it: migrate re-runs the
+ * function files when 00_figures.sql changes).
+ */
+DO $do$
+DECLARE
+	plain text;
+	per text;
+BEGIN
+	SELECT string_agg(CASE WHEN f.name IS NULL THEN 'NULL'
+			       ELSE format('g.%I', f.name) END, ', '
+			  ORDER BY i),
+	       string_agg(CASE WHEN f.per_vcpu
+			       THEN format('g.%I', f.name || '_per_vcpu')
+			       ELSE 'NULL' END, ', ' ORDER BY i)
+	INTO plain, per
+	FROM generate_series(1, (SELECT max(x.id) FROM figures AS x)) AS i
+	LEFT JOIN figures AS f ON f.id = i;
+	EXECUTE format($f$
+CREATE OR REPLACE FUNCTION fleetbench_group_estimates(g fleet_summary,
+						      per text DEFAULT NULL)
+RETURNS fleetbench_estimate[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE WHEN per = 'vcpu'
+		    THEN ARRAY[%s]::fleetbench_estimate[]
+		    ELSE ARRAY[%s]::fleetbench_estimate[] END
+$$$f$, coalesce(per, ''), coalesce(plain, ''));
+END
+$do$;
+
+/*
+ * A group's estimates as rows, one per declared figure and one more per
+ * per-vCPU estimate (per_vcpu true), in the declaration's order, with
+ * the ones it did not measure (est NULL or est.n 0) left to the caller.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_group_figures(g fleet_summary)
+RETURNS TABLE (id smallint, figure text, family text, per_vcpu boolean,
+	       est fleetbench_estimate)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+	SELECT f.id, f.name, f.family, v.per,
+	       (fleetbench_group_estimates(g, CASE WHEN v.per THEN 'vcpu' END))[f.id]
+	FROM figures AS f
+	CROSS JOIN (VALUES (false), (true)) AS v (per)
+	WHERE NOT v.per OR f.per_vcpu
+	ORDER BY f.position, v.per
+$$;
+
 DROP VIEW IF EXISTS fleet_summary_figures CASCADE;
 CREATE VIEW fleet_summary_figures AS
 SELECT s.level, s.method, s.provider, s.instance_type, s.kernel, s.region,
-       s.vm, s.thp, s.vcpus, s.host, s.tags, f.name AS figure, f.family,
-       v.per_vcpu, e.n, e.median, e.ci_low, e.ci_high
+       s.vm, s.thp, s.vcpus, s.host, s.tags, x.figure, x.family,
+       x.per_vcpu, (x.est).n, (x.est).median, (x.est).ci_low,
+       (x.est).ci_high
 FROM fleet_summary AS s
-CROSS JOIN LATERAL (SELECT to_jsonb(s) AS j) AS x
-JOIN figures AS f ON x.j ? f.name
-CROSS JOIN LATERAL (VALUES (false, f.name),
-			   (true, CASE WHEN f.per_vcpu
-				       THEN f.name || '_per_vcpu' END))
-	AS v (per_vcpu, col)
-CROSS JOIN LATERAL jsonb_populate_record(NULL::fleetbench_estimate,
-					 x.j -> v.col) AS e
-WHERE v.col IS NOT NULL AND e.n > 0;
+CROSS JOIN LATERAL fleetbench_group_figures(s) AS x
+WHERE (x.est).n > 0;
 COMMENT ON VIEW fleet_summary_figures IS
 	'each group''s estimate of each declared figure (and its per-vCPU estimate where the figure has one), one row per group and figure (docs/queries.md, "Long views")';

@@ -7,12 +7,15 @@
 -- triggers depend on it); views are dropped and made again.
 
 -- fleet_compare_by() and fleet_kernels_by() return a column per headline
--- figure: a new figure changes their return type, which CREATE OR REPLACE
+-- figure (three: the median and its interval's ends), made from the table
+-- figures over the fixed cores fleet_compare_rows() and
+-- fleet_kernels_rows(), which return each figure at its id in an array: a
+-- new figure changes the wrappers' return type, which CREATE OR REPLACE
 -- refuses, so they are dropped and made again here, with their views
 -- first (migrate keeps the views' grants over the function files, and
 -- refuses, naming it, a view of the database's users over them that the
 -- CASCADE took along). Their EXECUTE is PUBLIC's default again after each
--- run of this file.
+-- run of this file. The cores are never dropped.
 DROP VIEW IF EXISTS fleet_kernels CASCADE;
 DROP VIEW IF EXISTS fleet_compare CASCADE;
 DROP FUNCTION IF EXISTS fleet_kernels_by(jsonb, timestamptz, text);
@@ -27,22 +30,94 @@ DROP FUNCTION IF EXISTS fleet_rank_by(text, text, text[], integer, jsonb,
 DROP FUNCTION IF EXISTS fleet_compare_by(text[], jsonb, timestamptz, text);
 
 /*
+ * fleetbench_figure_list(templ, sep): templ formatted for each declared
+ * figure in the declaration's order (%1$s its id, %2$I its name, %3$L
+ * its name as a literal), joined by sep (NULL without figures): the
+ * per-figure lists of the objects this file makes from the table
+ * figures.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_figure_list(templ text, sep text)
+RETURNS text
+LANGUAGE sql STABLE AS $$
+	SELECT string_agg(format(templ, f.id, f.name, f.name), sep
+			  ORDER BY f.position)
+	FROM figures AS f
+$$;
+
+/*
+ * fleetbench_make_wide(wide, view, core, hidden): makes the function wide
+ * with core's parameters and columns, core's arrays median, lo and hi
+ * spread into three columns per declared figure (NAME, NAME_lo and
+ * NAME_hi, at the place of median, in the declaration's order), and the
+ * view named view over wide() with its defaults, without the columns in
+ * hidden. For the column-per-figure forms of compare and kernels, made
+ * again whenever this file runs (a new declaration runs it).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_make_wide(wide text, view text,
+						core regprocedure, hidden text[])
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	cols text[] := '{}'; -- wide's columns with their types
+	sel text[] := '{}'; -- its select list over core's row c
+	shown text[] := '{}'; -- the view's columns
+	params text;
+	c record;
+BEGIN
+	FOR c IN SELECT a.name, format_type(a.type, NULL) AS type
+		 FROM pg_proc AS p,
+		      unnest(p.proargnames, p.proallargtypes,
+			     p.proargmodes::text[]) WITH ORDINALITY
+			AS a(name, type, mode, i)
+		 WHERE p.oid = core AND a.mode = 't'
+		 ORDER BY a.i LOOP
+		IF c.name = 'median' THEN
+			cols := cols || fleetbench_figure_list(
+				'%2$I numeric, %2$I_lo numeric, %2$I_hi numeric', E',\n\t');
+			sel := sel || fleetbench_figure_list(
+				'c.median[%1$s], c.lo[%1$s], c.hi[%1$s]', E',\n\t       ');
+			shown := shown || fleetbench_figure_list(
+				'%2$I, %2$I_lo, %2$I_hi', E',\n       ');
+		ELSIF c.name NOT IN ('lo', 'hi') THEN
+			cols := cols || format('%I %s', c.name, c.type);
+			sel := sel || format('c.%I', c.name);
+			IF NOT c.name = ANY (hidden) THEN
+				shown := shown || quote_ident(c.name);
+			END IF;
+		END IF;
+	END LOOP;
+	SELECT string_agg('$' || i, ', ' ORDER BY i) INTO params
+	FROM generate_series(1, (SELECT p.pronargs FROM pg_proc AS p
+				 WHERE p.oid = core)) AS i;
+	EXECUTE format(E'CREATE OR REPLACE FUNCTION %I(%s)\nRETURNS TABLE (\n\t%s)\nLANGUAGE sql VOLATILE AS $w$\n\tSELECT %s\n\tFROM %s(%s) AS c\n$w$',
+		       wide, pg_get_function_arguments(core),
+		       array_to_string(cols, E',\n\t'),
+		       array_to_string(sel, E',\n\t       '),
+		       core::regproc, params);
+	EXECUTE format(E'CREATE VIEW %I AS\nSELECT %s\nFROM %I()',
+		       view, array_to_string(shown, E',\n       '), wide);
+END
+$$;
+
+/*
  * One row per group of runs (by the keys in by, default provider,
  * instance_type, kernel), among the runs of one method matching filter
  * (see fleetbench_runs) started at or after since: the group's method,
  * its keys (NULL for a key not in by; tags labels the tag.KEY keys of
  * by, fleetbench_tag_label()), hosts and runs, few_runs when there
- * are too few runs (below 6) for a 95% interval, and for each headline
- * figure the median over the runs that measured it with its interval
- * (_lo, _hi; NULL below 6 such runs), the shares of runs with each
- * capability, and the most common THP mode; failed, the runs with a
- * failed variant, and failures, each variant that failed with the number
- * of runs it failed in (most first). Ordered by the keys. method NULL
- * selects the default (fleetbench_method_choice: 'standard', else the
- * method most run), a key selects that method, '*' every method, each
- * group then of one method; a "method" key in filter selects as well.
+ * are too few runs (below 6) for a 95% interval, and for each declared
+ * figure, at its id in the arrays median, lo and hi, the median over the
+ * runs that measured it with its interval (NULL below 6 such runs),
+ * rounded; the shares of runs with each capability, and the most common
+ * THP mode; failed, the runs with a failed variant, and failures, each
+ * variant that failed with the number of runs it failed in (most
+ * first). Ordered by the keys. method NULL selects the default
+ * (fleetbench_method_choice: 'standard', else the method most run), a
+ * key selects that method, '*' every method, each group then of one
+ * method; a "method" key in filter selects as well. fleet_compare_by()
+ * is this with a column per figure.
  */
-CREATE OR REPLACE FUNCTION fleet_compare_by(by text[] DEFAULT NULL,
+CREATE OR REPLACE FUNCTION fleet_compare_rows(by text[] DEFAULT NULL,
 				 filter jsonb DEFAULT NULL,
 				 since timestamptz DEFAULT NULL,
 				 method_key text DEFAULT NULL)
@@ -50,30 +125,7 @@ RETURNS TABLE (
 	method text, provider text, instance_type text, kernel text, region text,
 	vm text, thp text, vcpus integer, host text, tags text,
 	hosts bigint, runs bigint, few_runs boolean,
-	thp_speedup numeric, thp_speedup_lo numeric, thp_speedup_hi numeric,
-	thp_huge_fraction numeric,
-	hugetlb_2m_speedup numeric, hugetlb_2m_speedup_lo numeric,
-	hugetlb_2m_speedup_hi numeric,
-	hugetlb_1g_speedup numeric, hugetlb_1g_speedup_lo numeric,
-	hugetlb_1g_speedup_hi numeric,
-	thp_fault_p99_us numeric, thp_fault_p99_us_lo numeric,
-	thp_fault_p99_us_hi numeric,
-	iouring_vs_pread numeric, iouring_vs_pread_lo numeric,
-	iouring_vs_pread_hi numeric,
-	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
-	iouring_vs_libaio_hi numeric,
-	mmap_thp_speedup numeric, mmap_thp_speedup_lo numeric, mmap_thp_speedup_hi numeric,
-	mmap_hugetlb_speedup numeric, mmap_hugetlb_speedup_lo numeric, mmap_hugetlb_speedup_hi numeric,
-	membw_thp_gain numeric, membw_thp_gain_lo numeric, membw_thp_gain_hi numeric,
-	membw_triad_gbps numeric, membw_triad_gbps_lo numeric, membw_triad_gbps_hi numeric,
-	membw_thread_scaling numeric, membw_thread_scaling_lo numeric, membw_thread_scaling_hi numeric,
-	iouring_qd32_vs_qd1 numeric, iouring_qd32_vs_qd1_lo numeric, iouring_qd32_vs_qd1_hi numeric,
-	iouring_knee_depth numeric, iouring_knee_depth_lo numeric, iouring_knee_depth_hi numeric,
-	iouring_best_iops numeric, iouring_best_iops_lo numeric, iouring_best_iops_hi numeric,
-	writeback_p99_us numeric, writeback_p99_us_lo numeric, writeback_p99_us_hi numeric,
-	writeback_stalls numeric, writeback_stalls_lo numeric, writeback_stalls_hi numeric,
-	writeback_tuned_vs_host numeric, writeback_tuned_vs_host_lo numeric, writeback_tuned_vs_host_hi numeric,
-	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
+	median numeric[], lo numeric[], hi numeric[],
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, wide_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz,
@@ -91,61 +143,7 @@ BEGIN
 	RETURN QUERY
 	SELECT g.method, g.provider, g.instance_type, g.kernel, g.region, g.vm, g.thp,
 	       g.vcpus, g.host, g.tags, g.hosts, g.runs, g.runs < 6,
-	       fleetbench_round((g.thp_speedup).median),
-	       fleetbench_round((g.thp_speedup).ci_low),
-	       fleetbench_round((g.thp_speedup).ci_high),
-	       fleetbench_round((g.thp_huge_fraction).median),
-	       fleetbench_round((g.hugetlb_2m_speedup).median),
-	       fleetbench_round((g.hugetlb_2m_speedup).ci_low),
-	       fleetbench_round((g.hugetlb_2m_speedup).ci_high),
-	       fleetbench_round((g.hugetlb_1g_speedup).median),
-	       fleetbench_round((g.hugetlb_1g_speedup).ci_low),
-	       fleetbench_round((g.hugetlb_1g_speedup).ci_high),
-	       fleetbench_round((g.thp_fault_p99_us).median),
-	       fleetbench_round((g.thp_fault_p99_us).ci_low),
-	       fleetbench_round((g.thp_fault_p99_us).ci_high),
-	       fleetbench_round((g.iouring_vs_pread).median),
-	       fleetbench_round((g.iouring_vs_pread).ci_low),
-	       fleetbench_round((g.iouring_vs_pread).ci_high),
-	       fleetbench_round((g.iouring_vs_libaio).median),
-	       fleetbench_round((g.iouring_vs_libaio).ci_low),
-	       fleetbench_round((g.iouring_vs_libaio).ci_high),
-	       fleetbench_round((g.mmap_thp_speedup).median),
-	       fleetbench_round((g.mmap_thp_speedup).ci_low),
-	       fleetbench_round((g.mmap_thp_speedup).ci_high),
-	       fleetbench_round((g.mmap_hugetlb_speedup).median),
-	       fleetbench_round((g.mmap_hugetlb_speedup).ci_low),
-	       fleetbench_round((g.mmap_hugetlb_speedup).ci_high),
-	       fleetbench_round((g.membw_thp_gain).median),
-	       fleetbench_round((g.membw_thp_gain).ci_low),
-	       fleetbench_round((g.membw_thp_gain).ci_high),
-	       fleetbench_round((g.membw_triad_gbps).median),
-	       fleetbench_round((g.membw_triad_gbps).ci_low),
-	       fleetbench_round((g.membw_triad_gbps).ci_high),
-	       fleetbench_round((g.membw_thread_scaling).median),
-	       fleetbench_round((g.membw_thread_scaling).ci_low),
-	       fleetbench_round((g.membw_thread_scaling).ci_high),
-	       fleetbench_round((g.iouring_qd32_vs_qd1).median),
-	       fleetbench_round((g.iouring_qd32_vs_qd1).ci_low),
-	       fleetbench_round((g.iouring_qd32_vs_qd1).ci_high),
-	       fleetbench_round((g.iouring_knee_depth).median),
-	       fleetbench_round((g.iouring_knee_depth).ci_low),
-	       fleetbench_round((g.iouring_knee_depth).ci_high),
-	       fleetbench_round((g.iouring_best_iops).median),
-	       fleetbench_round((g.iouring_best_iops).ci_low),
-	       fleetbench_round((g.iouring_best_iops).ci_high),
-	       fleetbench_round((g.writeback_p99_us).median),
-	       fleetbench_round((g.writeback_p99_us).ci_low),
-	       fleetbench_round((g.writeback_p99_us).ci_high),
-	       fleetbench_round((g.writeback_stalls).median),
-	       fleetbench_round((g.writeback_stalls).ci_low),
-	       fleetbench_round((g.writeback_stalls).ci_high),
-	       fleetbench_round((g.writeback_tuned_vs_host).median),
-	       fleetbench_round((g.writeback_tuned_vs_host).ci_low),
-	       fleetbench_round((g.writeback_tuned_vs_host).ci_high),
-	       fleetbench_round((g.db_p99_always_vs_never).median),
-	       fleetbench_round((g.db_p99_always_vs_never).ci_low),
-	       fleetbench_round((g.db_p99_always_vs_never).ci_high),
+	       e.median, e.lo, e.hi,
 	       fleetbench_share(g.iouring_ok, g.runs),
 	       fleetbench_share(g.sqpoll_ok, g.runs),
 	       fleetbench_share(g.hugepage_1g, g.runs),
@@ -153,35 +151,25 @@ BEGIN
 	       fleetbench_share(g.wide, g.runs),
 	       g.thp_mode, g.first_run, g.last_run, g.failed, g.failures
 	FROM fleetbench_group_rows(keys, chosen, since) AS g
+	CROSS JOIN LATERAL (
+		SELECT array_agg(fleetbench_round(x.median) ORDER BY x.ordinality) AS median,
+		       array_agg(fleetbench_round(x.ci_low) ORDER BY x.ordinality) AS lo,
+		       array_agg(fleetbench_round(x.ci_high) ORDER BY x.ordinality) AS hi
+		FROM unnest(fleetbench_group_estimates(g)) WITH ORDINALITY AS x) AS e
 	ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 END
 $$;
 
--- `fleetbench compare` with its defaults: per provider, instance type and
--- kernel release, over all runs of the default method.
-CREATE VIEW fleet_compare AS
-SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
-       thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction,
-       hugetlb_2m_speedup, hugetlb_2m_speedup_lo, hugetlb_2m_speedup_hi,
-       hugetlb_1g_speedup, hugetlb_1g_speedup_lo, hugetlb_1g_speedup_hi,
-       thp_fault_p99_us, thp_fault_p99_us_lo, thp_fault_p99_us_hi,
-       iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi,
-       iouring_vs_libaio, iouring_vs_libaio_lo, iouring_vs_libaio_hi,
-       mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi,
-       mmap_hugetlb_speedup, mmap_hugetlb_speedup_lo, mmap_hugetlb_speedup_hi,
-       membw_thp_gain, membw_thp_gain_lo, membw_thp_gain_hi,
-       membw_triad_gbps, membw_triad_gbps_lo, membw_triad_gbps_hi,
-       membw_thread_scaling, membw_thread_scaling_lo, membw_thread_scaling_hi,
-       iouring_qd32_vs_qd1, iouring_qd32_vs_qd1_lo, iouring_qd32_vs_qd1_hi,
-       iouring_knee_depth, iouring_knee_depth_lo, iouring_knee_depth_hi,
-       iouring_best_iops, iouring_best_iops_lo, iouring_best_iops_hi,
-       writeback_p99_us, writeback_p99_us_lo, writeback_p99_us_hi,
-       writeback_stalls, writeback_stalls_lo, writeback_stalls_hi,
-       writeback_tuned_vs_host, writeback_tuned_vs_host_lo, writeback_tuned_vs_host_hi,
-       db_p99_always_vs_never, db_p99_always_vs_never_lo, db_p99_always_vs_never_hi,
-       iouring_share, sqpoll_share, hugepage_1g_share, steal_share,
-       wide_share, thp_mode, first_run, last_run, failed, failures
-FROM fleet_compare_by();
+/*
+ * fleet_compare_by(by, filter, since, method_key): fleet_compare_rows()
+ * with three columns per declared figure, in the declaration's order:
+ * NAME, its median, NAME_lo and NAME_hi, its 95% interval. The view
+ * fleet_compare is `fleetbench compare` with its defaults: per provider,
+ * instance type and kernel release, over all runs of the default method.
+ */
+SELECT fleetbench_make_wide('fleet_compare_by', 'fleet_compare',
+	'fleet_compare_rows(text[], jsonb, timestamptz, text)',
+	'{region,vm,thp,vcpus,host,tags}');
 COMMENT ON VIEW fleet_compare IS
 	'per method, provider, instance type and kernel, of the default method: median and 95% interval of each headline figure, capability shares, runs with a failed variant';
 
@@ -231,7 +219,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 /*
- * fleet_compare_by() per provider, instance type and kernel release, each
+ * fleet_compare_rows() per provider, instance type and kernel release, each
  * instance type's kernels from oldest to newest (by their first run, then
  * name), with what changed from the kernel before: figures whose
  * intervals moved apart, capability shares, the share of runs with a
@@ -245,39 +233,18 @@ $$;
  * by (tag keys only, tag.KEY: fleetbench_tag_by()) splits each instance
  * type by those tags, as fleet_compare_by()'s: a sequence of kernels per
  * instance type and tags value, labelled in the tags column (NULL
- * without by), its figures those of its tagged runs.
+ * without by), its figures those of its tagged runs. The figures are
+ * compared in the declaration's order. fleet_kernels_by() is this with a
+ * column per figure.
  */
-CREATE OR REPLACE FUNCTION fleet_kernels_by(filter jsonb DEFAULT NULL,
+CREATE OR REPLACE FUNCTION fleet_kernels_rows(filter jsonb DEFAULT NULL,
 				 since timestamptz DEFAULT NULL,
 				 method_key text DEFAULT NULL,
 				 by text[] DEFAULT NULL)
 RETURNS TABLE (
 	method text, provider text, instance_type text, tags text, kernel text,
 	hosts bigint, runs bigint, few_runs boolean,
-	thp_speedup numeric, thp_speedup_lo numeric, thp_speedup_hi numeric,
-	thp_huge_fraction numeric,
-	hugetlb_2m_speedup numeric, hugetlb_2m_speedup_lo numeric,
-	hugetlb_2m_speedup_hi numeric,
-	hugetlb_1g_speedup numeric, hugetlb_1g_speedup_lo numeric,
-	hugetlb_1g_speedup_hi numeric,
-	thp_fault_p99_us numeric, thp_fault_p99_us_lo numeric,
-	thp_fault_p99_us_hi numeric,
-	iouring_vs_pread numeric, iouring_vs_pread_lo numeric,
-	iouring_vs_pread_hi numeric,
-	iouring_vs_libaio numeric, iouring_vs_libaio_lo numeric,
-	iouring_vs_libaio_hi numeric,
-	mmap_thp_speedup numeric, mmap_thp_speedup_lo numeric, mmap_thp_speedup_hi numeric,
-	mmap_hugetlb_speedup numeric, mmap_hugetlb_speedup_lo numeric, mmap_hugetlb_speedup_hi numeric,
-	membw_thp_gain numeric, membw_thp_gain_lo numeric, membw_thp_gain_hi numeric,
-	membw_triad_gbps numeric, membw_triad_gbps_lo numeric, membw_triad_gbps_hi numeric,
-	membw_thread_scaling numeric, membw_thread_scaling_lo numeric, membw_thread_scaling_hi numeric,
-	iouring_qd32_vs_qd1 numeric, iouring_qd32_vs_qd1_lo numeric, iouring_qd32_vs_qd1_hi numeric,
-	iouring_knee_depth numeric, iouring_knee_depth_lo numeric, iouring_knee_depth_hi numeric,
-	iouring_best_iops numeric, iouring_best_iops_lo numeric, iouring_best_iops_hi numeric,
-	writeback_p99_us numeric, writeback_p99_us_lo numeric, writeback_p99_us_hi numeric,
-	writeback_stalls numeric, writeback_stalls_lo numeric, writeback_stalls_hi numeric,
-	writeback_tuned_vs_host numeric, writeback_tuned_vs_host_lo numeric, writeback_tuned_vs_host_hi numeric,
-	db_p99_always_vs_never numeric, db_p99_always_vs_never_lo numeric, db_p99_always_vs_never_hi numeric,
+	median numeric[], lo numeric[], hi numeric[],
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, wide_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz, failed bigint,
@@ -290,7 +257,7 @@ LANGUAGE sql VOLATILE AS $$
 		       coalesce($3 = '*', false) AS all_methods
 	), a AS (
 		SELECT x.*
-		FROM o, fleet_compare_by('{provider,instance_type,kernel}'::text[]
+		FROM o, fleet_compare_rows('{provider,instance_type,kernel}'::text[]
 					 || fleetbench_tag_by($4, 'by'), $1,
 					 $2, CASE WHEN o.per_kernel THEN '*'
 						  ELSE $3 END) AS x
@@ -317,27 +284,7 @@ LANGUAGE sql VOLATILE AS $$
 	)
 	SELECT c.method, c.provider, c.instance_type, c.tags, c.kernel, c.hosts,
 	       c.runs,
-	       c.few_runs, c.thp_speedup, c.thp_speedup_lo, c.thp_speedup_hi,
-	       c.thp_huge_fraction, c.hugetlb_2m_speedup,
-	       c.hugetlb_2m_speedup_lo, c.hugetlb_2m_speedup_hi,
-	       c.hugetlb_1g_speedup, c.hugetlb_1g_speedup_lo,
-	       c.hugetlb_1g_speedup_hi, c.thp_fault_p99_us,
-	       c.thp_fault_p99_us_lo, c.thp_fault_p99_us_hi,
-	       c.iouring_vs_pread, c.iouring_vs_pread_lo, c.iouring_vs_pread_hi,
-	       c.iouring_vs_libaio, c.iouring_vs_libaio_lo,
-	       c.iouring_vs_libaio_hi,
-	       c.mmap_thp_speedup, c.mmap_thp_speedup_lo, c.mmap_thp_speedup_hi,
-	       c.mmap_hugetlb_speedup, c.mmap_hugetlb_speedup_lo, c.mmap_hugetlb_speedup_hi,
-	       c.membw_thp_gain, c.membw_thp_gain_lo, c.membw_thp_gain_hi,
-	       c.membw_triad_gbps, c.membw_triad_gbps_lo, c.membw_triad_gbps_hi,
-	       c.membw_thread_scaling, c.membw_thread_scaling_lo, c.membw_thread_scaling_hi,
-	       c.iouring_qd32_vs_qd1, c.iouring_qd32_vs_qd1_lo, c.iouring_qd32_vs_qd1_hi,
-	       c.iouring_knee_depth, c.iouring_knee_depth_lo, c.iouring_knee_depth_hi,
-	       c.iouring_best_iops, c.iouring_best_iops_lo, c.iouring_best_iops_hi,
-	       c.writeback_p99_us, c.writeback_p99_us_lo, c.writeback_p99_us_hi,
-	       c.writeback_stalls, c.writeback_stalls_lo, c.writeback_stalls_hi,
-	       c.writeback_tuned_vs_host, c.writeback_tuned_vs_host_lo, c.writeback_tuned_vs_host_hi,
-	       c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi,
+	       c.few_runs, c.median, c.lo, c.hi,
 	       c.iouring_share, c.sqpoll_share,
 	       c.hugepage_1g_share, c.steal_share, c.wide_share, c.thp_mode,
 	       c.first_run,
@@ -356,49 +303,11 @@ LANGUAGE sql VOLATILE AS $$
 		CASE WHEN p.thp_mode IS DISTINCT FROM c.thp_mode
 		     THEN format('THP mode %s -> %s', coalesce(p.thp_mode, 'unknown'),
 				 coalesce(c.thp_mode, 'unknown')) END,
-		fleetbench_figure_change('thp_speedup', p.thp_speedup, p.thp_speedup_lo, p.thp_speedup_hi,
-					 c.thp_speedup, c.thp_speedup_lo, c.thp_speedup_hi),
-		fleetbench_figure_change('thp_huge_fraction', p.thp_huge_fraction, NULL, NULL,
-					 c.thp_huge_fraction, NULL, NULL),
-		fleetbench_figure_change('hugetlb_2m_speedup', p.hugetlb_2m_speedup, p.hugetlb_2m_speedup_lo,
-					 p.hugetlb_2m_speedup_hi, c.hugetlb_2m_speedup,
-					 c.hugetlb_2m_speedup_lo, c.hugetlb_2m_speedup_hi),
-		fleetbench_figure_change('hugetlb_1g_speedup', p.hugetlb_1g_speedup, p.hugetlb_1g_speedup_lo,
-					 p.hugetlb_1g_speedup_hi, c.hugetlb_1g_speedup,
-					 c.hugetlb_1g_speedup_lo, c.hugetlb_1g_speedup_hi),
-		fleetbench_figure_change('thp_fault_p99_us', p.thp_fault_p99_us, p.thp_fault_p99_us_lo,
-					 p.thp_fault_p99_us_hi, c.thp_fault_p99_us,
-					 c.thp_fault_p99_us_lo, c.thp_fault_p99_us_hi),
-		fleetbench_figure_change('iouring_vs_pread', p.iouring_vs_pread, p.iouring_vs_pread_lo,
-					 p.iouring_vs_pread_hi, c.iouring_vs_pread,
-					 c.iouring_vs_pread_lo, c.iouring_vs_pread_hi),
-		fleetbench_figure_change('iouring_vs_libaio', p.iouring_vs_libaio, p.iouring_vs_libaio_lo,
-					 p.iouring_vs_libaio_hi, c.iouring_vs_libaio,
-					 c.iouring_vs_libaio_lo, c.iouring_vs_libaio_hi),
-		fleetbench_figure_change('mmap_thp_speedup', p.mmap_thp_speedup, p.mmap_thp_speedup_lo, p.mmap_thp_speedup_hi,
-					 c.mmap_thp_speedup, c.mmap_thp_speedup_lo, c.mmap_thp_speedup_hi),
-		fleetbench_figure_change('membw_thp_gain', p.membw_thp_gain, p.membw_thp_gain_lo, p.membw_thp_gain_hi,
-					 c.membw_thp_gain, c.membw_thp_gain_lo, c.membw_thp_gain_hi),
-		fleetbench_figure_change('membw_triad_gbps', p.membw_triad_gbps, p.membw_triad_gbps_lo, p.membw_triad_gbps_hi,
-					 c.membw_triad_gbps, c.membw_triad_gbps_lo, c.membw_triad_gbps_hi),
-		fleetbench_figure_change('iouring_qd32_vs_qd1', p.iouring_qd32_vs_qd1, p.iouring_qd32_vs_qd1_lo, p.iouring_qd32_vs_qd1_hi,
-					 c.iouring_qd32_vs_qd1, c.iouring_qd32_vs_qd1_lo, c.iouring_qd32_vs_qd1_hi),
-		fleetbench_figure_change('iouring_knee_depth', p.iouring_knee_depth, p.iouring_knee_depth_lo, p.iouring_knee_depth_hi,
-					 c.iouring_knee_depth, c.iouring_knee_depth_lo, c.iouring_knee_depth_hi),
-		fleetbench_figure_change('iouring_best_iops', p.iouring_best_iops, p.iouring_best_iops_lo, p.iouring_best_iops_hi,
-					 c.iouring_best_iops, c.iouring_best_iops_lo, c.iouring_best_iops_hi),
-		fleetbench_figure_change('writeback_p99_us', p.writeback_p99_us, p.writeback_p99_us_lo, p.writeback_p99_us_hi,
-					 c.writeback_p99_us, c.writeback_p99_us_lo, c.writeback_p99_us_hi),
-		fleetbench_figure_change('writeback_stalls', p.writeback_stalls, p.writeback_stalls_lo, p.writeback_stalls_hi,
-					 c.writeback_stalls, c.writeback_stalls_lo, c.writeback_stalls_hi),
-		fleetbench_figure_change('db_p99_always_vs_never', p.db_p99_always_vs_never, p.db_p99_always_vs_never_lo, p.db_p99_always_vs_never_hi,
-					 c.db_p99_always_vs_never, c.db_p99_always_vs_never_lo, c.db_p99_always_vs_never_hi),
-		fleetbench_figure_change('mmap_hugetlb_speedup', p.mmap_hugetlb_speedup, p.mmap_hugetlb_speedup_lo, p.mmap_hugetlb_speedup_hi,
-					 c.mmap_hugetlb_speedup, c.mmap_hugetlb_speedup_lo, c.mmap_hugetlb_speedup_hi),
-		fleetbench_figure_change('membw_thread_scaling', p.membw_thread_scaling, p.membw_thread_scaling_lo, p.membw_thread_scaling_hi,
-					 c.membw_thread_scaling, c.membw_thread_scaling_lo, c.membw_thread_scaling_hi),
-		fleetbench_figure_change('writeback_tuned_vs_host', p.writeback_tuned_vs_host, p.writeback_tuned_vs_host_lo, p.writeback_tuned_vs_host_hi,
-					 c.writeback_tuned_vs_host, c.writeback_tuned_vs_host_lo, c.writeback_tuned_vs_host_hi)),
+		(SELECT string_agg(fleetbench_figure_change(f.name,
+				p.median[f.id], p.lo[f.id], p.hi[f.id],
+				c.median[f.id], c.lo[f.id], c.hi[f.id]),
+				'; ' ORDER BY f.position)
+		 FROM figures AS f)),
 		''), 'nothing beyond noise') END,
 		fleetbench_placement_text(c.provider, c.instance_type, c.kernel,
 					  $2)), '')
@@ -412,33 +321,14 @@ LANGUAGE sql VOLATILE AS $$
 		 CASE WHEN c.all_methods THEN c.method END, c.pos
 $$;
 
--- `fleetbench kernels` for every instance type (the CLI picks one); no
--- tags column, which only by fills
-CREATE VIEW fleet_kernels AS
-SELECT method, provider, instance_type, kernel, hosts, runs, few_runs,
-       thp_speedup, thp_speedup_lo, thp_speedup_hi, thp_huge_fraction,
-       hugetlb_2m_speedup, hugetlb_2m_speedup_lo, hugetlb_2m_speedup_hi,
-       hugetlb_1g_speedup, hugetlb_1g_speedup_lo, hugetlb_1g_speedup_hi,
-       thp_fault_p99_us, thp_fault_p99_us_lo, thp_fault_p99_us_hi,
-       iouring_vs_pread, iouring_vs_pread_lo, iouring_vs_pread_hi,
-       iouring_vs_libaio, iouring_vs_libaio_lo, iouring_vs_libaio_hi,
-       mmap_thp_speedup, mmap_thp_speedup_lo, mmap_thp_speedup_hi,
-       mmap_hugetlb_speedup, mmap_hugetlb_speedup_lo,
-       mmap_hugetlb_speedup_hi, membw_thp_gain, membw_thp_gain_lo,
-       membw_thp_gain_hi, membw_triad_gbps, membw_triad_gbps_lo,
-       membw_triad_gbps_hi, membw_thread_scaling, membw_thread_scaling_lo,
-       membw_thread_scaling_hi, iouring_qd32_vs_qd1, iouring_qd32_vs_qd1_lo,
-       iouring_qd32_vs_qd1_hi, iouring_knee_depth, iouring_knee_depth_lo,
-       iouring_knee_depth_hi, iouring_best_iops, iouring_best_iops_lo,
-       iouring_best_iops_hi, writeback_p99_us, writeback_p99_us_lo,
-       writeback_p99_us_hi, writeback_stalls, writeback_stalls_lo,
-       writeback_stalls_hi, writeback_tuned_vs_host,
-       writeback_tuned_vs_host_lo, writeback_tuned_vs_host_hi,
-       db_p99_always_vs_never, db_p99_always_vs_never_lo,
-       db_p99_always_vs_never_hi, iouring_share, sqpoll_share,
-       hugepage_1g_share, steal_share, wide_share, thp_mode, first_run,
-       last_run, failed, failures, changes
-FROM fleet_kernels_by();
+/*
+ * fleet_kernels_by(filter, since, method_key, by): fleet_kernels_rows()
+ * with three columns per declared figure, as fleet_compare_by()'s. The
+ * view fleet_kernels is `fleetbench kernels` for every instance type (the
+ * CLI picks one); no tags column, which only by fills.
+ */
+SELECT fleetbench_make_wide('fleet_kernels_by', 'fleet_kernels',
+	'fleet_kernels_rows(jsonb, timestamptz, text, text[])', '{tags}');
 COMMENT ON VIEW fleet_kernels IS
 	'per instance type and kernel, oldest kernel first, of the default method per kernel: fleet_compare''s figures, failures and what changed from the kernel before';
 
@@ -454,13 +344,30 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 	FROM figures AS f ORDER BY f.position
 $$;
 
+-- Raises 22023 for a require value (a capability) rank does not know.
+CREATE OR REPLACE FUNCTION fleetbench_check_require(require text[])
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	bad text;
+BEGIN
+	SELECT q INTO bad FROM unnest(require) AS q
+	WHERE q IS NULL OR q NOT IN ('sqpoll', 'io_uring', 'hugepages-1g')
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'require: unknown capability ''%'', one of sqpoll, io_uring, hugepages-1g',
+			coalesce(bad, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+END
+$$;
+
 -- Raises 22023 for a metric, per or require value rank does not know.
 CREATE OR REPLACE FUNCTION fleetbench_check_rank(metric text, per text, require text[])
 RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
 	m record;
-	bad text;
 BEGIN
 	SELECT * INTO m FROM fleetbench_rank_metrics() AS r
 	WHERE r.metric = fleetbench_check_rank.metric;
@@ -483,14 +390,7 @@ BEGIN
 			 FROM fleetbench_rank_metrics() AS r WHERE r.per_vcpu)
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	SELECT q INTO bad FROM unnest(require) AS q
-	WHERE q IS NULL OR q NOT IN ('sqpoll', 'io_uring', 'hugepages-1g')
-	LIMIT 1;
-	IF FOUND THEN
-		RAISE EXCEPTION 'require: unknown capability ''%'', one of sqpoll, io_uring, hugepages-1g',
-			coalesce(bad, 'NULL')
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
+	PERFORM fleetbench_check_require(require);
 END
 $$;
 
@@ -531,6 +431,7 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
 	need text[] := coalesce(require, '{}');
 	up boolean;
+	fid smallint; -- the figure's id: its element of the estimates
 	chosen jsonb;
 	keys text[];
 BEGIN
@@ -538,8 +439,8 @@ BEGIN
 	PERFORM fleetbench_check_filter(filter);
 	-- with tag keys, fleetbench_group_rows() computes from run_figures
 	keys := '{provider,instance_type}'::text[] || fleetbench_tag_by(by, 'by');
-	SELECT m.higher_is_better INTO up
-	FROM fleetbench_rank_metrics() AS m WHERE m.metric = metric_name;
+	SELECT f.higher_is_better, f.id INTO up, fid
+	FROM figures AS f WHERE f.name = metric_name;
 	chosen := fleetbench_method_filter(method_key, filter, since);
 	RETURN QUERY
 	WITH e AS (
@@ -551,37 +452,8 @@ BEGIN
 		       fleetbench_round((x.est).ci_low) AS lo,
 		       fleetbench_round((x.est).ci_high) AS hi
 		FROM fleetbench_group_rows(keys, chosen, since) AS g,
-		     LATERAL (SELECT CASE metric_name
-				WHEN 'thp_speedup' THEN g.thp_speedup
-				WHEN 'thp_huge_fraction' THEN g.thp_huge_fraction
-				WHEN 'hugetlb_2m_speedup' THEN g.hugetlb_2m_speedup
-				WHEN 'hugetlb_1g_speedup' THEN g.hugetlb_1g_speedup
-				WHEN 'thp_fault_p99_us' THEN g.thp_fault_p99_us
-				WHEN 'iouring_vs_pread' THEN g.iouring_vs_pread
-				WHEN 'iouring_vs_libaio' THEN g.iouring_vs_libaio
-				WHEN 'iouring_iops' THEN
-					CASE WHEN per = 'vcpu' THEN g.iouring_iops_per_vcpu
-					     ELSE g.iouring_iops END
-				WHEN 'pread_iops' THEN
-					CASE WHEN per = 'vcpu' THEN g.pread_iops_per_vcpu
-					     ELSE g.pread_iops END
-				WHEN 'mmap_thp_speedup' THEN g.mmap_thp_speedup
-				WHEN 'membw_thp_gain' THEN g.membw_thp_gain
-				WHEN 'membw_triad_gbps' THEN
-					CASE WHEN per = 'vcpu' THEN g.membw_triad_gbps_per_vcpu
-					     ELSE g.membw_triad_gbps END
-				WHEN 'iouring_qd32_vs_qd1' THEN g.iouring_qd32_vs_qd1
-				WHEN 'iouring_knee_depth' THEN g.iouring_knee_depth
-				WHEN 'iouring_best_iops' THEN
-					CASE WHEN per = 'vcpu' THEN g.iouring_best_iops_per_vcpu
-					     ELSE g.iouring_best_iops END
-				WHEN 'writeback_p99_us' THEN g.writeback_p99_us
-				WHEN 'writeback_stalls' THEN g.writeback_stalls
-				WHEN 'db_p99_always_vs_never' THEN g.db_p99_always_vs_never
-				WHEN 'mmap_hugetlb_speedup' THEN g.mmap_hugetlb_speedup
-				WHEN 'membw_thread_scaling' THEN g.membw_thread_scaling
-				WHEN 'writeback_tuned_vs_host' THEN g.writeback_tuned_vs_host
-			      END AS est) AS x
+		     LATERAL (SELECT (fleetbench_group_estimates(g, per))[fid]
+			      AS est) AS x
 		WHERE (x.est).n >= greatest(coalesce(min_runs, 6), 1)
 		  AND (NOT 'sqpoll' = ANY (need) OR g.sqpoll_ok = g.runs)
 		  AND (NOT 'io_uring' = ANY (need) OR g.iouring_ok = g.runs)

@@ -7,9 +7,10 @@
  * and method; brought up to date first, as the CLI's queries do), the
  * max_groups of them with the latest runs, as rows of one value each:
  * metric 'runs' and 'hosts' for each group, and metric 'figure' for each
- * figure of fleet_summary that the group measured (figure: the column's
- * name, value: its median). Every fleetbench_estimate column is a figure,
- * so a new one is exported without a change here. groups is the number of
+ * declared figure that the group measured (figure: its name, with
+ * _per_vcpu for its per-vCPU estimate; value: its median), read through
+ * fleetbench_group_figures(), so a new one is exported without a change
+ * here. groups is the number of
  * groups before the cut. Ordered by metric, figure and group, as the
  * exposition format wants each metric's samples together.
  */
@@ -37,11 +38,12 @@ LANGUAGE sql VOLATILE AS $$
 		     kept.groups
 	      FROM kept
 	      UNION ALL
-	      SELECT 'figure', e.key, kept.s,
-		     (e.value ->> 'median')::double precision, kept.groups
-	      FROM kept, jsonb_each(to_jsonb(kept.s)) AS e
-	      WHERE jsonb_typeof(e.value) = 'object'
-		AND e.value ->> 'median' IS NOT NULL) AS x
+	      SELECT 'figure',
+		     CASE WHEN e.per_vcpu THEN e.figure || '_per_vcpu'
+			  ELSE e.figure END,
+		     kept.s, (e.est).median, kept.groups
+	      FROM kept, fleetbench_group_figures(kept.s) AS e
+	      WHERE (e.est).median IS NOT NULL) AS x
 	ORDER BY x.metric, x.figure, (x.s).provider, (x.s).instance_type,
 		 (x.s).kernel, (x.s).method
 $$;

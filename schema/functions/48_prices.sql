@@ -162,20 +162,25 @@ END
 $$;
 
 /*
- * The figures price/performance ranks by: the absolute ones (a rate that
- * more of the machine buys more of; a ratio per dollar means nothing),
- * with their unit, all higher-is-better. chase_accesses_per_s is 10^9
+ * The figures price/performance ranks by: the declared figures that are
+ * absolute rates (per_vcpu: more of the machine buys more of them; a
+ * ratio per dollar means nothing) and higher-is-better, in the
+ * declaration's order, with their unit, then chase_accesses_per_s is 10^9
  * over the median ns per access of the pointer chase with 4 KiB pages
  * (thp_chase/4k/ns_per_access): memory accesses per second of one thread.
  */
 CREATE OR REPLACE FUNCTION fleetbench_price_metrics()
 RETURNS TABLE (metric text, unit text, pos integer)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	VALUES ('iouring_iops', 'IOPS', 1),
-	       ('pread_iops', 'IOPS', 2),
-	       ('iouring_best_iops', 'IOPS', 3),
-	       ('membw_triad_gbps', 'GB/s', 4),
-	       ('chase_accesses_per_s', 'accesses/s', 5)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+	SELECT x.metric, x.unit, (row_number() OVER (ORDER BY x.k))::integer
+	FROM (SELECT f.name, CASE f.unit WHEN 'IO/s' THEN 'IOPS'
+				       ELSE f.unit END, f.position
+	      FROM figures AS f
+	      WHERE f.per_vcpu AND f.higher_is_better
+	      UNION ALL
+	      SELECT 'chase_accesses_per_s', 'accesses/s', 32767)
+		AS x (metric, unit, k)
+	ORDER BY x.k
 $$;
 
 /*
@@ -282,15 +287,16 @@ BEGIN
 			 FROM fleetbench_price_metrics() AS m), metric_name
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	-- the require values, as rank checks them (the metric is one it knows)
-	PERFORM fleetbench_check_rank('iouring_iops', NULL, require);
+	-- the require values, as rank checks them
+	PERFORM fleetbench_check_require(require);
 	PERFORM fleetbench_check_filter(filter);
 	cur := fleetbench_price_currency(currency_code);
 	chosen := fleetbench_method_filter(method_key, filter, since);
 	RETURN QUERY
 	WITH g AS MATERIALIZED (
-		SELECT * FROM fleetbench_group_rows(
-			'{provider,instance_type,region}', chosen, since)
+		SELECT s.*, fleetbench_group_estimates(s) AS est
+		FROM fleetbench_group_rows('{provider,instance_type,region}',
+					   chosen, since) AS s
 	), e AS (
 		SELECT m.metric, m.unit, m.pos, g.method, g.provider, g.instance_type,
 		       g.region, g.hosts, g.runs AS all_runs, g.iouring_ok,
@@ -299,13 +305,9 @@ BEGIN
 		       fleetbench_round((x.est).ci_low) AS lo,
 		       fleetbench_round((x.est).ci_high) AS hi
 		FROM fleetbench_price_metrics() AS m, g,
-		     LATERAL (SELECT CASE m.metric
-				WHEN 'iouring_iops' THEN g.iouring_iops
-				WHEN 'pread_iops' THEN g.pread_iops
-				WHEN 'iouring_best_iops' THEN g.iouring_best_iops
-				WHEN 'membw_triad_gbps' THEN g.membw_triad_gbps
-			      END AS est) AS x
-		WHERE m.metric <> 'chase_accesses_per_s'
+		     figures AS f,
+		     LATERAL (SELECT g.est[f.id] AS est) AS x
+		WHERE f.name = m.metric
 		  AND (metric_name IS NULL OR m.metric = metric_name)
 		UNION ALL
 		-- accesses per second: 10^9 over ns per access, the

@@ -10,7 +10,8 @@
 #
 # Environment: SOURCE_DIR (the source tree, default: this file's), PG_BINDIR
 # (the PostgreSQL 15 server binaries), BUILD_DIR (default SOURCE_DIR/build),
-# COLLECTOR, AGENT and ZSEND (the binaries, default under BUILD_DIR),
+# COLLECTOR, AGENT, ZSEND and FIGURES_SQL (the binaries, default under
+# BUILD_DIR),
 # COLLECTOR_WRAPPER (a command to run serve under, such as "valgrind
 # --leak-check=full --error-exitcode=1"), COLLECTOR_AS_WRITER=1 (serve
 # connects as a login that is only a member of fleetbench_writer, not the
@@ -25,6 +26,7 @@ BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
 AGENT=${AGENT:-$BUILD_DIR/agent/fleetbench-agent}
 ZSEND=${ZSEND:-$BUILD_DIR/tests/integration/zsend}
+FIGURES_SQL=${FIGURES_SQL:-$BUILD_DIR/tests/integration/figures_sql}
 read -r -a wrapper <<<"${COLLECTOR_WRAPPER:-}"
 # timeouts are multiplied by this: slower under a wrapper such as valgrind
 slow=1
@@ -559,4 +561,11 @@ fleet_send() {
 		--server-key "$fleet_keys/collector.pub" \
 		--agent-key "$fleet_keys/agent.key" --send-timeout 10000 \
 		>"$tmp/send.log" 2>&1
+}
+
+# functions_sql: the function files in one stream, as `migrate` applies
+# them: first the one it makes from proto/figures.def (figures_sql), whose
+# table figures the others read, then schema/functions in name order
+functions_sql() {
+	"$FIGURES_SQL" && cat "$SOURCE_DIR"/schema/functions/[0-9][0-9]_*.sql
 }

@@ -172,7 +172,8 @@ check_eq "each with its family, kind, direction and alert" \
 		 FROM figures WHERE name = 'iouring_vs_pread'")" \
 	"iouring ratio t f 0.2 io_uring pread"
 
-# each function and view is defined in one place: one function file
+# each function and view is defined in one place: one function file (a
+# column-per-figure form by its fleetbench_make_wide() line)
 q >"$tmp/objects" <<-'EOF'
 	SELECT 'FUNCTION ' || proname FROM pg_proc
 	WHERE pronamespace = 'public'::regnamespace
@@ -183,7 +184,7 @@ EOF
 check_eq "the database has functions and views" \
 	"$(($(wc -l <"$tmp/objects") > 40))" 1
 while read -r kind name; do
-	where=$(grep -lE "^CREATE (OR REPLACE )?$kind $name[ (]" \
+	where=$(grep -lE "^(CREATE (OR REPLACE )?$kind $name[ (]|SELECT fleetbench_make_wide\(('[a-z_]+', )?'$name',)" \
 		"$schema"/functions/*.sql | sed 's|.*/||' | tr '\n' ' ')
 	check_match "$kind $name is created by exactly one function file" \
 		"$where" "+([0-9])_+([a-z_]).sql "

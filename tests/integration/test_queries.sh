@@ -523,7 +523,7 @@ for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
 		--single-transaction -f "$f" >/dev/null || not_ok "apply $name"
 done
 # then the function files, as `migrate` applies them after a migration
-cat "$SOURCE_DIR"/schema/functions/*.sql |
+functions_sql |
 	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
 		--single-transaction >/dev/null 2>&1 || not_ok "apply schema/functions"
 check_eq "004 fills run_figures with the runs stored before it" \
@@ -639,5 +639,35 @@ check_eq "fleet_summary_figures: per-vCPU rows only for the figures declared so"
 	FROM fleet_summary_figures AS v WHERE v.per_vcpu
 EOF
 )" "$(q <<<"SELECT string_agg(name, ' ' ORDER BY name) FROM figures WHERE per_vcpu AND EXISTS (SELECT 1 FROM run_figure_values WHERE figure = name)")"
+
+# compare and kernels with a column per figure are made from the table
+# figures over their fixed cores (docs/queries.md): each declared figure's
+# three columns, in the declaration's order, its estimate as fleet_summary
+# holds it in the column of its name (spelled out from figures here)
+q <<<"SELECT fleetbench_refresh()" >/dev/null
+triple="unnest('{\"\",_lo,_hi}'::text[]) WITH ORDINALITY AS x(s, o)"
+for v in fleet_compare fleet_kernels; do
+	check_eq "$v: NAME, NAME_lo and NAME_hi for each declared figure, in its order" \
+		"$(q <<<"SELECT string_agg(a.attname, ' ' ORDER BY a.attnum)
+			 FROM pg_attribute AS a
+			 WHERE a.attrelid = '$v'::regclass
+			   AND a.attname IN (SELECT name || x.s FROM figures, $triple)")" \
+		"$(q <<<"SELECT string_agg(name || x.s, ' ' ORDER BY position, x.o)
+			 FROM figures, $triple")"
+done
+diffs=$(q <<<"SELECT string_agg(format('SELECT count(*) FROM fleet_compare_by(method_key => ''*'') AS c JOIN fleet_summary AS s ON s.level = 3 AND s.method = c.method AND s.provider = c.provider AND s.instance_type = c.instance_type AND s.kernel = c.kernel AND s.tags IS NULL WHERE (c.%1\$I, c.%2\$I, c.%3\$I) IS DISTINCT FROM (fleetbench_round((s.%1\$I).median), fleetbench_round((s.%1\$I).ci_low), fleetbench_round((s.%1\$I).ci_high))', name, name || '_lo', name || '_hi'), ' UNION ALL ' ORDER BY id) FROM figures")
+check_eq "fleet_compare_by(): each figure's estimate is its group's, by its name" \
+	"$(q <<<"SELECT sum(count) FROM ($diffs) AS d")" 0
+check_eq "fleet_compare_by(): every group (of every method) found in fleet_summary" \
+	"$(q <<<"SELECT count(*) || '|' || (SELECT count(*) FROM fleet_summary WHERE level = 3)
+		 FROM fleet_compare_by(method_key => '*') AS c JOIN fleet_summary AS s
+		 ON s.level = 3 AND s.method = c.method AND s.provider = c.provider
+		 AND s.instance_type = c.instance_type AND s.kernel = c.kernel
+		 AND s.tags IS NULL")" "$(q <<<"SELECT count(*) || '|' || count(*) FROM fleet_summary WHERE level = 3")"
+check_eq "price/performance ranks the absolute rates better higher, then the chase" \
+	"$(q <<<"SELECT string_agg(metric || ':' || unit, ' ' ORDER BY pos)
+		 FROM fleetbench_price_metrics()")" \
+	"$(q <<<"SELECT string_agg(name || ':' || replace(unit, 'IO/s', 'IOPS'), ' ' ORDER BY position)
+		 FROM figures WHERE per_vcpu AND higher_is_better") chase_accesses_per_s:accesses/s"
 
 finish

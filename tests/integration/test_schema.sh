@@ -51,9 +51,9 @@ for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
 	fi
 done
 check_eq "migrations found" "$((n >= 2))" 1
-# then the function files, as migrate applies them: all in one transaction
-if out=$(cat "$SOURCE_DIR"/schema/functions/[0-9][0-9]_*.sql |
-	q --single-transaction -f - 2>&1); then
+# then the function files, as migrate applies them: all in one transaction,
+# after the one it makes from proto/figures.def
+if out=$(functions_sql | q --single-transaction -v ON_ERROR_STOP=1 -f - 2>&1); then
 	ok
 else
 	not_ok "the function files do not apply: $out"
