@@ -676,8 +676,16 @@ DECLARE
 	state text;
 	message text;
 BEGIN
-	INSERT INTO run_figures
-	SELECT * FROM run_figures_live WHERE run_id = ANY (ids)
+	INSERT INTO run_figures (run_id, started_at, provider, instance_type,
+				 region, kernel_release, machine_id, hostname,
+				 vm, vcpus, thp_enabled, iouring_ok, sqpoll_ok,
+				 hugepage_1g, steal_flagged, failed, method,
+				 flags, tags, figures)
+	SELECT l.run_id, l.started_at, l.provider, l.instance_type, l.region,
+	       l.kernel_release, l.machine_id, l.hostname, l.vm, l.vcpus,
+	       l.thp_enabled, l.iouring_ok, l.sqpoll_ok, l.hugepage_1g,
+	       l.steal_flagged, l.failed, l.method, l.flags, l.tags, l.figures
+	FROM run_figures_live AS l WHERE l.run_id = ANY (ids)
 	ON CONFLICT (run_id) DO NOTHING;
 
 	-- the host's first and last kernel: two probes of
@@ -981,14 +989,37 @@ $$;
 COMMENT ON FUNCTION fleetbench_ingest(jsonb) IS
 	'stores one report given as jsonb (contract in docs/schema.md) through fleetbench_ingest_run(); true when stored, false when its run_id already was';
 
--- What one run says about the headline figures (the definition;
--- run_figures holds its rows): as 008 made it, read from runs and the
--- run's run_results row (of its month's partition) directly, with the
--- figures of issue 15's benchmarks last (016: run_figures' column order).
+/*
+ * What one run says about the headline figures (the definition;
+ * run_figures holds its rows, in its column order), read from runs and
+ * the run's run_results row (of its month's partition) directly: the
+ * figures array (028) from the table figures, element i the figure of id
+ * i: a ratio the report's comparison of the figure's name, a value the
+ * median of its benchmark/variant/metric (proto/figures.def). Made again
+ * whenever the declarations change (migrate re-runs the function files).
+ */
 DROP VIEW IF EXISTS run_figures_live CASCADE;
 -- the four-flag fleetbench_flags() of 019, which it was the last to use
 -- (024 added bit 16: functions/10_util.sql)
 DROP FUNCTION IF EXISTS fleetbench_flags(boolean, boolean, boolean, boolean);
+DO $do$
+DECLARE
+	vals text; -- one aggregate per value figure, v<id>
+	elems text; -- the array's elements in id order
+BEGIN
+	SELECT string_agg(format(E',\n\t\t       max(x.m_median[v.me0 + k.j]) FILTER (\n\t\t\t       WHERE v.b = %L AND v.v = %L\n\t\t\t\t     AND k.metric = %L) AS v%s',
+				 f.benchmark, f.variant, f.metric, f.id),
+			  '' ORDER BY f.id)
+	INTO vals
+	FROM figures AS f WHERE f.kind = 'value';
+	SELECT string_agg(CASE f.kind
+			WHEN 'ratio' THEN format('r.c_ratio[array_position(r.c_name, %L)]', f.name)
+			WHEN 'value' THEN format('b.v%s', f.id)
+			ELSE 'NULL' END, E',\n\t       ' ORDER BY i)
+	INTO elems
+	FROM generate_series(1, (SELECT max(x.id) FROM figures AS x)) AS i
+	LEFT JOIN figures AS f ON f.id = i;
+	EXECUTE format($f$
 CREATE VIEW run_figures_live AS
 SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.kernel_release, r.machine_id, r.hostname, r.vm, r.vcpus,
@@ -997,44 +1028,13 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.sqpoll = 'ok' AS sqpoll_ok,
        r.hugepage_1g_present AS hugepage_1g,
        coalesce(b.noisy, false) AS steal_flagged,
-       r.c_ratio[array_position(r.c_name, 'thp_speedup')] AS thp_speedup,
-       b.thp_huge_fraction,
-       r.c_ratio[array_position(r.c_name, 'hugetlb_2m_speedup')]
-	       AS hugetlb_2m_speedup,
-       r.c_ratio[array_position(r.c_name, 'hugetlb_1g_speedup')]
-	       AS hugetlb_1g_speedup,
-       b.thp_fault_p99_us,
-       r.c_ratio[array_position(r.c_name, 'iouring_vs_pread')]
-	       AS iouring_vs_pread,
-       r.c_ratio[array_position(r.c_name, 'iouring_vs_libaio')]
-	       AS iouring_vs_libaio,
-       b.iouring_iops, b.pread_iops,
        coalesce(b.failed, '{}') AS failed, r.method,
-       -- since 016: issue 15's benchmarks
-       r.c_ratio[array_position(r.c_name, 'mmap_thp_speedup')]
-	       AS mmap_thp_speedup,
-       r.c_ratio[array_position(r.c_name, 'membw_thp_gain')]
-	       AS membw_thp_gain,
-       b.membw_triad_gbps,
-       r.c_ratio[array_position(r.c_name, 'iouring_qd32_vs_qd1')]
-	       AS iouring_qd32_vs_qd1,
-       b.iouring_knee_depth, b.iouring_best_iops,
-       b.writeback_p99_us, b.writeback_stalls,
-       r.c_ratio[array_position(r.c_name, 'db_p99_always_vs_never')]
-	       AS db_p99_always_vs_never,
-       -- since 019
-       r.c_ratio[array_position(r.c_name, 'mmap_hugetlb_speedup')]
-	       AS mmap_hugetlb_speedup,
-       r.c_ratio[array_position(r.c_name, 'membw_thread_scaling')]
-	       AS membw_thread_scaling,
-       r.c_ratio[array_position(r.c_name, 'writeback_tuned_vs_host')]
-	       AS writeback_tuned_vs_host,
        fleetbench_flags(r.io_uring_setup = 'ok', r.sqpoll = 'ok',
 			r.hugepage_1g_present, coalesce(b.noisy, false),
 			array_position(r.c_target_reached, false) IS NOT NULL)
 	       AS flags,
-       -- since 021
-       r.tags
+       r.tags,
+       ARRAY[%s]::double precision[] AS figures
 FROM runs r
 LEFT JOIN LATERAL (
 	SELECT true = ANY (x.w_noisy) AS noisy, m.*
@@ -1043,48 +1043,17 @@ LEFT JOIN LATERAL (
 		SELECT (SELECT array_agg(f.b || '/' || f.v ORDER BY f.i)
 			FROM unnest(x.v_benchmark, x.v_variant, x.v_status)
 				WITH ORDINALITY AS f(b, v, s, i)
-			WHERE f.s = 'failed') AS failed,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'thp_chase' AND v.v = 'thp'
-				     AND k.metric = 'huge_fraction')
-			       AS thp_huge_fraction,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'thp_fault' AND v.v = 'thp'
-				     AND k.metric = 'fault_p99_us')
-			       AS thp_fault_p99_us,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'randread' AND v.v = 'io_uring'
-				     AND k.metric = 'iops') AS iouring_iops,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'randread' AND v.v = 'pread'
-				     AND k.metric = 'iops') AS pread_iops,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'membw' AND v.v = '4k_all'
-				     AND k.metric = 'triad_gbps')
-			       AS membw_triad_gbps,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'io_scaling' AND v.v = 'knee'
-				     AND k.metric = 'knee_depth')
-			       AS iouring_knee_depth,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'io_scaling' AND v.v = 'knee'
-				     AND k.metric = 'best_iops')
-			       AS iouring_best_iops,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'writeback' AND v.v = 'host'
-				     AND k.metric = 'write_p99_us')
-			       AS writeback_p99_us,
-		       max(x.m_median[v.me0 + k.j]) FILTER (
-			       WHERE v.b = 'writeback' AND v.v = 'host'
-				     AND k.metric = 'stalls_100ms')
-			       AS writeback_stalls
+			WHERE f.s = 'failed') AS failed%s
 		FROM (SELECT u.*, coalesce(x.v_metric_end[u.i - 1], 0) AS me0
 		      FROM unnest(x.v_benchmark, x.v_variant, x.v_status,
 				  x.v_metric_end)
 			      WITH ORDINALITY AS u(b, v, s, me1, i)) AS v
 		LEFT JOIN LATERAL unnest(x.m_metric[v.me0 + 1 : v.me1])
 			WITH ORDINALITY AS k(metric, j) ON true) AS m
-	WHERE x.run_id = r.run_id AND x.started_at = r.started_at) AS b ON true;
+	WHERE x.run_id = r.run_id AND x.started_at = r.started_at) AS b ON true$f$,
+		coalesce(elems, ''), coalesce(vals, ''));
+END
+$do$;
 
 COMMENT ON FUNCTION fleetbench_ingest_run IS
 	'stores one report given as typed parameters (contract in docs/schema.md); true when stored, false when its run_id already was';

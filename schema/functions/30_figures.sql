@@ -127,13 +127,30 @@ $$;
  * lists each failed variant with the number of runs it failed in, most
  * first ("randread/io_uring_sqpoll (3)"), NULL when none failed. Every
  * group is of one method: the method column is always filled, whatever
- * keys holds. The figures of issue 15's benchmarks follow it (016, 019);
- * the capability counts read run_figures.flags (019), which the group
- * index holds. With tag keys (tag.KEY) in keys, the tags column labels
+ * keys holds. The estimates are arrays indexed by the figure's id (028),
+ * made from the table figures: one aggregate per figure, so that the
+ * plan stays an index-only scan of the group index and one pass; the
+ * capability counts read run_figures.flags (019), which the group index
+ * holds. With tag keys (tag.KEY) in keys, the tags column labels
  * each group (fleetbench_tag_label(): "team=storage", "team=(none)");
  * NULL without, folded away by the planner, so that the group index
  * still covers the query.
  */
+DO $do$
+DECLARE
+	est text; -- each figure's estimate, in id order
+	per text; -- each per_vcpu figure's per vCPU, NULL for the others
+BEGIN
+	SELECT string_agg(CASE WHEN f.id IS NULL THEN 'NULL' ELSE format(
+			E'fleetbench_median_ci(array_agg(f.figures[%1$s] ORDER BY f.figures[%1$s])\n\t\t\tFILTER (WHERE f.figures[%1$s] IS NOT NULL))',
+			i) END, E',\n\t\t' ORDER BY i),
+	       string_agg(CASE WHEN f.per_vcpu THEN format(
+			E'fleetbench_median_ci(array_agg(f.figures[%1$s] / f.vcpus ORDER BY f.figures[%1$s] / f.vcpus)\n\t\t\tFILTER (WHERE f.figures[%1$s] / f.vcpus IS NOT NULL))',
+			i) ELSE 'NULL' END, E',\n\t\t' ORDER BY i)
+	INTO est, per
+	FROM generate_series(1, (SELECT max(x.id) FROM figures AS x)) AS i
+	LEFT JOIN figures AS f ON f.id = i;
+	EXECUTE format($f$
 CREATE OR REPLACE FUNCTION fleetbench_groups(keys text[], filter jsonb,
 				  since timestamptz)
 RETURNS SETOF fleet_summary
@@ -158,30 +175,8 @@ LANGUAGE sql STABLE AS $$
 	       mode() WITHIN GROUP (ORDER BY f.thp_enabled),
 	       min(f.started_at),
 	       max(f.started_at),
-	       fleetbench_median_ci(array_agg(f.thp_speedup ORDER BY f.thp_speedup)
-			FILTER (WHERE f.thp_speedup IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.thp_huge_fraction ORDER BY f.thp_huge_fraction)
-			FILTER (WHERE f.thp_huge_fraction IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.hugetlb_2m_speedup ORDER BY f.hugetlb_2m_speedup)
-			FILTER (WHERE f.hugetlb_2m_speedup IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.hugetlb_1g_speedup ORDER BY f.hugetlb_1g_speedup)
-			FILTER (WHERE f.hugetlb_1g_speedup IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.thp_fault_p99_us ORDER BY f.thp_fault_p99_us)
-			FILTER (WHERE f.thp_fault_p99_us IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_vs_pread ORDER BY f.iouring_vs_pread)
-			FILTER (WHERE f.iouring_vs_pread IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_vs_libaio ORDER BY f.iouring_vs_libaio)
-			FILTER (WHERE f.iouring_vs_libaio IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_iops ORDER BY f.iouring_iops)
-			FILTER (WHERE f.iouring_iops IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.pread_iops ORDER BY f.pread_iops)
-			FILTER (WHERE f.pread_iops IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_iops / f.vcpus ORDER BY f.iouring_iops / f.vcpus)
-			FILTER (WHERE f.iouring_iops / f.vcpus IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.pread_iops / f.vcpus ORDER BY f.pread_iops / f.vcpus)
-			FILTER (WHERE f.pread_iops / f.vcpus IS NOT NULL)),
 	       count(*) FILTER (WHERE f.failed <> '{}'),
-	       (SELECT string_agg(format('%s (%s)', v.name, v.n), ', '
+	       (SELECT string_agg(format('%%s (%%s)', v.name, v.n), ', '
 				  ORDER BY v.n DESC, v.name)
 		FROM (SELECT x.name, count(*) AS n
 		      FROM jsonb_array_elements(jsonb_agg(to_jsonb(f.failed))
@@ -189,40 +184,16 @@ LANGUAGE sql STABLE AS $$
 			   jsonb_array_elements_text(r.a) AS x(name)
 		      GROUP BY x.name) AS v),
 	       f.method,
-	       fleetbench_median_ci(array_agg(f.mmap_thp_speedup ORDER BY f.mmap_thp_speedup)
-			FILTER (WHERE f.mmap_thp_speedup IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.membw_thp_gain ORDER BY f.membw_thp_gain)
-			FILTER (WHERE f.membw_thp_gain IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.membw_triad_gbps ORDER BY f.membw_triad_gbps)
-			FILTER (WHERE f.membw_triad_gbps IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.membw_triad_gbps / f.vcpus ORDER BY f.membw_triad_gbps / f.vcpus)
-			FILTER (WHERE f.membw_triad_gbps / f.vcpus IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_qd32_vs_qd1 ORDER BY f.iouring_qd32_vs_qd1)
-			FILTER (WHERE f.iouring_qd32_vs_qd1 IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_knee_depth ORDER BY f.iouring_knee_depth)
-			FILTER (WHERE f.iouring_knee_depth IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_best_iops ORDER BY f.iouring_best_iops)
-			FILTER (WHERE f.iouring_best_iops IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.iouring_best_iops / f.vcpus ORDER BY f.iouring_best_iops / f.vcpus)
-			FILTER (WHERE f.iouring_best_iops / f.vcpus IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.writeback_p99_us ORDER BY f.writeback_p99_us)
-			FILTER (WHERE f.writeback_p99_us IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.writeback_stalls ORDER BY f.writeback_stalls)
-			FILTER (WHERE f.writeback_stalls IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.db_p99_always_vs_never ORDER BY f.db_p99_always_vs_never)
-			FILTER (WHERE f.db_p99_always_vs_never IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.mmap_hugetlb_speedup ORDER BY f.mmap_hugetlb_speedup)
-			FILTER (WHERE f.mmap_hugetlb_speedup IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.membw_thread_scaling ORDER BY f.membw_thread_scaling)
-			FILTER (WHERE f.membw_thread_scaling IS NOT NULL)),
-	       fleetbench_median_ci(array_agg(f.writeback_tuned_vs_host ORDER BY f.writeback_tuned_vs_host)
-			FILTER (WHERE f.writeback_tuned_vs_host IS NOT NULL)),
 	       fleetbench_tag_label(f.tags, fleetbench_tag_keys(keys)),
-	       count(*) FILTER (WHERE f.flags & 16 <> 0) -- wide (024)
+	       count(*) FILTER (WHERE f.flags & 16 <> 0), -- wide (024)
+	       ARRAY[%s]::fleetbench_estimate[],
+	       ARRAY[%s]::fleetbench_estimate[]
 	FROM fleetbench_runs(filter, since) AS f
 	GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, f.method,
 		 fleetbench_tag_label(f.tags, fleetbench_tag_keys(keys))
-$$;
+$$$f$, coalesce(est, ''), coalesce(per, ''));
+END
+$do$;
 
 /*
  * Brings level lvl (3: instance type and kernel; 2: instance type) of
@@ -404,17 +375,16 @@ $$;
  * rows keyed by the figure, one per declared figure (the table figures,
  * proto/figures.def) that has a value, so that a query names a figure as
  * data (WHERE figure = 'thp_speedup') and a figure declared later needs
- * no new query. They read the stored columns by their declared names.
+ * no new query. They read the stored arrays (028) by the figures' ids.
  */
 DROP VIEW IF EXISTS run_figure_values CASCADE;
 CREATE VIEW run_figure_values AS
 SELECT r.run_id, r.started_at, r.provider, r.instance_type,
-       r.kernel_release, r.method, f.name AS figure, f.family,
-       (x.j ->> f.name)::double precision AS value
+       r.kernel_release, r.method, f.name AS figure, f.family, v.value
 FROM run_figures AS r
-CROSS JOIN LATERAL (SELECT to_jsonb(r) AS j) AS x
-JOIN figures AS f ON x.j ? f.name
-WHERE x.j ->> f.name IS NOT NULL;
+CROSS JOIN LATERAL unnest(r.figures) WITH ORDINALITY AS v (value, id)
+JOIN figures AS f ON f.id = v.id
+WHERE v.value IS NOT NULL;
 COMMENT ON VIEW run_figure_values IS
 	'each run''s value of each declared figure it measured, one row per run and figure (docs/queries.md, "Long views")';
 
@@ -422,37 +392,15 @@ COMMENT ON VIEW run_figure_values IS
  * fleetbench_group_estimates(g, per): a group's estimates as an array
  * indexed by the figure's id (figures.id): element i is the estimate of
  * figure i, or with per 'vcpu' its per-vCPU estimate (NULL for a figure
- * without one, figures.per_vcpu); NULL where no figure has that id. The
- * one place that reads a fleet_summary row's figures: compare, kernels,
- * rank, prices, /metrics and the long view go through it. Made from the
- * table figures (a new declaration remakes it: migrate re-runs the
- * function files when 00_figures.sql changes).
+ * without one, figures.per_vcpu). What compare, kernels, rank, prices,
+ * /metrics and the long view read a fleet_summary row's figures through.
  */
-DO $do$
-DECLARE
-	plain text;
-	per text;
-BEGIN
-	SELECT string_agg(CASE WHEN f.name IS NULL THEN 'NULL'
-			       ELSE format('g.%I', f.name) END, ', '
-			  ORDER BY i),
-	       string_agg(CASE WHEN f.per_vcpu
-			       THEN format('g.%I', f.name || '_per_vcpu')
-			       ELSE 'NULL' END, ', ' ORDER BY i)
-	INTO plain, per
-	FROM generate_series(1, (SELECT max(x.id) FROM figures AS x)) AS i
-	LEFT JOIN figures AS f ON f.id = i;
-	EXECUTE format($f$
 CREATE OR REPLACE FUNCTION fleetbench_group_estimates(g fleet_summary,
 						      per text DEFAULT NULL)
 RETURNS fleetbench_estimate[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT CASE WHEN per = 'vcpu'
-		    THEN ARRAY[%s]::fleetbench_estimate[]
-		    ELSE ARRAY[%s]::fleetbench_estimate[] END
-$$$f$, coalesce(per, ''), coalesce(plain, ''));
-END
-$do$;
+	SELECT CASE WHEN per = 'vcpu' THEN g.figures_per_vcpu ELSE g.figures END
+$$;
 
 /*
  * A group's estimates as rows, one per declared figure and one more per
@@ -482,3 +430,26 @@ CROSS JOIN LATERAL fleetbench_group_figures(s) AS x
 WHERE (x.est).n > 0;
 COMMENT ON VIEW fleet_summary_figures IS
 	'each group''s estimate of each declared figure (and its per-vCPU estimate where the figure has one), one row per group and figure (docs/queries.md, "Long views")';
+
+/*
+ * run_figures_wide: run_figures with a column per declared figure in
+ * place of the array figures, named as the figure (as run_figures' own
+ * columns were before 028), for psql. Made from the table figures.
+ */
+DROP VIEW IF EXISTS run_figures_wide CASCADE;
+DO $do$
+BEGIN
+	EXECUTE format($f$
+CREATE VIEW run_figures_wide AS
+SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
+       r.kernel_release, r.machine_id, r.hostname, r.vm, r.vcpus,
+       r.thp_enabled, r.iouring_ok, r.sqpoll_ok, r.hugepage_1g,
+       r.steal_flagged, r.failed, r.method, r.flags, r.tags%s
+FROM run_figures AS r$f$,
+		(SELECT string_agg(format(E',\n       r.figures[%s] AS %I', f.id, f.name),
+				   '' ORDER BY f.position)
+		 FROM figures AS f));
+END
+$do$;
+COMMENT ON VIEW run_figures_wide IS
+	'run_figures with a column per declared figure, named as the figure (docs/queries.md, "Long views")';

@@ -268,7 +268,7 @@ promq 'fleetbench_fleet_figure{figure="thp_speedup",instance_type!="esc.large"}'
 check_match "thp_speedup series" "$(wc -l <"$tmp/thp.tsv")" '[1-9]*'
 while IFS=$'\t' read -r p t k m v; do
 	want=$(q <<-EOF
-		SELECT (thp_speedup).median FROM fleet_summary
+		SELECT (figures[(SELECT id FROM figures WHERE name = 'thp_speedup')]).median FROM fleet_summary
 		WHERE level = 3 AND provider = $p AND instance_type = $t
 		  AND kernel = $k AND method = $m
 	EOF

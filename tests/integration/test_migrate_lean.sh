@@ -121,8 +121,9 @@ view_cols=$(q <<-'EOF'
 EOF
 )
 
-# snapshot CONNINFO: every row of the old tables and of what is made of
-# them, as text, in a stable order
+# snapshot CONNINFO [FIGURES]: every row of the old tables and of what is
+# made of them, as text, in a stable order; a run's figures from FIGURES
+# (default run_figures; run_figures_wide once 028 made them an array)
 snapshot() {
 	q "$1" <<-EOF
 		SELECT 'runs', $runs_cols FROM runs ORDER BY run_id;
@@ -132,7 +133,7 @@ snapshot() {
 		ORDER BY run_id, benchmark, variant, metric;
 		SELECT 'comparisons', * FROM comparisons ORDER BY run_id, name;
 		SELECT 'methods', $methods_cols FROM methods ORDER BY key;
-		SELECT 'run_figures', $figures_cols FROM run_figures
+		SELECT 'run_figures', $figures_cols FROM ${2:-run_figures}
 		ORDER BY run_id;
 		SELECT 'fleet_compare', $compare_cols FROM fleet_compare_by(
 			'{provider,instance_type,kernel}', NULL, '-infinity', '*');
@@ -185,7 +186,7 @@ EOF
 check_eq "one run_results row per run with variants" \
 	"$(q <<<"SELECT (SELECT count(*) FROM run_results) || ' ' || (SELECT count(DISTINCT run_id) FROM bench_results)")" "5 5"
 
-snapshot "$conninfo" >"$tmp/after.txt"
+snapshot "$conninfo" run_figures_wide >"$tmp/after.txt"
 check_eq "every row reads as before ($(wc -l <"$tmp/before.txt") rows)" \
 	"$(diff "$tmp/before.txt" "$tmp/after.txt" | head -n 6)" ""
 check_eq "run_figures_live, now over run_results, gives run_figures' rows" \
@@ -240,7 +241,7 @@ fresh=${conninfo/dbname=fleetbench/dbname=fresh}
 "$COLLECTOR" migrate --schema-dir "$tmp/all" --dsn "$fresh" \
 	>"$tmp/migrate3.out" 2>&1 || not_ok "migrate a new database: $(cat "$tmp/migrate3.out")"
 fill "$fresh"
-snapshot "$fresh" >"$tmp/fresh.txt"
+snapshot "$fresh" run_figures_wide >"$tmp/fresh.txt"
 check_eq "stored anew through the lean ingest, the same rows" \
 	"$(diff "$tmp/before.txt" "$tmp/fresh.txt" | head -n 6)" ""
 

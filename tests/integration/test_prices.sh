@@ -210,7 +210,7 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 q >"$tmp/pp-sql" <<'EOF'
 WITH fig AS (
 	SELECT f.provider, f.instance_type, f.region, x.metric, x.v
-	FROM run_figures AS f,
+	FROM run_figures_wide AS f,
 	     LATERAL (VALUES ('iouring_iops', f.iouring_iops),
 			     ('pread_iops', f.pread_iops),
 			     ('iouring_best_iops', f.iouring_best_iops),

@@ -582,32 +582,39 @@ done
 
 # the long views (docs/queries.md, "Long views"): a row per run (group)
 # and declared figure with a value, the same values as the columns
-# each declared figure's column of run_figures, spelled out from the
-# table figures (not through to_jsonb, as the view reads them)
-cols=$(q <<<"SELECT string_agg(format('count(%I)', name), ' + ' ORDER BY id) FROM figures")
+# each declared figure's element of run_figures.figures, spelled out from
+# the table figures (not through unnest, as the view reads them), and
+# each column of run_figures_wide
+cols=$(q <<<"SELECT string_agg(format('count(figures[%s])', id), ' + ' ORDER BY id) FROM figures")
 check_eq "run_figure_values: a row for each figure value of run_figures" \
 	"$(q <<<"SELECT count(*) FROM run_figure_values")" \
 	"$(q <<<"SELECT $cols FROM run_figures")"
-diffs=$(q <<<"SELECT string_agg(format('SELECT count(*) FROM run_figure_values AS v JOIN run_figures AS r USING (run_id) WHERE v.figure = %L AND v.value IS DISTINCT FROM r.%I', name, name), ' UNION ALL ' ORDER BY id) FROM figures")
+diffs=$(q <<<"SELECT string_agg(format('SELECT count(*) FROM run_figure_values AS v JOIN run_figures_wide AS r USING (run_id) WHERE v.figure = %L AND v.value IS DISTINCT FROM r.%I', name, name), ' UNION ALL ' ORDER BY id) FROM figures")
 check_eq "run_figure_values: each value is its run's column" \
 	"$(q <<<"SELECT sum(count) FROM ($diffs) AS d")" 0
 check_eq "run_figure_values: thp_speedup and iouring_vs_pread of every run that has them" \
 	"$(q <<-EOF
 	SELECT (SELECT count(*) FROM run_figure_values WHERE figure = 'thp_speedup')
-	       = (SELECT count(thp_speedup) FROM run_figures),
+	       = (SELECT count(thp_speedup) FROM run_figures_wide),
 	       (SELECT count(*) FROM run_figure_values WHERE figure = 'iouring_vs_pread')
-	       = (SELECT count(iouring_vs_pread) FROM run_figures)
+	       = (SELECT count(iouring_vs_pread) FROM run_figures_wide)
 EOF
 )" "t|t"
 q <<<"SELECT fleetbench_refresh()" >/dev/null
-# fig_vs_column FIGURE PER_VCPU COLUMN: rows of fleet_summary_figures
-# whose estimate is not fleet_summary's COLUMN of the same group
-fig_vs_column() {
+# fig_vs_stored FIGURE PER_VCPU: rows of fleet_summary_figures whose
+# estimate is not the one fleet_summary stores for the same group at the
+# figure's id (figures, or figures_per_vcpu with PER_VCPU true), and how
+# many groups have one
+fig_vs_stored() {
 	q <<-EOF
+	WITH e AS (
+		SELECT s.*, (CASE WHEN $2 THEN s.figures_per_vcpu ELSE s.figures END)
+			[(SELECT id FROM figures WHERE name = '$1')] AS est
+		FROM fleet_summary AS s)
 	SELECT count(*) FILTER (WHERE (v.n, v.median, v.ci_low, v.ci_high)
-		IS DISTINCT FROM ((s.$3).n, (s.$3).median, (s.$3).ci_low, (s.$3).ci_high))
-	       || '|' || count(*)
-	FROM fleet_summary AS s JOIN fleet_summary_figures AS v
+		IS DISTINCT FROM ((s.est).n, (s.est).median, (s.est).ci_low, (s.est).ci_high))
+	       || '|' || count(*) || '|' || (SELECT count(*) FROM e WHERE (e.est).n > 0)
+	FROM e AS s JOIN fleet_summary_figures AS v
 	  ON v.level IS NOT DISTINCT FROM s.level AND v.figure = '$1'
 	 AND v.per_vcpu = $2 AND v.method IS NOT DISTINCT FROM s.method
 	 AND v.provider IS NOT DISTINCT FROM s.provider
@@ -616,23 +623,13 @@ fig_vs_column() {
 	 AND v.tags IS NOT DISTINCT FROM s.tags
 	EOF
 }
-for f in thp_speedup:false:thp_speedup iouring_vs_pread:false:iouring_vs_pread \
-	iouring_iops:true:iouring_iops_per_vcpu; do
-	IFS=: read -r name per col <<<"$f"
-	check_eq "fleet_summary_figures: $col as fleet_summary holds it, every group" \
-		"$(fig_vs_column "$name" "$per" "$col")" \
-		"0|$(q <<<"SELECT count(*) FROM fleet_summary WHERE ($col).n > 0")"
+for f in thp_speedup:false iouring_vs_pread:false iouring_iops:true; do
+	IFS=: read -r name per <<<"$f"
+	out=$(fig_vs_stored "$name" "$per")
+	check_eq "fleet_summary_figures: $name (per vCPU $per) as fleet_summary stores it, every group" \
+		"$out" "0|${out##*|}|${out##*|}"
+	check_eq "and some groups have it" "$((${out##*|} > 0))" 1
 done
-check_eq "fleet_summary_figures: the level 3 thp_speedup medians" "$(q <<-EOF
-	SELECT count(*) FILTER (WHERE v.median IS NOT DISTINCT FROM (s.thp_speedup).median),
-	       count(*)
-	FROM fleet_summary AS s JOIN fleet_summary_figures AS v
-	  ON v.level = 3 AND s.level = 3 AND v.figure = 'thp_speedup'
-	 AND NOT v.per_vcpu AND v.method = s.method AND v.provider = s.provider
-	 AND v.instance_type = s.instance_type AND v.kernel = s.kernel
-	 AND v.tags IS NOT DISTINCT FROM s.tags
-EOF
-)" "$(q <<<"SELECT count(*) || '|' || count(*) FROM fleet_summary WHERE level = 3 AND (thp_speedup).n > 0")"
 check_eq "fleet_summary_figures: per-vCPU rows only for the figures declared so" \
 	"$(q <<-EOF
 	SELECT string_agg(DISTINCT v.figure, ' ' ORDER BY v.figure)
@@ -643,7 +640,7 @@ EOF
 # compare and kernels with a column per figure are made from the table
 # figures over their fixed cores (docs/queries.md): each declared figure's
 # three columns, in the declaration's order, its estimate as fleet_summary
-# holds it in the column of its name (spelled out from figures here)
+# stores it at the figure's id (spelled out from figures here)
 q <<<"SELECT fleetbench_refresh()" >/dev/null
 triple="unnest('{\"\",_lo,_hi}'::text[]) WITH ORDINALITY AS x(s, o)"
 for v in fleet_compare fleet_kernels; do
@@ -655,8 +652,8 @@ for v in fleet_compare fleet_kernels; do
 		"$(q <<<"SELECT string_agg(name || x.s, ' ' ORDER BY position, x.o)
 			 FROM figures, $triple")"
 done
-diffs=$(q <<<"SELECT string_agg(format('SELECT count(*) FROM fleet_compare_by(method_key => ''*'') AS c JOIN fleet_summary AS s ON s.level = 3 AND s.method = c.method AND s.provider = c.provider AND s.instance_type = c.instance_type AND s.kernel = c.kernel AND s.tags IS NULL WHERE (c.%1\$I, c.%2\$I, c.%3\$I) IS DISTINCT FROM (fleetbench_round((s.%1\$I).median), fleetbench_round((s.%1\$I).ci_low), fleetbench_round((s.%1\$I).ci_high))', name, name || '_lo', name || '_hi'), ' UNION ALL ' ORDER BY id) FROM figures")
-check_eq "fleet_compare_by(): each figure's estimate is its group's, by its name" \
+diffs=$(q <<<"SELECT string_agg(format('SELECT count(*) FROM fleet_compare_by(method_key => ''*'') AS c JOIN fleet_summary AS s ON s.level = 3 AND s.method = c.method AND s.provider = c.provider AND s.instance_type = c.instance_type AND s.kernel = c.kernel AND s.tags IS NULL WHERE (c.%1\$I, c.%2\$I, c.%3\$I) IS DISTINCT FROM (fleetbench_round((s.figures[%4\$s]).median), fleetbench_round((s.figures[%4\$s]).ci_low), fleetbench_round((s.figures[%4\$s]).ci_high))', name, name || '_lo', name || '_hi', id), ' UNION ALL ' ORDER BY id) FROM figures")
+check_eq "fleet_compare_by(): each figure's column is its group's estimate at its id" \
 	"$(q <<<"SELECT sum(count) FROM ($diffs) AS d")" 0
 check_eq "fleet_compare_by(): every group (of every method) found in fleet_summary" \
 	"$(q <<<"SELECT count(*) || '|' || (SELECT count(*) FROM fleet_summary WHERE level = 3)

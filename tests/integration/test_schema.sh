@@ -273,13 +273,14 @@ EOF
 
 # --- views ----------------------------------------------------------------
 
-# what 002's views (retired by 009) said: run_figures, comparisons,
-# bench_metrics and fleet_compare say it now
+# what 002's views (retired by 009) said: run_figures (as
+# run_figures_wide: a column per figure), comparisons, bench_metrics and
+# fleet_compare say it now
 check_eq "run_figures: THP per run, with its interval and medians" "$(q <<-EOF
 	SELECT string_agg(concat_ws(':', f.provider, f.thp_speedup, c.ci_low,
 				    c.ci_high, base.median, thp.median,
 				    f.thp_huge_fraction), ' ' ORDER BY f.started_at)
-	FROM run_figures f
+	FROM run_figures_wide f
 	JOIN comparisons c ON c.run_id = f.run_id AND c.name = 'thp_speedup'
 	JOIN bench_metrics base ON base.run_id = f.run_id
 		AND base.benchmark = c.benchmark AND base.variant = c.numerator
@@ -295,7 +296,7 @@ check_eq "run_figures: io_uring per run, with intervals, reasons, SQPOLL" "$(q <
 				    f.iouring_vs_libaio, r.sqpoll, s.ratio,
 				    sv.status, sv.skip_reason),
 			  ' ' ORDER BY f.started_at)
-	FROM run_figures f
+	FROM run_figures_wide f
 	JOIN runs r USING (run_id)
 	JOIN comparisons p ON p.run_id = f.run_id
 		AND p.name = 'iouring_vs_pread'

@@ -177,7 +177,7 @@ fm=$(fb compare --format csv >"$tmp/default.csv" && csvcol "$tmp/default.csv" me
 check_match "the fixture's runs are of one method" "$fm" "?*"
 fb compare --where tag.env=prod --format csv >"$tmp/prod.csv" 2>"$tmp/prod.err"
 check_eq "compare --where tag.env=prod exits 0" "$?" 0
-# the figures psql computes from run_figures over the prod runs of the
+# the figures psql computes from run_figures_wide over the prod runs of the
 # default method, by provider, instance type and kernel
 check_eq "compare --where tag.env=prod: the prod runs only, figures as psql computes them" \
 	"$(csvcol "$tmp/prod.csv" provider instance_type kernel runs thp_speedup iouring_vs_pread)" \
@@ -188,7 +188,7 @@ check_eq "compare --where tag.env=prod: the prod runs only, figures as psql comp
 			(ORDER BY thp_speedup)::numeric, 3)::text, '') || '|'
 	       || coalesce(round(percentile_cont(0.5) WITHIN GROUP
 			(ORDER BY iouring_vs_pread)::numeric, 3)::text, '')
-	FROM run_figures
+	FROM run_figures_wide
 	WHERE tags @> '{\"env\": \"prod\"}' AND method = '$fm'
 	GROUP BY provider, instance_type, kernel_release
 	ORDER BY provider, instance_type, kernel_release")"
@@ -210,7 +210,7 @@ check_eq "--by tag.team: a group per value, (none) for runs without the tag" \
 	"$(q <<<"SELECT 'team=' || coalesce(tags ->> 'team', '(none)') || '|' || count(*) FROM run_figures WHERE method = '$fm' GROUP BY tags ->> 'team' ORDER BY 1")"
 check_eq "--by tag.team: the thp_speedup of each group as psql computes it" \
 	"$(csvcol "$tmp/team.csv" tags thp_speedup)" \
-	"$(q <<<"SELECT 'team=' || coalesce(tags ->> 'team', '(none)') || '|' || coalesce(round(percentile_cont(0.5) WITHIN GROUP (ORDER BY thp_speedup)::numeric, 3)::text, '') FROM run_figures WHERE method = '$fm' GROUP BY tags ->> 'team' ORDER BY 1")"
+	"$(q <<<"SELECT 'team=' || coalesce(tags ->> 'team', '(none)') || '|' || coalesce(round(percentile_cont(0.5) WITHIN GROUP (ORDER BY thp_speedup)::numeric, 3)::text, '') FROM run_figures_wide WHERE method = '$fm' GROUP BY tags ->> 'team' ORDER BY 1")"
 fb compare --by provider,tag.env >"$tmp/table.out" 2>&1
 check_grep "a table grouped by a tag shows the tags column" "$tmp/table.out" "env=prod"
 fb compare >"$tmp/plain.out" 2>&1
@@ -237,7 +237,7 @@ fb rank --metric iouring_vs_pread --min-runs 1 --where tag.env=prod \
 check_eq "rank --where tag.env=prod exits 0" "$?" 0
 check_eq "rank --where tag.env=prod: runs and medians per instance type as psql computes them" \
 	"$(csvcol "$tmp/rank.csv" provider instance_type runs median | sort)" \
-	"$(q <<<"SELECT provider || '|' || instance_type || '|' || count(*) || '|' || round(percentile_cont(0.5) WITHIN GROUP (ORDER BY iouring_vs_pread)::numeric, 3) FROM run_figures WHERE method = '$fm' AND tags @> '{\"env\": \"prod\"}' AND iouring_vs_pread IS NOT NULL GROUP BY provider, instance_type ORDER BY 1")"
+	"$(q <<<"SELECT provider || '|' || instance_type || '|' || count(*) || '|' || round(percentile_cont(0.5) WITHIN GROUP (ORDER BY iouring_vs_pread)::numeric, 3) FROM run_figures_wide WHERE method = '$fm' AND tags @> '{\"env\": \"prod\"}' AND iouring_vs_pread IS NOT NULL GROUP BY provider, instance_type ORDER BY 1")"
 fb kernels --provider gcp --instance-type n2-standard-2 --where tag.env=prod \
 	--format csv >"$tmp/kernels.csv" 2>"$tmp/kernels.err"
 check_eq "kernels --where tag.env=prod exits 0" "$?" 0
@@ -250,7 +250,7 @@ check_grep "the report says which runs it shows" "$tmp/prod.html" "tag.env=prod"
 
 # --- --by tag.KEY in rank, kernels and report ----------------------------------
 
-# med COLUMN: psql's median of a run_figures column, as the queries round it
+# med COLUMN: psql's median of a run_figures_wide column, as the queries round it
 med() {
 	echo "round(percentile_cont(0.5) WITHIN GROUP (ORDER BY $1)::numeric, 3)"
 }
@@ -261,7 +261,7 @@ fb rank --metric iouring_vs_pread --min-runs 1 --by tag.team --format csv \
 check_eq "rank --by tag.team exits 0" "$?" 0
 check_eq "rank --by tag.team: each instance type in its team's group, runs and medians as psql computes them" \
 	"$(csvcol "$tmp/rank-team.csv" tags provider instance_type runs median | sort)" \
-	"$(q <<<"SELECT 'team=' || coalesce(tags ->> 'team', '(none)') || '|' || provider || '|' || instance_type || '|' || count(*) || '|' || $(med iouring_vs_pread) FROM run_figures WHERE method = '$fm' AND iouring_vs_pread IS NOT NULL GROUP BY 1 = 1, tags ->> 'team', provider, instance_type ORDER BY 1")"
+	"$(q <<<"SELECT 'team=' || coalesce(tags ->> 'team', '(none)') || '|' || provider || '|' || instance_type || '|' || count(*) || '|' || $(med iouring_vs_pread) FROM run_figures_wide WHERE method = '$fm' AND iouring_vs_pread IS NOT NULL GROUP BY 1 = 1, tags ->> 'team', provider, instance_type ORDER BY 1")"
 check_eq "rank --by tag.team: each group ranked on its own, from 1" \
 	"$(csvcol "$tmp/rank-team.csv" tags rank | sort -t'|' -k1,1 -k2n | awk -F'|' '!seen[$1]++ { print }')" \
 	"team=(none)|1
@@ -270,7 +270,7 @@ fb rank --metric iouring_vs_pread --min-runs 1 --by tag.env --format csv \
 	>"$tmp/rank-env.csv" 2>&1
 check_eq "rank --by tag.env: the figures of each env's runs, as psql computes them" \
 	"$(csvcol "$tmp/rank-env.csv" tags provider instance_type runs median | sort)" \
-	"$(q <<<"SELECT 'env=' || (tags ->> 'env') || '|' || provider || '|' || instance_type || '|' || count(*) || '|' || $(med iouring_vs_pread) FROM run_figures WHERE method = '$fm' AND iouring_vs_pread IS NOT NULL AND provider <> 'tagtest' GROUP BY tags ->> 'env', provider, instance_type ORDER BY 1")"
+	"$(q <<<"SELECT 'env=' || (tags ->> 'env') || '|' || provider || '|' || instance_type || '|' || count(*) || '|' || $(med iouring_vs_pread) FROM run_figures_wide WHERE method = '$fm' AND iouring_vs_pread IS NOT NULL AND provider <> 'tagtest' GROUP BY tags ->> 'env', provider, instance_type ORDER BY 1")"
 fb rank --metric iouring_vs_pread --min-runs 1 --by tag.team >"$tmp/rank-team.out" 2>&1
 check_grep "a rank table by a tag shows the tags column" "$tmp/rank-team.out" "team=storage"
 fb rank --metric iouring_vs_pread --min-runs 1 >"$tmp/rank-plain.out" 2>&1
@@ -302,7 +302,7 @@ fb kernels --provider gcp --instance-type n2-standard-2 --by tag.env \
 	--format csv >"$tmp/kernels-env.csv" 2>&1
 check_eq "kernels --by tag.env: per env, its kernels oldest first with the figures psql computes" \
 	"$(csvcol "$tmp/kernels-env.csv" tags kernel runs thp_speedup iouring_vs_pread)" \
-	"$(q <<<"SELECT 'env=' || (tags ->> 'env') || '|' || kernel_release || '|' || count(*) || '|' || coalesce($(med thp_speedup)::text, '') || '|' || coalesce($(med iouring_vs_pread)::text, '') FROM run_figures WHERE method = '$fm' AND provider = 'gcp' AND instance_type = 'n2-standard-2' GROUP BY tags ->> 'env', kernel_release ORDER BY tags ->> 'env', min(started_at), kernel_release")"
+	"$(q <<<"SELECT 'env=' || (tags ->> 'env') || '|' || kernel_release || '|' || count(*) || '|' || coalesce($(med thp_speedup)::text, '') || '|' || coalesce($(med iouring_vs_pread)::text, '') FROM run_figures_wide WHERE method = '$fm' AND provider = 'gcp' AND instance_type = 'n2-standard-2' GROUP BY tags ->> 'env', kernel_release ORDER BY tags ->> 'env', min(started_at), kernel_release")"
 check_eq "kernels --by tag.env: each group's first kernel has nothing to compare with" \
 	"$(csvcol "$tmp/kernels-env.csv" tags changes | awk -F'|' '!seen[$1]++ { print }')" \
 	"env=dev|
@@ -331,7 +331,7 @@ check_eq "report --by tag.env: the THP speedup of n2-standard-2's prod runs per 
 	"$(sed -n '/<section id="thp-chart">/,/<\/section>/p' "$tmp/env.html" |
 		grep 'class="kernel" data-instance-type="n2-standard-2"[^>]*data-tags="env=prod"' |
 		sed -E 's/.*<title>[^<]*&#183; env=prod ([^ :]+): ([^ ,]+)[^<]*, ([0-9]+) runs of method.*/\1|\2|\3/')" \
-	"$(q <<<"SELECT kernel_release || '|' || $(med thp_speedup) || '|' || count(*) FROM run_figures WHERE method = '$fm' AND provider = 'gcp' AND instance_type = 'n2-standard-2' AND tags @> '{\"env\": \"prod\"}' GROUP BY kernel_release ORDER BY min(started_at), kernel_release")"
+	"$(q <<<"SELECT kernel_release || '|' || $(med thp_speedup) || '|' || count(*) FROM run_figures_wide WHERE method = '$fm' AND provider = 'gcp' AND instance_type = 'n2-standard-2' AND tags @> '{\"env\": \"prod\"}' GROUP BY kernel_release ORDER BY min(started_at), kernel_release")"
 fb report --out "$tmp/bad.html" --by tag.Team >"$tmp/bad.out" 2>&1
 check_eq "report --by a bad tag key: exit 2" "$?" 2
 check_grep "report --by a bad tag key is named" "$tmp/bad.out" "by: bad tag key 'tag.Team'"
