@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "log.h"
 #include "pg_internal.h"
 
 #define PG_CONNECT_TIMEOUT "5" /* seconds, unless the dsn says otherwise */
@@ -138,10 +139,22 @@ static int exec(struct pg *p, const char *sql, int nparams,
 	return pg_report_at_fault(res) ? -EINVAL : -EAGAIN;
 }
 
+/*
+ * "relation already exists, skipping" and the like are dropped: the
+ * collector reports what its calls return, not the server's chatter. An
+ * INFO that starts "fleetbench: " is the schema telling the operator what
+ * it did (a figure filled in stored runs, 30_figures.sql): logged.
+ */
 static void notice_drop(void *arg, const char *message)
 {
-	/* "relation already exists, skipping" and the like: the collector
-	 * reports what its calls return, not the server's chatter */
+	static const char tag[] = "INFO:  fleetbench: ";
+	size_t n;
+
+	if (strncmp(message, tag, sizeof(tag) - 1))
+		return;
+	message += sizeof(tag) - 1;
+	n = strcspn(message, "\n");
+	log_info("%.*s", (int)n, message);
 }
 
 struct pg *pg_new(const char *dsn)

@@ -89,6 +89,13 @@ CREATE INDEX run_figures_group_idx ON run_figures
 	INCLUDE (started_at, machine_id, vcpus, thp_enabled, flags, failed,
 		 figures);
 
+-- the figures whose elements the stored runs have: a figure declared
+-- later is filled in them by the function files (30_figures.sql), once
+CREATE TABLE figures_filled (id smallint PRIMARY KEY);
+INSERT INTO figures_filled SELECT generate_series(1, 21);
+COMMENT ON TABLE figures_filled IS
+	'the figure ids (figures.id) that run_figures.figures holds for the runs stored before the figure was declared';
+
 COMMENT ON COLUMN run_figures.figures IS
 	'the run''s headline figures: element i is the figure of id i (figures.id), NULL where the run did not measure it';
 COMMENT ON COLUMN fleet_summary.figures IS

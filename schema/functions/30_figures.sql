@@ -382,11 +382,51 @@ CREATE VIEW run_figure_values AS
 SELECT r.run_id, r.started_at, r.provider, r.instance_type,
        r.kernel_release, r.method, f.name AS figure, f.family, v.value
 FROM run_figures AS r
-CROSS JOIN LATERAL unnest(r.figures) WITH ORDINALITY AS v (value, id)
+CROSS JOIN LATERAL (SELECT r.figures[i] AS value, i AS id
+		    FROM generate_subscripts(r.figures, 1) AS i) AS v
 JOIN figures AS f ON f.id = v.id
 WHERE v.value IS NOT NULL;
 COMMENT ON VIEW run_figure_values IS
 	'each run''s value of each declared figure it measured, one row per run and figure (docs/queries.md, "Long views")';
+
+/*
+ * A figure declared after runs were stored (not yet in figures_filled) is
+ * filled in their run_figures.figures from what they stored, as
+ * run_figures_live computes it for a new run: over the runs that can
+ * have it only (a ratio: those with the comparison of its name; a value:
+ * those with results of its benchmark). The update marks their groups
+ * changed (fleet_dirty), so the summaries take the figure on their next
+ * refresh. Once per figure.
+ */
+DO $do$
+DECLARE
+	f record;
+	n bigint;
+BEGIN
+	FOR f IN SELECT x.id, x.name, x.kind, x.benchmark FROM figures AS x
+		 WHERE NOT EXISTS (SELECT 1 FROM figures_filled AS d
+				   WHERE d.id = x.id)
+		 ORDER BY x.id LOOP
+		UPDATE run_figures AS r SET figures[f.id] = l.figures[f.id]
+		FROM run_figures_live AS l
+		WHERE l.run_id = r.run_id
+		  AND l.run_id IN (SELECT c.run_id FROM runs AS c
+				   WHERE f.kind = 'ratio'
+				     AND c.c_name @> ARRAY[f.name]
+				   UNION ALL
+				   SELECT v.run_id FROM run_results AS v
+				   WHERE f.kind = 'value'
+				     AND v.v_benchmark @> ARRAY[f.benchmark])
+		  AND l.figures[f.id] IS NOT NULL;
+		GET DIAGNOSTICS n = ROW_COUNT;
+		INSERT INTO figures_filled (id) VALUES (f.id);
+		IF n > 0 THEN
+			RAISE INFO 'fleetbench: figure % (id %) filled in % stored runs',
+				f.name, f.id, n;
+		END IF;
+	END LOOP;
+END
+$do$;
 
 /*
  * fleetbench_group_estimates(g, per): a group's estimates as an array

@@ -667,4 +667,33 @@ check_eq "price/performance ranks the absolute rates better higher, then the cha
 	"$(q <<<"SELECT string_agg(name || ':' || replace(unit, 'IO/s', 'IOPS'), ' ' ORDER BY position)
 		 FROM figures WHERE per_vcpu AND higher_is_better") chase_accesses_per_s:accesses/s"
 
+# a figure declared after runs were stored: migrate fills it in them from
+# what they stored (figures_filled), and marks their groups changed. As
+# if db_p99_always_vs_never had just been declared: its element taken out
+# of every run, its fill and the declarations' record forgotten
+fid=$(q <<<"SELECT id FROM figures WHERE name = 'db_p99_always_vs_never'")
+# its values, in run order, as text
+values="SELECT count(figures[$fid]) || '|' || md5(string_agg(run_id || ':' || figures[$fid], ' ' ORDER BY run_id)) FROM run_figures"
+held=$(q <<<"$values")
+q <<<"UPDATE run_figures SET figures[$fid] = NULL;
+      SELECT fleetbench_refresh();
+      DELETE FROM figures_filled WHERE id = $fid;
+      DELETE FROM schema_functions WHERE name = '00_figures.sql'" >/dev/null
+check_eq "no run holds the figure now" \
+	"$(q <<<"SELECT count(figures[$fid]) FROM run_figures")" 0
+"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
+	>"$tmp/fill.out" 2>&1
+check_eq "migrate exits 0" "$?" 0
+check_grep "it says how many runs it filled" "$tmp/fill.out" \
+	"figure db_p99_always_vs_never \(id $fid\) filled in ${held%%|*} stored runs"
+check_eq "every run that measured it holds it again, the same values" \
+	"$(q <<<"$values")" "$held"
+check_eq "its groups are marked changed: the database ran on hetzner only" \
+	"$(q <<<"SELECT string_agg(DISTINCT provider, ' ') FROM fleet_dirty")" hetzner
+check_eq "and the figure is noted as filled" \
+	"$(q <<<"SELECT count(*) FROM figures_filled WHERE id = $fid")" 1
+fb kernels --provider hetzner --instance-type ccx23 --figures db >"$tmp/k-fill.txt"
+check_grep "kernels shows it again" "$tmp/k-fill.txt" \
+	'db_p99_always_vs_never 1.[01][0-9]* -> 1.6'
+
 finish
