@@ -17,8 +17,9 @@
 
 /*
  * The report's families, in this order: a headline family shows its first
- * figure as a chart of its own (id); the others a section (id) with a
- * chart per figure, or absent when no run measured one. The figures, their
+ * figure as a chart of its own (id), then its other figures; the others a
+ * section (id) with a chart per figure, or absent when no run measured
+ * one. The figures, their
  * titles, notes and whether each is a ratio come from their declarations
  * (proto/figures.def).
  */
@@ -91,23 +92,48 @@ static bool measured(const PGresult *res, const char *metric)
 	return false;
 }
 
-/* The headline chart of family fam: its first figure's. */
+/* Figure d of a family's section: its title, note and chart, or a line
+ * saying that no run measured it. */
+static void figure_part(FILE *f, const PGresult *res,
+			const struct figure_decl *d)
+{
+	fprintf(f, "<h3>");
+	title_write(f, d->label, NULL);
+	fprintf(f, "</h3>\n<p class=\"note\">");
+	note_write(f, d);
+	fprintf(f, "</p>\n");
+	if (measured(res, d->name))
+		html_chart(f, res, d->name, d->kind == FIGURE_RATIO);
+	else /* e.g. hugetlb without a pool, a flag not given */
+		fprintf(f, "<p class=\"note absent\" data-metric=\"%s\">No run measured it.</p>\n",
+			d->name);
+}
+
+/* The headline chart of family fam, its first figure's, then the
+ * family's other figures. */
 static void headline(FILE *f, const PGresult *res, const struct family *fam)
 {
+	bool first = true;
+
 	for (size_t i = 0; i < FIGURES_N; i++) {
 		const struct figure_decl *d = &figure_decls[i];
 
 		if (strcmp(d->family, fam->family))
 			continue;
+		if (!first) {
+			figure_part(f, res, d);
+			continue;
+		}
 		fprintf(f, "<section id=\"%s\">\n<h2>", fam->id);
 		title_write(f, d->label, " per instance type and kernel");
 		fprintf(f, "</h2>\n<p class=\"note\">");
 		note_write(f, d);
 		fprintf(f, "</p>\n");
 		html_chart(f, res, d->name, true);
-		fprintf(f, "</section>\n");
-		return;
+		first = false;
 	}
+	if (!first)
+		fprintf(f, "</section>\n");
 }
 
 static void family(FILE *f, const PGresult *res, const struct family *fam)
@@ -131,18 +157,8 @@ static void family(FILE *f, const PGresult *res, const struct family *fam)
 	for (size_t i = 0; i < FIGURES_N; i++) {
 		const struct figure_decl *d = &figure_decls[i];
 
-		if (strcmp(d->family, fam->family))
-			continue;
-		fprintf(f, "<h3>");
-		title_write(f, d->label, NULL);
-		fprintf(f, "</h3>\n<p class=\"note\">");
-		note_write(f, d);
-		fprintf(f, "</p>\n");
-		if (measured(res, d->name))
-			html_chart(f, res, d->name, d->kind == FIGURE_RATIO);
-		else /* e.g. hugetlb without a pool, a flag not given */
-			fprintf(f, "<p class=\"note absent\" data-metric=\"%s\">No run measured it.</p>\n",
-				d->name);
+		if (!strcmp(d->family, fam->family))
+			figure_part(f, res, d);
 	}
 	fprintf(f, "</section>\n");
 }

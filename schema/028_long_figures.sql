@@ -68,7 +68,9 @@ BEGIN
 	ALTER TABLE run_figures DISABLE TRIGGER USER;
 	DROP INDEX run_figures_group_idx;
 	ALTER TABLE run_figures ADD COLUMN figures double precision[];
-	EXECUTE format('UPDATE run_figures SET figures = ARRAY[%s]::double precision[]',
+	-- without trailing NULLs, as functions/10_util.sql's
+	-- fleetbench_figures_trim() keeps them (not made yet)
+	EXECUTE format('UPDATE run_figures SET figures = (SELECT coalesce(x.a[1:(SELECT max(i) FROM generate_subscripts(x.a, 1) AS i WHERE x.a[i] IS NOT NULL)], ''{}'') FROM (SELECT ARRAY[%s]::double precision[] AS a) AS x)',
 		       run_list);
 	EXECUTE format('ALTER TABLE run_figures %s', run_drop);
 	ALTER TABLE run_figures ENABLE TRIGGER USER;

@@ -48,6 +48,18 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	     LATERAL (SELECT fleetbench_median_rank(c.n) AS k) AS r
 $$;
 
+/*
+ * A run's figures (run_figures.figures, element i the figure of id i) in
+ * their one form, so that the same figures are the same array: no
+ * trailing NULLs (an element past the end reads NULL), '{}' when none.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_figures_trim(a double precision[])
+RETURNS double precision[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT coalesce(a[1:(SELECT max(i) FROM generate_subscripts(a, 1) AS i
+			     WHERE a[i] IS NOT NULL)], '{}')
+$$;
+
 -- Figures are shown to three decimals, in the views as in the CLI.
 CREATE OR REPLACE FUNCTION fleetbench_round(x double precision) RETURNS numeric
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

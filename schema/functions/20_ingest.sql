@@ -993,8 +993,8 @@ COMMENT ON FUNCTION fleetbench_ingest(jsonb) IS
  * What one run says about the headline figures (the definition;
  * run_figures holds its rows, in its column order), read from runs and
  * the run's run_results row (of its month's partition) directly: the
- * figures array (028) from the table figures, element i the figure of id
- * i: a ratio the report's comparison of the figure's name, a value the
+ * figures array (028, fleetbench_figures_trim()) from the table figures,
+ * element i the figure of id i: a ratio the report's comparison of the figure's name, a value the
  * median of its benchmark/variant/metric (proto/figures.def). Made again
  * whenever the declarations change (migrate re-runs the function files).
  */
@@ -1034,7 +1034,7 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
 			array_position(r.c_target_reached, false) IS NOT NULL)
 	       AS flags,
        r.tags,
-       ARRAY[%s]::double precision[] AS figures
+       fleetbench_figures_trim(ARRAY[%s]::double precision[]) AS figures
 FROM runs r
 LEFT JOIN LATERAL (
 	SELECT true = ANY (x.w_noisy) AS noisy, m.*

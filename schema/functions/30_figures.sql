@@ -391,9 +391,9 @@ COMMENT ON VIEW run_figure_values IS
 
 /*
  * A figure declared after runs were stored (not yet in figures_filled) is
- * filled in their run_figures.figures from what they stored, as
- * run_figures_live computes it for a new run: over the runs that can
- * have it only (a ratio: those with the comparison of its name; a value:
+ * filled in their run_figures.figures from what they stored: the run's
+ * figures as run_figures_live computes them for a new run (the others
+ * unchanged: the same stored data), over the runs that can have it only (a ratio: those with the comparison of its name; a value:
  * those with results of its benchmark). The update marks their groups
  * changed (fleet_dirty), so the summaries take the figure on their next
  * refresh. Once per figure.
@@ -407,7 +407,7 @@ BEGIN
 		 WHERE NOT EXISTS (SELECT 1 FROM figures_filled AS d
 				   WHERE d.id = x.id)
 		 ORDER BY x.id LOOP
-		UPDATE run_figures AS r SET figures[f.id] = l.figures[f.id]
+		UPDATE run_figures AS r SET figures = l.figures
 		FROM run_figures_live AS l
 		WHERE l.run_id = r.run_id
 		  AND l.run_id IN (SELECT c.run_id FROM runs AS c

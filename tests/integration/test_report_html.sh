@@ -68,7 +68,11 @@ check_eq "no src, href, @import or url() in the report" \
 check_eq "the title is escaped" "$(grep -c '<title>Fleet &lt;test&gt;</title>' "$report")" 1
 
 # check FILE SHOT: report_check.py with the selectors below; JSON in $tmp/check.json
+# the headline charts: each headline family's first figure
+thp='#thp-chart svg[data-metric="thp_speedup"]'
+iouring='#iouring-chart svg[data-metric="iouring_vs_pread"]'
 selectors=('svg.chart' '#thp-chart svg.chart' '#iouring-chart svg.chart'
+	'#thp-chart svg[data-metric="thp_speedup"]' '#iouring-chart svg[data-metric="iouring_vs_pread"]'
 	'#capabilities table.matrix' '#alerts' '#alerts table.alerts tbody tr'
 	'#capabilities span.cap.failed'
 	'#capabilities tr[data-instance-type="b2-7"] td[data-kernel="6.8.0-49-generic"] span.cap.failed[data-failed="3"]'
@@ -78,9 +82,9 @@ selectors=('svg.chart' '#thp-chart svg.chart' '#iouring-chart svg.chart'
 	'#db-section g.kernel circle.median' '#db-section g.kernel'
 	'#writeback-section p.absent[data-metric="writeback_tuned_vs_host"]')
 for t in $types; do
-	selectors+=("#thp-chart g.kernel[data-instance-type=\"$t\"]"
-		"#iouring-chart g.kernel[data-instance-type=\"$t\"] circle.median"
-		"#iouring-chart g.kernel[data-instance-type=\"$t\"] line.ci"
+	selectors+=("$thp g.kernel[data-instance-type=\"$t\"]"
+		"$iouring g.kernel[data-instance-type=\"$t\"] circle.median"
+		"$iouring g.kernel[data-instance-type=\"$t\"] line.ci"
 		"#capabilities tr[data-instance-type=\"$t\"] td[data-kernel]")
 done
 check() {
@@ -104,7 +108,7 @@ check_eq "no console errors" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
 check_eq "the page fetched nothing but itself" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT jsonb_array_length(:'j'::jsonb -> 'requests')")" 1
-check_eq "thirteen charts: THP, io_uring and issue 15's eleven measured" "$(count 'svg.chart')" 13
+check_eq "nineteen charts: THP's four, io_uring's four and issue 15's eleven measured" "$(count 'svg.chart')" 19
 check_eq "a section per benchmark family of issue 15" "$(count 'section.family')" 5
 check_eq "mmap'd-file reads: the THP and the hugetlb speedup" "$(count '#mmap-section svg.chart')" 2
 check_eq "memory bandwidth: triad GB/s, the THP gain, the thread scaling" "$(count '#membw-section svg.chart')" 3
@@ -122,18 +126,20 @@ check_grep "the knee chart's axis starts at 0, no 'no gain' line" "$report" \
 <line class="grid" x1="300.0" y1="0" x2="300.0" y2="[0-9]+"/><text class="tick" x="300.0" y="[0-9]+">0</text>'
 check_grep "what changed: the mmap THP speedup lost on m6i.large" "$report" \
 	'<td>aws m6i.large</td><td>6.1.0-21-cloud-amd64</td><td>mmap_thp_speedup 1.2'
-check_eq "the THP chart" "$(count '#thp-chart svg.chart')" 1
-check_eq "the io_uring chart" "$(count '#iouring-chart svg.chart')" 1
+check_eq "the THP chart, and the family's other three figures" \
+	"$(count "$thp")|$(count '#thp-chart svg.chart')" "1|4"
+check_eq "the io_uring chart, and the family's other three figures" \
+	"$(count "$iouring")|$(count '#iouring-chart svg.chart')" "1|4"
 check_eq "the capability matrix" "$(count '#capabilities table.matrix')" 1
 for t in $types; do
 	check_eq "THP chart: $t on its two kernels" \
-		"$(count "#thp-chart g.kernel[data-instance-type=\"$t\"]")" 2
+		"$(count "$thp g.kernel[data-instance-type=\"$t\"]")" 2
 	check_eq "io_uring chart: $t's two medians" \
-		"$(count "#iouring-chart g.kernel[data-instance-type=\"$t\"] circle.median")" 2
+		"$(count "$iouring g.kernel[data-instance-type=\"$t\"] circle.median")" 2
 	# an interval is three lines: the bar and its two ends; b2-7 has none
 	if [ "$t" = b2-7 ]; then want=0; else want=6; fi
 	check_eq "io_uring chart: $t's intervals" \
-		"$(count "#iouring-chart g.kernel[data-instance-type=\"$t\"] line.ci")" "$want"
+		"$(count "$iouring g.kernel[data-instance-type=\"$t\"] line.ci")" "$want"
 	check_eq "capability matrix: $t on its two kernels" \
 		"$(count "#capabilities tr[data-instance-type=\"$t\"] td[data-kernel]")" 2
 done
