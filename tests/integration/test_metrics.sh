@@ -263,6 +263,17 @@ check_eq "the escaped provider read back by Prometheus" \
 	"$(promq 'fleetbench_fleet_runs{instance_type="esc.large"}' | cut -f 1,5)" \
 	"$(printf '%s\t1' "$("$PYTHON" -c 'import sys; print(repr(sys.argv[1]))' "$weird")")"
 
+# every declared figure that a group measured is exported: SQPOLL's gain,
+# declared after the others (issue 37), too
+promq 'fleetbench_fleet_figure{figure="sqpoll_vs_iouring"}' >"$tmp/sqpoll.tsv"
+check_eq "SQPOLL's gain has series" "$(($(wc -l <"$tmp/sqpoll.tsv") > 0))" 1
+while IFS=$'\t' read -r p t k m v; do
+	check_eq "SQPOLL's gain of $p $t $k $m: the group's median" \
+		"$(q <<<"SELECT median = $v FROM fleet_summary_figures
+			 WHERE level = 3 AND figure = 'sqpoll_vs_iouring' AND NOT per_vcpu
+			   AND provider = $p AND instance_type = $t AND kernel = $k
+			   AND method = $m")" t
+done <"$tmp/sqpoll.tsv"
 # figure gauges against fleet_summary: every exported thp_speedup
 promq 'fleetbench_fleet_figure{figure="thp_speedup",instance_type!="esc.large"}' >"$tmp/thp.tsv"
 check_match "thp_speedup series" "$(wc -l <"$tmp/thp.tsv")" '[1-9]*'

@@ -73,6 +73,7 @@ thp='#thp-chart svg[data-metric="thp_speedup"]'
 iouring='#iouring-chart svg[data-metric="iouring_vs_pread"]'
 selectors=('svg.chart' '#thp-chart svg.chart' '#iouring-chart svg.chart'
 	'#thp-chart svg[data-metric="thp_speedup"]' '#iouring-chart svg[data-metric="iouring_vs_pread"]'
+	'#iouring-chart svg[data-metric="sqpoll_vs_iouring"]'
 	'#capabilities table.matrix' '#alerts' '#alerts table.alerts tbody tr'
 	'#capabilities span.cap.failed'
 	'#capabilities tr[data-instance-type="b2-7"] td[data-kernel="6.8.0-49-generic"] span.cap.failed[data-failed="3"]'
@@ -108,7 +109,7 @@ check_eq "no console errors" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
 check_eq "the page fetched nothing but itself" \
 	"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT jsonb_array_length(:'j'::jsonb -> 'requests')")" 1
-check_eq "nineteen charts: THP's four, io_uring's four and issue 15's eleven measured" "$(count 'svg.chart')" 19
+check_eq "twenty charts: THP's four, io_uring's five and issue 15's eleven measured" "$(count 'svg.chart')" 20
 check_eq "a section per benchmark family of issue 15" "$(count 'section.family')" 5
 check_eq "mmap'd-file reads: the THP and the hugetlb speedup" "$(count '#mmap-section svg.chart')" 2
 check_eq "memory bandwidth: triad GB/s, the THP gain, the thread scaling" "$(count '#membw-section svg.chart')" 3
@@ -128,8 +129,10 @@ check_grep "what changed: the mmap THP speedup lost on m6i.large" "$report" \
 	'<td>aws m6i.large</td><td>6.1.0-21-cloud-amd64</td><td>mmap_thp_speedup 1.2'
 check_eq "the THP chart, and the family's other three figures" \
 	"$(count "$thp")|$(count '#thp-chart svg.chart')" "1|4"
-check_eq "the io_uring chart, and the family's other three figures" \
-	"$(count "$iouring")|$(count '#iouring-chart svg.chart')" "1|4"
+check_eq "the io_uring chart, and the family's other four figures" \
+	"$(count "$iouring")|$(count '#iouring-chart svg.chart')" "1|5"
+check_eq "SQPOLL's gain among them (a figure declared later, issue 37)" \
+	"$(count '#iouring-chart svg[data-metric="sqpoll_vs_iouring"]')" 1
 check_eq "the capability matrix" "$(count '#capabilities table.matrix')" 1
 for t in $types; do
 	check_eq "THP chart: $t on its two kernels" \
