@@ -356,7 +356,7 @@ static const struct {
 	bool figure; /* labelled with the figure's name too */
 } fleet_metrics[] = {
 	{ "figure", "fleetbench_fleet_figure",
-	  "The median of a figure over a group's runs (figure: its name in fleet_summary).",
+	  "The median of a figure over a group's runs (figure: its declared name, _per_vcpu for its per-vCPU estimate).",
 	  true },
 	{ "hosts", "fleetbench_fleet_hosts", "Distinct hosts of a group.",
 	  false },

@@ -339,7 +339,8 @@ static unsigned script_line(const char *script, const char *position)
 }
 
 /* Runs the script of the file path inside the transaction begun by
- * begin_locked(); a failed statement is reported as path:line. */
+ * begin_locked(); a failed statement is reported as path:line, with the
+ * server's detail. */
 static int script_run(struct pg *p, const char *path, const char *script,
 		      char *err)
 {
@@ -353,8 +354,18 @@ static int script_run(struct pg *p, const char *path, const char *script,
 		const char *pos =
 			res ? PQresultErrorField(res, PG_DIAG_STATEMENT_POSITION) :
 			      NULL;
+		const char *detail =
+			res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) :
+			      NULL;
 
 		pg_error(p, res, NULL, why);
+		/* what stands in the way: "view my_thp depends on column
+		 * thp_speedup of table run_figures" */
+		if (detail) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, sizeof(why) - n, " (%s)", detail);
+		}
 		if (pos)
 			err_set(err, "%s:%u: %s", path,
 				script_line(script, pos), why);
