@@ -393,8 +393,9 @@ COMMENT ON VIEW run_figure_values IS
  * A figure declared after runs were stored (not yet in figures_filled) is
  * filled in their run_figures.figures from what they stored: the run's
  * figures as run_figures_live computes them for a new run (the others
- * unchanged: the same stored data), over the runs that can have it only (a ratio: those with the comparison of its name; a value:
- * those with results of its benchmark). The update marks their groups
+ * unchanged: the same stored data), over the runs that can have it only
+ * (a ratio: those with the comparison of its name; a value: those with
+ * results of its benchmark). The update marks their groups
  * changed (fleet_dirty), so the summaries take the figure on their next
  * refresh. Once per figure.
  */
