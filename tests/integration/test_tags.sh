@@ -328,7 +328,7 @@ check_grep "the title says both --where and --by" "$tmp/env.html" \
 	"<h1>fleetbench report \(where provider=gcp; by tag.env\)</h1>"
 # the THP chart's rows of n2-standard-2 in env=prod: kernel, median, runs
 check_eq "report --by tag.env: the THP speedup of n2-standard-2's prod runs per kernel, as psql computes it" \
-	"$(sed -n '/<section id="thp-chart">/,/<\/section>/p' "$tmp/env.html" |
+	"$(sed -n '/<svg[^>]*data-metric="thp_speedup"/,/<\/svg>/p' "$tmp/env.html" |
 		grep 'class="kernel" data-instance-type="n2-standard-2"[^>]*data-tags="env=prod"' |
 		sed -E 's/.*<title>[^<]*&#183; env=prod ([^ :]+): ([^ ,]+)[^<]*, ([0-9]+) runs of method.*/\1|\2|\3/')" \
 	"$(q <<<"SELECT kernel_release || '|' || $(med thp_speedup) || '|' || count(*) FROM run_figures_wide WHERE method = '$fm' AND provider = 'gcp' AND instance_type = 'n2-standard-2' AND tags @> '{\"env\": \"prod\"}' GROUP BY kernel_release ORDER BY min(started_at), kernel_release")"
