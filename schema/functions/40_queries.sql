@@ -46,9 +46,10 @@ $$;
 
 /*
  * fleetbench_make_wide(wide, view, core, hidden): makes the function wide
- * with core's parameters and columns, core's arrays median, lo and hi
- * spread into three columns per declared figure (NAME, NAME_lo and
- * NAME_hi, at the place of median, in the declaration's order), and the
+ * with core's parameters and columns, core's array est spread into three
+ * columns per declared figure (NAME, NAME_lo and NAME_hi: the median and
+ * its interval, rounded, at the place of est, in the declaration's
+ * order), and the
  * view named view over wide() with its defaults, without the columns in
  * hidden. For the column-per-figure forms of compare and kernels, made
  * again whenever this file runs (a new declaration runs it).
@@ -71,14 +72,15 @@ BEGIN
 			AS a(name, type, mode, i)
 		 WHERE p.oid = core AND a.mode = 't'
 		 ORDER BY a.i LOOP
-		IF c.name = 'median' THEN
+		IF c.name = 'est' THEN
 			cols := cols || fleetbench_figure_list(
 				'%2$I numeric, %2$I_lo numeric, %2$I_hi numeric', E',\n\t');
 			sel := sel || fleetbench_figure_list(
-				'c.median[%1$s], c.lo[%1$s], c.hi[%1$s]', E',\n\t       ');
+				'fleetbench_round((c.est[%1$s]).median), fleetbench_round((c.est[%1$s]).ci_low), fleetbench_round((c.est[%1$s]).ci_high)',
+				E',\n\t       ');
 			shown := shown || fleetbench_figure_list(
 				'%2$I, %2$I_lo, %2$I_hi', E',\n       ');
-		ELSIF c.name NOT IN ('lo', 'hi') THEN
+		ELSE
 			cols := cols || format('%I %s', c.name, c.type);
 			sel := sel || format('c.%I', c.name);
 			IF NOT c.name = ANY (hidden) THEN
@@ -105,10 +107,10 @@ $$;
  * (see fleetbench_runs) started at or after since: the group's method,
  * its keys (NULL for a key not in by; tags labels the tag.KEY keys of
  * by, fleetbench_tag_label()), hosts and runs, few_runs when there
- * are too few runs (below 6) for a 95% interval, and for each declared
- * figure, at its id in the arrays median, lo and hi, the median over the
- * runs that measured it with its interval (NULL below 6 such runs),
- * rounded; the shares of runs with each capability, and the most common
+ * are too few runs (below 6) for a 95% interval, and est, each declared
+ * figure's estimate at its id (fleetbench_group_estimates(): the runs
+ * that measured it, their median and its interval, NULL below 6 such
+ * runs; not rounded); the shares of runs with each capability, and the most common
  * THP mode; failed, the runs with a failed variant, and failures, each
  * variant that failed with the number of runs it failed in (most
  * first). Ordered by the keys. method NULL selects the default
@@ -125,7 +127,7 @@ RETURNS TABLE (
 	method text, provider text, instance_type text, kernel text, region text,
 	vm text, thp text, vcpus integer, host text, tags text,
 	hosts bigint, runs bigint, few_runs boolean,
-	median numeric[], lo numeric[], hi numeric[],
+	est fleetbench_estimate[],
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, wide_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz,
@@ -143,7 +145,7 @@ BEGIN
 	RETURN QUERY
 	SELECT g.method, g.provider, g.instance_type, g.kernel, g.region, g.vm, g.thp,
 	       g.vcpus, g.host, g.tags, g.hosts, g.runs, g.runs < 6,
-	       e.median, e.lo, e.hi,
+	       fleetbench_group_estimates(g),
 	       fleetbench_share(g.iouring_ok, g.runs),
 	       fleetbench_share(g.sqpoll_ok, g.runs),
 	       fleetbench_share(g.hugepage_1g, g.runs),
@@ -151,11 +153,6 @@ BEGIN
 	       fleetbench_share(g.wide, g.runs),
 	       g.thp_mode, g.first_run, g.last_run, g.failed, g.failures
 	FROM fleetbench_group_rows(keys, chosen, since) AS g
-	CROSS JOIN LATERAL (
-		SELECT array_agg(fleetbench_round(x.median) ORDER BY x.ordinality) AS median,
-		       array_agg(fleetbench_round(x.ci_low) ORDER BY x.ordinality) AS lo,
-		       array_agg(fleetbench_round(x.ci_high) ORDER BY x.ordinality) AS hi
-		FROM unnest(fleetbench_group_estimates(g)) WITH ORDINALITY AS x) AS e
 	ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 END
 $$;
@@ -244,7 +241,7 @@ CREATE OR REPLACE FUNCTION fleet_kernels_rows(filter jsonb DEFAULT NULL,
 RETURNS TABLE (
 	method text, provider text, instance_type text, tags text, kernel text,
 	hosts bigint, runs bigint, few_runs boolean,
-	median numeric[], lo numeric[], hi numeric[],
+	est fleetbench_estimate[],
 	iouring_share numeric, sqpoll_share numeric, hugepage_1g_share numeric,
 	steal_share numeric, wide_share numeric, thp_mode text,
 	first_run timestamptz, last_run timestamptz, failed bigint,
@@ -284,7 +281,7 @@ LANGUAGE sql VOLATILE AS $$
 	)
 	SELECT c.method, c.provider, c.instance_type, c.tags, c.kernel, c.hosts,
 	       c.runs,
-	       c.few_runs, c.median, c.lo, c.hi,
+	       c.few_runs, c.est,
 	       c.iouring_share, c.sqpoll_share,
 	       c.hugepage_1g_share, c.steal_share, c.wide_share, c.thp_mode,
 	       c.first_run,
@@ -304,8 +301,12 @@ LANGUAGE sql VOLATILE AS $$
 		     THEN format('THP mode %s -> %s', coalesce(p.thp_mode, 'unknown'),
 				 coalesce(c.thp_mode, 'unknown')) END,
 		(SELECT string_agg(fleetbench_figure_change(f.name,
-				p.median[f.id], p.lo[f.id], p.hi[f.id],
-				c.median[f.id], c.lo[f.id], c.hi[f.id]),
+				fleetbench_round((p.est[f.id]).median),
+				fleetbench_round((p.est[f.id]).ci_low),
+				fleetbench_round((p.est[f.id]).ci_high),
+				fleetbench_round((c.est[f.id]).median),
+				fleetbench_round((c.est[f.id]).ci_low),
+				fleetbench_round((c.est[f.id]).ci_high)),
 				'; ' ORDER BY f.position)
 		 FROM figures AS f)),
 		''), 'nothing beyond noise') END,
