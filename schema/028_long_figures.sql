@@ -28,8 +28,7 @@ DECLARE
 		"writeback_p99_us": 18, "writeback_stalls": 19,
 		"writeback_tuned_vs_host": 20, "db_p99_always_vs_never": 21}';
 	bad text;
-	run_list text; -- run_figures' columns in id order
-	est_list text; -- fleet_summary's
+	cols text; -- the figure columns in id order (both tables' names)
 	per_list text; -- its per-vCPU columns, NULL for the others
 	run_drop text;
 	est_drop text;
@@ -46,7 +45,6 @@ BEGIN
 	END IF;
 
 	SELECT string_agg(format('%I', d.key), ', ' ORDER BY d.value::int),
-	       string_agg(format('%I', d.key), ', ' ORDER BY d.value::int),
 	       string_agg(CASE WHEN p.attname IS NOT NULL
 			       THEN format('%I', p.attname) ELSE 'NULL' END,
 			  ', ' ORDER BY d.value::int),
@@ -55,7 +53,7 @@ BEGIN
 			  || CASE WHEN p.attname IS NOT NULL
 				  THEN format(', DROP COLUMN %I', p.attname)
 				  ELSE '' END, ', ')
-	INTO run_list, est_list, per_list, run_drop, est_drop
+	INTO cols, per_list, run_drop, est_drop
 	FROM jsonb_each_text(ids) AS d
 	LEFT JOIN pg_attribute AS p
 		ON p.attrelid = 'fleet_summary'::regclass
@@ -71,7 +69,7 @@ BEGIN
 	-- without trailing NULLs, as functions/10_util.sql's
 	-- fleetbench_figures_trim() keeps them (not made yet)
 	EXECUTE format('UPDATE run_figures SET figures = (SELECT coalesce(x.a[1:(SELECT max(i) FROM generate_subscripts(x.a, 1) AS i WHERE x.a[i] IS NOT NULL)], ''{}'') FROM (SELECT ARRAY[%s]::double precision[] AS a) AS x)',
-		       run_list);
+		       cols);
 	EXECUTE format('ALTER TABLE run_figures %s', run_drop);
 	ALTER TABLE run_figures ENABLE TRIGGER USER;
 
@@ -79,7 +77,7 @@ BEGIN
 		ADD COLUMN figures fleetbench_estimate[],
 		ADD COLUMN figures_per_vcpu fleetbench_estimate[];
 	EXECUTE format('UPDATE fleet_summary SET figures = ARRAY[%s]::fleetbench_estimate[], figures_per_vcpu = ARRAY[%s]::fleetbench_estimate[]',
-		       est_list, per_list);
+		       cols, per_list);
 	EXECUTE format('ALTER TABLE fleet_summary %s', est_drop);
 END
 $$;

@@ -31,15 +31,15 @@ DROP FUNCTION IF EXISTS fleet_compare_by(text[], jsonb, timestamptz, text);
 
 /*
  * fleetbench_figure_list(templ, sep): templ formatted for each declared
- * figure in the declaration's order (%1$s its id, %2$I its name, %3$L
- * its name as a literal), joined by sep (NULL without figures): the
+ * figure in the declaration's order (%1$s its id, %2$I its name),
+ * joined by sep (NULL without figures): the
  * per-figure lists of the objects this file makes from the table
  * figures.
  */
 CREATE OR REPLACE FUNCTION fleetbench_figure_list(templ text, sep text)
 RETURNS text
 LANGUAGE sql STABLE AS $$
-	SELECT string_agg(format(templ, f.id, f.name, f.name), sep
+	SELECT string_agg(format(templ, f.id, f.name), sep
 			  ORDER BY f.position)
 	FROM figures AS f
 $$;
