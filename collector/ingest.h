@@ -50,18 +50,21 @@ int ingest_run(const struct ingest_opts *o);
 
 #define INGEST_CONNECTIONS_MAX 4
 
-/* fleetbench_ingest_run()'s parameter count, in the order of its
- * signature (schema/functions/20_ingest.sql) */
-#define INGEST_PARAMS 98
+/* The attributes of fleetbench_report, fleetbench_ingest_run()'s one
+ * parameter (schema/029_ingest_contract.sql and the migrations after it
+ * that add attributes). */
+#define INGEST_ATTRS 108
 
 /*
- * Encodes a validated report as the INGEST_PARAMS binary parameters of
- * fleetbench_ingest_run(), in p (reset first): the host, kernel, probe
- * text, capabilities, method, comparisons, and the variants with their
- * parameters, windows, metrics (with their medians, computed here as the
- * agent does: common/stats.c) and samples as arrays. Returns 0, -ENOMEM,
- * or -ERANGE when a value does not fit its column (an unsigned field over
- * a bigint's range; the report is at fault), with err naming the field.
+ * Encodes a validated report as fleetbench_ingest_run()'s one binary
+ * parameter, a fleetbench_report of INGEST_ATTRS attributes, in p (reset
+ * first): the host, kernel, probe text, capabilities, method,
+ * comparisons, and the variants with their parameters, windows, metrics
+ * (with their medians, computed here as the agent does: common/stats.c)
+ * and samples as arrays, the tags, targets and costs. Returns 0, -ENOMEM,
+ * or -ERANGE when a value does not fit its attribute (an unsigned field
+ * over a bigint's range; the report is at fault), with err naming the
+ * field.
  */
 int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 			 char err[PG_ERR_LEN]);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A validated Report as the binary parameters of fleetbench_ingest_run()
- * (schema/functions/20_ingest.sql): ingest_report_params().
+ * A validated Report as the one binary parameter of fleetbench_ingest_run(),
+ * a fleetbench_report (schema/029_ingest_contract.sql, its attributes in
+ * their order): ingest_report_params().
  */
 #include "ingest.h"
 
@@ -81,7 +82,7 @@ static void enc_texts(struct enc *e, char *const *v, size_t n)
 	pgparam_array_end(e->p);
 }
 
-/* the types of parameters 21-38, NULL without capabilities */
+/* the types of thp_enabled .. container, NULL without capabilities */
 static const unsigned caps_types[] = {
 	PGPARAM_TEXT,	    PGPARAM_TEXT,	PGPARAM_TEXT,
 	PGPARAM_INT8_ARRAY, PGPARAM_INT8_ARRAY, PGPARAM_INT8_ARRAY,
@@ -91,15 +92,16 @@ static const unsigned caps_types[] = {
 	PGPARAM_TEXT,	    PGPARAM_TEXT,	PGPARAM_TEXT,
 };
 
-/* and of 39-52, NULL without a method */
+/* and of method_key .. randread_file, NULL without a method */
 static const unsigned method_types[] = {
-	PGPARAM_TEXT, PGPARAM_TEXT, PGPARAM_INT8, PGPARAM_INT8,
-	PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
-	PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_TEXT,	    PGPARAM_TEXT, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_INT8,	    PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
+	PGPARAM_INT8,	    PGPARAM_INT8, PGPARAM_INT8, PGPARAM_INT8,
 	PGPARAM_TEXT_ARRAY, PGPARAM_BOOL,
 };
 
-/* 20-38: Report.capabilities, or NULLs and caps_present false */
+/* caps_present .. container: Report.capabilities, or NULLs and
+ * caps_present false */
 static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c)
 {
 	struct pgparam *p = e->p;
@@ -148,7 +150,8 @@ static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c)
 	if (c->has_vcpus && c->vcpus > INT32_MAX && !e->r) {
 		e->r = -ERANGE;
 		snprintf(e->err, PG_ERR_LEN,
-			 "capabilities.vcpus: %" PRIu32 " does not fit an integer",
+			 "capabilities.vcpus: %" PRIu32
+			 " does not fit an integer",
 			 c->vcpus);
 	}
 	enc_int4(e, c->has_vcpus, (int32_t)c->vcpus);
@@ -185,7 +188,8 @@ static void enc_report_caps(struct enc *e, const Fleetbench__Report *r)
 				 "out of memory for the capabilities");
 		}
 	} else if (codec_validate_capabilities(c, why) < 0) {
-		log_warn("report %s: stored without its typed capabilities, which its probe gives out of bounds: %s",
+		log_warn("report %s: stored without its typed capabilities, "
+			 "which its probe gives out of bounds: %s",
 			 r->run_id, why);
 		fleetbench__capabilities__free_unpacked(c, NULL);
 		c = NULL;
@@ -195,7 +199,8 @@ static void enc_report_caps(struct enc *e, const Fleetbench__Report *r)
 		fleetbench__capabilities__free_unpacked(c, NULL);
 }
 
-/* 39-52: Report.method, or NULLs (the run is keyed by its profile) */
+/* method_key .. randread_file: Report.method, or NULLs (the run is
+ * keyed by its profile) */
 static void enc_method(struct enc *e, const Fleetbench__Method *m)
 {
 	struct pgparam *p = e->p;
@@ -242,7 +247,8 @@ static void enc_opt_u64(struct enc *e, const char *name, bool has, uint64_t v)
 		pgparam_null(e->p, PGPARAM_INT8);
 }
 
-/* 85-95: the optional Method fields (issue 15's benchmarks), each NULL
+/* mmap_bytes .. writeback_dirty_bytes: the optional Method fields
+ * (issue 15's benchmarks), each NULL
  * when absent, all NULL without a method */
 static void enc_method_more(struct enc *e, const Fleetbench__Method *m)
 {
@@ -272,9 +278,9 @@ static void enc_method_more(struct enc *e, const Fleetbench__Method *m)
  * denominator, method, reason). */
 static const char *comparison_text(const Fleetbench__Comparison *c, int k)
 {
-	const char *const v[] = { c->name,	  c->benchmark, c->metric,
-				  c->numerator,	  c->denominator, c->method,
-				  c->reason };
+	const char *const v[] = {c->name,      c->benchmark,   c->metric,
+				 c->numerator, c->denominator, c->method,
+				 c->reason};
 
 	return v[k];
 }
@@ -288,7 +294,7 @@ static void enc_comparison_texts(struct enc *e, const Fleetbench__Report *r,
 	pgparam_array_end(e->p);
 }
 
-/* 53-63: one element per comparison */
+/* c_name .. c_reason: one element per comparison */
 static void enc_comparisons(struct enc *e, const Fleetbench__Report *r)
 {
 	struct pgparam *p = e->p;
@@ -315,7 +321,7 @@ static void enc_comparisons(struct enc *e, const Fleetbench__Report *r)
 	enc_comparison_texts(e, r, 6);
 }
 
-/* A parameter's kind and value as fleetbench_ingest_run() takes them:
+/* A parameter's kind and value as fleetbench_report holds them:
  * v holds the text of a number (int: decimal, double: "%.17g", which
  * reads back as the same double). */
 static const char *param_value(const Fleetbench__Param *pa, char kind[2],
@@ -382,7 +388,8 @@ static void enc_ends(struct enc *e, const Fleetbench__Report *r,
 	pgparam_array_end(e->p);
 }
 
-/* 64-83: the variants, and their parameters, windows, metrics, samples */
+/* v_benchmark .. samples: the variants, and their parameters, windows,
+ * metrics, samples */
 static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 {
 	struct pgparam *p = e->p;
@@ -398,9 +405,9 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 	/* the codec refuses a variant both failed and skipped */
 	pgparam_array_begin(p, PGPARAM_TEXT);
 	for (size_t i = 0; i < r->n_benchmarks; i++)
-		pgparam_text(p, r->benchmarks[i]->failure      ? "failed" :
+		pgparam_text(p, r->benchmarks[i]->failure     ? "failed" :
 				r->benchmarks[i]->skip_reason ? "skipped" :
-								 "ok");
+								"ok");
 	pgparam_array_end(p);
 	pgparam_array_begin(p, PGPARAM_TEXT);
 	for (size_t i = 0; i < r->n_benchmarks; i++)
@@ -526,7 +533,8 @@ static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 	if (!o) {
 		if (!e->r) {
 			e->r = -ENOMEM;
-			snprintf(e->err, PG_ERR_LEN, "out of memory for the probe");
+			snprintf(e->err, PG_ERR_LEN,
+				 "out of memory for the probe");
 		}
 		pgparam_text(e->p, NULL);
 		return;
@@ -537,7 +545,7 @@ static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 	json_object_put(o);
 }
 
-/* 96-97: the tags' keys and values (021), NULL without tags, which the
+/* tag_keys, tag_values (021), NULL without tags, which the
  * function stores as jsonb_object(keys, values) */
 static void enc_tags(struct enc *e, const Fleetbench__Report *r)
 {
@@ -556,119 +564,143 @@ static void enc_tags(struct enc *e, const Fleetbench__Report *r)
 	pgparam_array_end(e->p);
 }
 
-/* appends v to array a, or JSON null when !has; false without memory */
-static bool more_add(struct json_object *a, bool has, struct json_object *v)
-{
-	if ((has && !v) || json_object_array_add(a, v)) {
-		json_object_put(v);
-		return false;
-	}
-	return true;
-}
+/* An array of n elements of type oid, element i written by write_expr
+ * (which sees i). */
+#define ENC_ARRAY(e, oid, n, write_expr)          \
+	do {                                      \
+		pgparam_array_begin((e)->p, oid); \
+		for (size_t i = 0; i < (n); i++)  \
+			write_expr;               \
+		pgparam_array_end((e)->p);        \
+	} while (0)
 
-/* make is evaluated only when the field is present */
-#define MORE_ADD(a, has, make) more_add(a, has, (has) ? (make) : NULL)
+/* An array of one optional field per element (NULL where has_expr is
+ * false), or NULL when no element has it. */
+#define ENC_OPT_ARRAY(e, oid, n, has_expr, write_expr)                 \
+	do {                                                           \
+		bool any_ = false;                                     \
+		for (size_t i = 0; i < (n); i++)                       \
+			any_ |= (has_expr);                            \
+		if (!any_)                                             \
+			pgparam_null((e)->p, oid##_ARRAY);             \
+		else                                                   \
+			ENC_ARRAY(e, oid, n, if (has_expr) write_expr; \
+				  else pgparam_null((e)->p, oid));     \
+	} while (0)
 
 /*
- * 98, more (024): the fields added since, as JSON text, each array only
- * when some element has it: per comparison c_target_half_width,
- * c_target_reached and c_rounds, per window (in run order, as the w_
- * arrays) w_noisy_reason and w_cpus; NULL when there is none (fixed
- * repeats of an older agent).
+ * The targets (024): per comparison its target half-width, whether it
+ * was reached and the rounds, each array NULL when no comparison has the
+ * field (fixed repeats, an older agent).
  */
-static void enc_more(struct enc *e, const Fleetbench__Report *r)
+static void enc_targets(struct enc *e, const Fleetbench__Report *r)
 {
-	static const char *const key[5] = { "c_target_half_width",
-					    "c_target_reached", "c_rounds",
-					    "w_noisy_reason", "w_cpus" };
-	struct json_object *o = json_object_new_object();
-	struct json_object *a[5];
-	bool any[5] = { false }, ok = o != NULL;
+	Fleetbench__Comparison *const *c = r->comparisons;
+	size_t n = r->n_comparisons;
 
-	for (int k = 0; k < 5; k++)
-		ok &= (a[k] = json_object_new_array()) != NULL;
-	for (size_t i = 0; ok && i < r->n_comparisons; i++) {
-		const Fleetbench__Comparison *c = r->comparisons[i];
+	ENC_OPT_ARRAY(e, PGPARAM_FLOAT8, n, c[i]->has_target_half_width,
+		      pgparam_float8(e->p, c[i]->target_half_width));
+	ENC_OPT_ARRAY(e, PGPARAM_BOOL, n, c[i]->has_target_reached,
+		      pgparam_bool(e->p, c[i]->target_reached));
+	ENC_OPT_ARRAY(e, PGPARAM_INT4, n, c[i]->has_rounds,
+		      pgparam_int4(e->p, (int32_t)c[i]->rounds));
+}
 
-		ok = MORE_ADD(a[0], c->has_target_half_width,
-			      json_object_new_double(c->target_half_width)) &&
-		     MORE_ADD(a[1], c->has_target_reached,
-			      json_object_new_boolean(c->target_reached)) &&
-		     MORE_ADD(a[2], c->has_rounds,
-			      json_object_new_int64(c->rounds));
-		any[0] |= c->has_target_half_width;
-		any[1] |= c->has_target_reached;
-		any[2] |= c->has_rounds;
-	}
-	for (size_t i = 0; ok && i < r->n_benchmarks; i++)
-		for (size_t j = 0; ok && j < r->benchmarks[i]->n_windows; j++) {
-			const Fleetbench__Window *w =
-				r->benchmarks[i]->windows[j];
+/* The windows of every variant in run order, as the w_ arrays. */
+static size_t windows_all(const Fleetbench__Report *r,
+			  const Fleetbench__Window ***w)
+{
+	size_t n = 0, k = 0;
 
-			ok = MORE_ADD(a[3], w->noisy_reason != NULL,
-				      json_object_new_string(w->noisy_reason)) &&
-			     MORE_ADD(a[4], w->cpus != NULL,
-				      json_object_new_string(w->cpus));
-			any[3] |= w->noisy_reason != NULL;
-			any[4] |= w->cpus != NULL;
-		}
-	/* what the run cost its host (025): each Cost as the walker
-	 * writes it, the benchmarks' and the total */
-	if (ok && (r->n_costs || r->cost_total)) {
-		struct json_object *costs = json_object_new_array();
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		n += r->benchmarks[i]->n_windows;
+	*w = n ? calloc(n, sizeof(**w)) : NULL;
+	if (n && !*w)
+		return SIZE_MAX;
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_windows; j++)
+			(*w)[k++] = r->benchmarks[i]->windows[j];
+	return n;
+}
 
-		ok = costs && !json_object_object_add(o, "costs", costs);
-		if (!ok)
-			json_object_put(costs);
-		for (size_t i = 0; ok && i <= r->n_costs; i++) {
-			const Fleetbench__Cost *c =
-				i < r->n_costs ? r->costs[i] : r->cost_total;
-			struct json_object *j;
+/* Per window its noisy reason and vCPUs (024), NULL when none has it. */
+static void enc_window_more(struct enc *e, const Fleetbench__Report *r)
+{
+	_cleanup_free_ const Fleetbench__Window **w = NULL;
+	size_t n = windows_all(r, &w);
 
-			if (!c)
-				continue;
-			j = pbjson_from_message(&c->base);
-			ok = j && !json_object_array_add(costs, j);
-			if (!ok)
-				json_object_put(j);
-		}
-	}
-	/* the three target arrays go together, element i for comparison i */
-	any[0] = any[1] = any[2] = any[0] || any[1] || any[2];
-	for (int k = 0; k < 5; k++) {
-		/* o takes the array; else it is dropped (a failure only when
-		 * it was to be kept) */
-		if (!ok || !any[k] || json_object_object_add(o, key[k], a[k])) {
-			ok &= !any[k];
-			json_object_put(a[k]);
-		}
-	}
-	if (!ok) {
+	if (n == SIZE_MAX) {
 		if (!e->r) {
 			e->r = -ENOMEM;
 			snprintf(e->err, PG_ERR_LEN,
-				 "out of memory for the targets, windows and costs");
+				 "out of memory for the windows");
 		}
-		pgparam_null(e->p, PGPARAM_TEXT);
-	} else if (!json_object_object_length(o)) {
-		pgparam_null(e->p, PGPARAM_TEXT);
-	} else {
-		pgparam_text(e->p, json_object_to_json_string_ext(
-					   o, JSON_C_TO_STRING_PLAIN |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
+		n = 0;
 	}
-	json_object_put(o);
+	ENC_OPT_ARRAY(e, PGPARAM_TEXT, n, w[i]->noisy_reason != NULL,
+		      pgparam_text(e->p, w[i]->noisy_reason));
+	ENC_OPT_ARRAY(e, PGPARAM_TEXT, n, w[i]->cpus != NULL,
+		      pgparam_text(e->p, w[i]->cpus));
+}
+
+/* Cost i of the report's costs and then its total. */
+static const Fleetbench__Cost *cost_at(const Fleetbench__Report *r, size_t i)
+{
+	return i < r->n_costs ? r->costs[i] : r->cost_total;
+}
+
+/*
+ * What the run cost its host (025, 026): one array per run_costs column,
+ * element i for each benchmark's Cost and the total's last; all NULL
+ * without costs (an older agent, a probe-only run).
+ */
+static void enc_costs(struct enc *e, const Fleetbench__Report *r)
+{
+	size_t n = r->n_costs + (r->cost_total != NULL);
+	struct pgparam *p = e->p;
+
+	if (!n) {
+		static const unsigned types[] = {
+			PGPARAM_TEXT_ARRAY,   PGPARAM_FLOAT8_ARRAY,
+			PGPARAM_FLOAT8_ARRAY, PGPARAM_INT8_ARRAY,
+			PGPARAM_INT8_ARRAY,   PGPARAM_FLOAT8_ARRAY,
+			PGPARAM_INT8_ARRAY,
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+			pgparam_null(p, types[i]);
+		return;
+	}
+	ENC_ARRAY(e, PGPARAM_TEXT, n,
+		  pgparam_text(p, cost_at(r, i)->benchmark));
+	ENC_ARRAY(e, PGPARAM_FLOAT8, n,
+		  pgparam_float8(p, cost_at(r, i)->wall_s));
+	ENC_ARRAY(e, PGPARAM_FLOAT8, n,
+		  pgparam_float8(p, cost_at(r, i)->cpu_s));
+	ENC_ARRAY(e, PGPARAM_INT8, n,
+		  enc_u64(e, "cost.peak_memory_bytes",
+			  cost_at(r, i)->peak_memory_bytes));
+	ENC_ARRAY(
+		e, PGPARAM_INT8, n,
+		enc_u64(e, "cost.written_bytes", cost_at(r, i)->written_bytes));
+	ENC_ARRAY(e, PGPARAM_FLOAT8, n,
+		  enc_float8(e, cost_at(r, i)->has_allowance_s,
+			     cost_at(r, i)->allowance_s));
+	ENC_ARRAY(
+		e, PGPARAM_INT8, n,
+		enc_int8(e, cost_at(r, i)->has_rounds, cost_at(r, i)->rounds));
 }
 
 int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 			 char err[PG_ERR_LEN])
 {
-	struct enc e = { .p = p, .err = err };
+	struct enc e = {.p = p, .err = err};
 	const Fleetbench__Host *h = r->host;
 	const Fleetbench__Kernel *k = r->kernel;
-	int ret;
+	int ret, attrs;
 
 	pgparam_reset(p);
+	pgparam_record_begin(p);
 	pgparam_uuid(p, r->run_id);
 	pgparam_int4(p, (int32_t)r->schema_version);
 	pgparam_text(p, r->agent_version);
@@ -693,13 +725,13 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_method(&e, r->method);
 	enc_comparisons(&e, r);
 	enc_variants(&e, r);
-	/* 84, validated: the codec has checked what the SQL would check
-	 * again (unique names, finite numbers), and the ends above are
-	 * counted from the message */
-	pgparam_bool(p, true);
 	enc_method_more(&e, r->method);
 	enc_tags(&e, r);
-	enc_more(&e, r);
+	enc_targets(&e, r);
+	enc_window_more(&e, r);
+	enc_costs(&e, r);
+	attrs = p->record_n;
+	pgparam_record_end(p);
 	ret = pgparam_finish(p);
 	if (e.r < 0)
 		return e.r;
@@ -709,9 +741,9 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 		snprintf(err, PG_ERR_LEN, "a value over 1 GiB");
 	else if (ret < 0)
 		snprintf(err, PG_ERR_LEN, "%s", strerror(-ret));
-	if (ret == 0 && p->n != INGEST_PARAMS) {
-		snprintf(err, PG_ERR_LEN, "%d parameters, expected %d", p->n,
-			 INGEST_PARAMS);
+	if (ret == 0 && attrs != INGEST_ATTRS) {
+		snprintf(err, PG_ERR_LEN, "%d attributes, expected %d", attrs,
+			 INGEST_ATTRS);
 		ret = -EPROTO;
 	}
 	return ret;

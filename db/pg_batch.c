@@ -15,18 +15,19 @@
 #define PG_SEND_CHUNK (256u << 10)
 
 #define PG_INGEST_STMT "fleetbench_ingest_run"
+#define PG_INGEST_SQL "SELECT fleetbench_ingest_run($1::fleetbench_report)"
 #define PG_END_STMT "fleetbench_ingest_end"
 #define PG_END_SQL "SELECT fleetbench_ingest_end()"
 
 /* Prepares the statements once per connection: parsed and planned once,
- * not for every report. The ingest statement takes the types of the
- * params it will be sent with, so that the server picks the function by
- * them or refuses here, never misreading binary values. */
+ * not for every report. The ingest statement takes one fleetbench_report
+ * (the composite type of schema/029_ingest_contract.sql), sent as a
+ * binary record whose every attribute carries its type: the server
+ * refuses a record whose attributes are not the type's (42804), never
+ * misreading binary values. */
 static int prepare(struct pg *p, const struct pgparam *params, char *err)
 {
 	_cleanup_pqclear_ PGresult *res = NULL;
-	char sql[64 + 6 * 256];
-	int len;
 
 	if (!p->prepared_end) {
 		res = PQprepare(p->conn, PG_END_STMT, PG_END_SQL, 0, NULL);
@@ -41,17 +42,13 @@ static int prepare(struct pg *p, const struct pgparam *params, char *err)
 	}
 	if (p->prepared)
 		return 0;
-	if (params->n < 1 || params->n > 256) {
-		pg_err_set(err, "cannot prepare the ingest statement: %d parameters",
+	if (params->n != 1) {
+		pg_err_set(err, "cannot prepare the ingest statement: %d parameters, expected one record",
 			params->n);
 		return -EAGAIN;
 	}
-	len = snprintf(sql, sizeof(sql), "SELECT %s(", PG_INGEST_STMT);
-	for (int i = 1; i <= params->n; i++)
-		len += snprintf(sql + len, sizeof(sql) - (size_t)len, "%s$%d",
-				i > 1 ? ", " : "", i);
-	snprintf(sql + len, sizeof(sql) - (size_t)len, ")");
-	res = PQprepare(p->conn, PG_INGEST_STMT, sql, params->n, params->types);
+	res = PQprepare(p->conn, PG_INGEST_STMT, PG_INGEST_SQL, 1,
+			params->types);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
 		pg_error(p, res, "cannot prepare the ingest statement", err);
 		return pg_connection_lost(p, res) ? -EIO : -EAGAIN;

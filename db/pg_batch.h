@@ -26,7 +26,7 @@ enum pg_item_result {
 
 /* One report of a batch. */
 struct pg_item {
-	/* fleetbench_ingest_run()'s binary parameters, finished; NULL: not
+	/* fleetbench_ingest_run()'s binary parameter, finished; NULL: not
 	 * sent */
 	const struct pgparam *params;
 	enum pg_item_result result;
@@ -41,9 +41,10 @@ struct pg_item {
  * calls are one implicit transaction that the Sync commits, or that any
  * error rolls back whole. items must stay valid until pg_batch_step()
  * returns nonzero; an item's params only until pg_batch_handed() counts
- * it. The statements are prepared on first use on each
- * connection, with the parameter types of the first item's params, so
- * that a database whose function takes other types refuses them there.
+ * it. Each item's params are one record, a fleetbench_report
+ * (pgparam_record_begin). The statements are prepared on first use on each
+ * connection; a database whose fleetbench_report has other attributes
+ * refuses each call (SQLSTATE 42804: FAILED, not the report's fault).
  * Returns 0, -ENODATA when no item has params (nothing was sent), -EAGAIN
  * when a statement cannot be prepared (a missing function, other types),
  * or -EIO (disconnected; nothing committed).

@@ -47,6 +47,7 @@ void pgparam_reset(struct pgparam *p)
 	p->len = 0;
 	p->err = 0;
 	p->in_array = false;
+	p->in_record = false;
 }
 
 static bool reserve(struct pgparam *p, size_t more)
@@ -152,6 +153,15 @@ static void value(struct pgparam *p, unsigned oid, const void *bytes,
 		}
 		put_be32(p, (uint32_t)len);
 		put(p, bytes, len);
+		return;
+	}
+	if (p->in_record) {
+		/* an attribute: its type, then as an array element */
+		p->record_n++;
+		put_be32(p, oid);
+		put_be32(p, bytes ? (uint32_t)len : UINT32_MAX);
+		if (bytes)
+			put(p, bytes, len);
 		return;
 	}
 	if (!param_add(p, oid))
@@ -273,7 +283,16 @@ void pgparam_array_begin(struct pgparam *p, unsigned oid)
 		fail(p, -EINVAL);
 		return;
 	}
-	if (!param_add(p, type) || !reserve(p, ARRAY_HEADER))
+	if (p->in_record) {
+		/* an attribute: its type and length (patched at the end) */
+		p->record_n++;
+		put_be32(p, type);
+		p->array_len_at = p->len;
+		put_be32(p, 0);
+	} else if (!param_add(p, type)) {
+		return;
+	}
+	if (!reserve(p, ARRAY_HEADER))
 		return;
 	p->in_array = true;
 	p->array_oid = oid;
@@ -311,12 +330,49 @@ void pgparam_array_end(struct pgparam *p)
 		fail(p, -E2BIG);
 		return;
 	}
-	p->lengths[p->n - 1] = (int)(p->len - h);
+	if (p->in_record)
+		patch_be32(p, p->array_len_at, (uint32_t)(p->len - h));
+	else
+		p->lengths[p->n - 1] = (int)(p->len - h);
+}
+
+void pgparam_record_begin(struct pgparam *p)
+{
+	if (p->err)
+		return;
+	if (p->in_array || p->in_record) {
+		fail(p, -EINVAL);
+		return;
+	}
+	/* type 0: the statement's cast names the composite type */
+	if (!param_add(p, 0) || !reserve(p, 4))
+		return;
+	p->in_record = true;
+	p->record_start = p->len;
+	p->record_n = 0;
+	p->len += 4; /* the attribute count, by pgparam_record_end() */
+}
+
+void pgparam_record_end(struct pgparam *p)
+{
+	if (p->err)
+		return;
+	if (!p->in_record || p->in_array) {
+		fail(p, -EINVAL);
+		return;
+	}
+	p->in_record = false;
+	patch_be32(p, p->record_start, (uint32_t)p->record_n);
+	if (p->len - p->record_start > VALUE_MAX) {
+		fail(p, -E2BIG);
+		return;
+	}
+	p->lengths[p->n - 1] = (int)(p->len - p->record_start);
 }
 
 int pgparam_finish(struct pgparam *p)
 {
-	if (p->in_array)
+	if (p->in_array || p->in_record)
 		fail(p, -EINVAL);
 	if (p->err)
 		return p->err;

@@ -3,9 +3,10 @@
  * The parameters of one statement in PostgreSQL's binary send format
  * (what each type's send function writes and its recv function reads):
  * scalars and one-dimensional arrays of bool, int4, int8, float8, text and
- * uuid, with NULLs. All parameters live in one growable buffer, so that
- * one report is one allocation that grows a few times, and its size is the
- * bytes the statement will carry.
+ * uuid, with NULLs, and records (a composite type's value) of those. All
+ * parameters live in one growable buffer, so that one report is one
+ * allocation that grows a few times, and its size is the bytes the
+ * statement will carry.
  *
  * Errors are sticky (like stdio's ferror): a writer that runs out of
  * memory, or is used out of order, sets the error once and ignores every
@@ -72,6 +73,10 @@ struct pgparam {
 	size_t array_start; /* its header's offset in buf */
 	int32_t array_n;
 	bool array_nulls;
+	bool in_record;
+	size_t record_start; /* its attribute count's offset in buf */
+	int32_t record_n;
+	size_t array_len_at; /* in a record: the open array's length word */
 };
 
 /* An empty parameter list. */
@@ -86,7 +91,9 @@ void pgparam_reset(struct pgparam *p);
 /*
  * Each writer adds one parameter, or, between pgparam_array_begin() and
  * pgparam_array_end(), one element of the open array (which must be of
- * that element type, else the error is -EINVAL).
+ * that element type, else the error is -EINVAL), or, between
+ * pgparam_record_begin() and pgparam_record_end(), one attribute of the
+ * open record.
  */
 void pgparam_null(struct pgparam *p, unsigned oid);
 void pgparam_bool(struct pgparam *p, bool v);
@@ -108,10 +115,22 @@ void pgparam_array_begin(struct pgparam *p, unsigned oid);
 void pgparam_array_end(struct pgparam *p);
 
 /*
+ * A record: one parameter whose attributes are the values written until
+ * pgparam_record_end(), in the order of the composite type's attributes,
+ * each a scalar or a one-dimensional array of the type the attribute has
+ * (record_recv refuses another type, or another count, with SQLSTATE
+ * 42804). Its parameter type is 0: the statement names the composite
+ * type ($1::name), whose OID differs from database to database. Records
+ * do not nest.
+ */
+void pgparam_record_begin(struct pgparam *p);
+void pgparam_record_end(struct pgparam *p);
+
+/*
  * Points values at the buffer (call it after the last writer, and again
  * after any later one). Returns 0, or the first error: -ENOMEM, -EINVAL
- * (a malformed UUID, a writer of the wrong type in an array, an array not
- * ended or ended twice), -E2BIG (a value over 1 GiB).
+ * (a malformed UUID, a writer of the wrong type in an array, an array or
+ * record not ended or ended twice), -E2BIG (a value over 1 GiB).
  */
 int pgparam_finish(struct pgparam *p);
 

@@ -80,71 +80,22 @@ END
 $$;
 
 /*
- * fleetbench_ingest_run(...) stores one report given as typed parameters
- * (the contract of docs/schema.md; the collector sends them in binary)
- * and returns true, or returns false and stores nothing when a run with
- * its run_id is already stored. _end arrays are cumulative 1-based ends:
- * item i owns elements end[i-1]+1 .. end[i]; m_sample_end restarts at each
- * variant. caps_present false: the typed capability columns are read
- * from probe, as migration 008 did. validated true: the caller made the
- * arrays from a report its codec validated (fleetbench-collector: unique
- * variants, metrics of a variant, comparisons and parameter keys, finite
- * numbers, ends counted from the message), so the checks of those are not
- * made again; the arrays' alignment always is. A malformed report raises
- * SQLSTATE class 22 or 23 naming what is wrong. mmap_bytes ..
- * writeback_dirty_bytes are the optional Method fields (NULL: the agent
- * did not send them). more (024), a JSON object or NULL, holds the
- * arrays added since, each optional: c_target_half_width (float8[]),
- * c_target_reached (boolean[]) and c_rounds (integer[]), one element per
- * comparison as c_name, and w_noisy_reason and w_cpus (text[]), one per
- * window as w_noisy: one parameter for them, as PostgreSQL allows a
- * function 100, and the 97 before it are the old collectors' (rolling
- * upgrades). The run is queued for
+ * fleetbench_ingest_run(r) stores one report, given as one value of the
+ * composite type fleetbench_report (the contract of docs/schema.md, made
+ * by migrations: a field added to the report is an attribute added to
+ * the type, and this signature stays), and returns true, or returns false
+ * and stores nothing when a run with its run_id is already stored. The
+ * collector sends it in binary (collector/report_params.c). _end arrays
+ * are cumulative 1-based ends: item i owns elements end[i-1]+1 .. end[i];
+ * m_sample_end restarts at each variant. caps_present false: the typed
+ * capability columns are read from probe, as migration 008 did. Every
+ * check below is made for every caller: a writer cannot store rows its
+ * codec did not check (the collector's codec has refused most of these
+ * already, with the same words). A malformed report raises SQLSTATE class
+ * 22 or 23 naming what is wrong. The run is queued for
  * fleetbench_ingest_end(), which the caller runs once before COMMIT.
  */
-CREATE OR REPLACE FUNCTION fleetbench_ingest_run(
-	run_id uuid, schema_version integer, agent_version text,
-	started_ms bigint, finished_ms bigint,
-	provider text, instance_type text, region text,
-	provider_source text, instance_type_source text, region_source text,
-	hostname text, machine_id text,
-	kernel_release text, kernel_version text, kernel_cmdline text,
-	profile text, seed bigint,
-	probe text,
-	caps_present boolean,
-	thp_enabled text, thp_defrag text, thp_shmem_enabled text,
-	hugepage_size_kb bigint[], hugepage_nr bigint[], hugepage_free bigint[],
-	io_uring_disabled integer, io_uring_setup text,
-	io_uring_setup_errno integer, sqpoll text, sqpoll_errno integer,
-	io_uring_opcodes text[], io_uring_features text[],
-	vcpus integer, memory_kb bigint, cpu_model text,
-	vm text, container text,
-	method_key text, method_profile text, repeats bigint,
-	chase_bytes bigint, chase_accesses bigint, fault_bytes bigint,
-	file_bytes bigint, io_ms bigint, iodepth bigint,
-	seq_bytes bigint, seq_block bigint, fs_increments bigint,
-	method_only text[], randread_file boolean,
-	c_name text[], c_benchmark text[], c_metric text[],
-	c_numerator text[], c_denominator text[], c_ratio double precision[],
-	c_ci_low double precision[], c_ci_high double precision[],
-	c_level double precision[], c_method text[], c_reason text[],
-	v_benchmark text[], v_variant text[], v_status text[], v_reason text[],
-	v_param_end integer[], p_key text[], p_kind text[], p_value text[],
-	v_window_end integer[], w_steal_pct double precision[],
-	w_loadavg1 double precision[], w_wall_s double precision[],
-	w_noisy boolean[],
-	v_metric_end integer[], m_metric text[], m_unit text[],
-	m_median double precision[], m_sample_end integer[],
-	v_sample_end integer[], samples double precision[],
-	validated boolean DEFAULT false,
-	mmap_bytes bigint DEFAULT NULL, mmap_accesses bigint DEFAULT NULL,
-	bw_bytes bigint DEFAULT NULL, scaling_ms bigint DEFAULT NULL,
-	wb_bytes bigint DEFAULT NULL, wb_fsync_bytes bigint DEFAULT NULL,
-	with_database boolean DEFAULT NULL, db_scale bigint DEFAULT NULL,
-	db_rate bigint DEFAULT NULL, db_seconds bigint DEFAULT NULL,
-	writeback_dirty_bytes bigint DEFAULT NULL,
-	tag_keys text[] DEFAULT NULL, tag_values text[] DEFAULT NULL,
-	more text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION fleetbench_ingest_run(r fleetbench_report)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -153,15 +104,8 @@ DECLARE
 	mkey text; -- the run's method key
 	bare boolean; -- its methods row has no parameters
 	p jsonb; -- the probe
-	nv integer := coalesce(cardinality(v_benchmark), 0);
-	nc integer := coalesce(cardinality(c_name), 0);
-	-- from more (024): per comparison its target, per window its
-	-- noisy reason and vCPUs
-	c_target_half_width double precision[];
-	c_target_reached boolean[];
-	c_rounds integer[];
-	w_noisy_reason text[];
-	w_cpus text[];
+	nv integer := coalesce(cardinality(r.v_benchmark), 0);
+	nc integer := coalesce(cardinality(r.c_name), 0);
 	targets boolean; -- some comparison has one; else the run keeps NULLs
 	problem text;
 	state text;
@@ -174,42 +118,34 @@ DECLARE
 	t_vm text; t_container text;
 BEGIN
 	PERFORM fleetbench_schema_guard();
-	started := timestamptz 'epoch' + started_ms * interval '1 millisecond';
-	p := probe::jsonb;
-	IF more IS NOT NULL THEN
-		SELECT x.* INTO c_target_half_width, c_target_reached, c_rounds,
-				w_noisy_reason, w_cpus
-		FROM jsonb_to_record(more::jsonb)
-			AS x(c_target_half_width double precision[],
-			     c_target_reached boolean[], c_rounds integer[],
-			     w_noisy_reason text[], w_cpus text[]);
-	END IF;
-	targets := coalesce(cardinality(array_remove(c_target_half_width, NULL)), 0)
-		   + coalesce(cardinality(array_remove(c_target_reached, NULL)), 0)
-		   + coalesce(cardinality(array_remove(c_rounds, NULL)), 0) > 0;
+	started := timestamptz 'epoch' + r.started_ms * interval '1 millisecond';
+	p := r.probe::jsonb;
+	targets := coalesce(cardinality(array_remove(r.c_target_half_width, NULL)), 0)
+		   + coalesce(cardinality(array_remove(r.c_target_reached, NULL)), 0)
+		   + coalesce(cardinality(array_remove(r.c_rounds, NULL)), 0) > 0;
 
-	-- what a writer calling this function must not get past, validated
-	-- or not (the codec's rules, docs/wire.md): times from 2020 to a day
+	-- what a writer calling this function must not get past (the
+	-- codec's rules, docs/wire.md): times from 2020 to a day
 	-- ahead (a start in the year 262143 would sort as the latest run
 	-- forever, and never be pruned), the end not before the start, a
 	-- machine id of 32 lowercase hex digits (hosts are keyed by it)
-	IF started_ms IS NULL OR finished_ms IS NULL
-	   OR started_ms < 1577836800000 OR finished_ms < started_ms
-	   OR finished_ms > (extract(epoch FROM now()) * 1000)::bigint
+	IF r.started_ms IS NULL OR r.finished_ms IS NULL
+	   OR r.started_ms < 1577836800000 OR r.finished_ms < r.started_ms
+	   OR r.finished_ms > (extract(epoch FROM now()) * 1000)::bigint
 			    + 86400000 THEN
 		PERFORM fleetbench_reject_as('22023', format(
 			'started_ms %s, finished_ms %s: a run starts from 2020-01-01 and ends after it starts, at most a day ahead',
-			started_ms, finished_ms));
+			r.started_ms, r.finished_ms));
 	END IF;
-	IF machine_id IS NULL OR machine_id !~ '^[0-9a-f]{32}$' THEN
+	IF r.machine_id IS NULL OR r.machine_id !~ '^[0-9a-f]{32}$' THEN
 		PERFORM fleetbench_reject_as('22023', format(
 			'machine_id %s: not 32 lowercase hex digits',
-			coalesce(quote_literal(left(machine_id, 64)), 'NULL')));
+			coalesce(quote_literal(left(r.machine_id, 64)), 'NULL')));
 	END IF;
 	-- labels that tables print: no control character (the tags' rule)
 	SELECT x.k INTO problem
-	FROM (VALUES ('provider', provider), ('instance_type', instance_type),
-		     ('region', region), ('hostname', hostname)) AS x(k, v)
+	FROM (VALUES ('provider', r.provider), ('instance_type', r.instance_type),
+		     ('region', r.region), ('hostname', r.hostname)) AS x(k, v)
 	WHERE x.v ~ '[\x01-\x1f\x7f-\x9f]'
 	LIMIT 1;
 	IF problem IS NOT NULL THEN
@@ -218,103 +154,116 @@ BEGIN
 	END IF;
 
 	-- the arrays line up: one cheap test, then the slow path says how
-	IF coalesce(cardinality(v_variant), 0) <> nv
-	   OR coalesce(cardinality(v_status), 0) <> nv
-	   OR coalesce(cardinality(v_reason), 0) <> nv
-	   OR coalesce(cardinality(v_param_end), 0) <> nv
-	   OR coalesce(cardinality(v_window_end), 0) <> nv
-	   OR coalesce(cardinality(v_metric_end), 0) <> nv
-	   OR coalesce(cardinality(v_sample_end), 0) <> nv
-	   OR coalesce(v_param_end[nv], 0) <> coalesce(cardinality(p_key), 0)
-	   OR coalesce(cardinality(p_kind), 0) <> coalesce(cardinality(p_key), 0)
-	   OR coalesce(cardinality(p_value), 0) <> coalesce(cardinality(p_key), 0)
-	   OR coalesce(v_window_end[nv], 0) <> coalesce(cardinality(w_steal_pct), 0)
-	   OR coalesce(cardinality(w_loadavg1), 0) <> coalesce(cardinality(w_steal_pct), 0)
-	   OR coalesce(cardinality(w_wall_s), 0) <> coalesce(cardinality(w_steal_pct), 0)
-	   OR coalesce(cardinality(w_noisy), 0) <> coalesce(cardinality(w_steal_pct), 0)
-	   OR coalesce(v_metric_end[nv], 0) <> coalesce(cardinality(m_metric), 0)
-	   OR coalesce(cardinality(m_unit), 0) <> coalesce(cardinality(m_metric), 0)
-	   OR coalesce(cardinality(m_median), 0) <> coalesce(cardinality(m_metric), 0)
-	   OR coalesce(cardinality(m_sample_end), 0) <> coalesce(cardinality(m_metric), 0)
-	   OR coalesce(v_sample_end[nv], 0) <> coalesce(cardinality(samples), 0)
-	   OR array_position(v_benchmark, NULL) IS NOT NULL
-	   OR array_position(v_variant, NULL) IS NOT NULL
-	   OR array_position(v_param_end, NULL) IS NOT NULL
-	   OR array_position(v_window_end, NULL) IS NOT NULL
-	   OR array_position(v_metric_end, NULL) IS NOT NULL
-	   OR array_position(v_sample_end, NULL) IS NOT NULL
-	   OR array_position(m_metric, NULL) IS NOT NULL
-	   OR array_position(m_unit, NULL) IS NOT NULL
-	   OR array_position(m_sample_end, NULL) IS NOT NULL
-	   OR array_position(p_key, NULL) IS NOT NULL
-	   OR array_position(p_kind, NULL) IS NOT NULL
-	   OR array_position(p_value, NULL) IS NOT NULL THEN
+	IF coalesce(cardinality(r.v_variant), 0) <> nv
+	   OR coalesce(cardinality(r.v_status), 0) <> nv
+	   OR coalesce(cardinality(r.v_reason), 0) <> nv
+	   OR coalesce(cardinality(r.v_param_end), 0) <> nv
+	   OR coalesce(cardinality(r.v_window_end), 0) <> nv
+	   OR coalesce(cardinality(r.v_metric_end), 0) <> nv
+	   OR coalesce(cardinality(r.v_sample_end), 0) <> nv
+	   OR coalesce(r.v_param_end[nv], 0) <> coalesce(cardinality(r.p_key), 0)
+	   OR coalesce(cardinality(r.p_kind), 0) <> coalesce(cardinality(r.p_key), 0)
+	   OR coalesce(cardinality(r.p_value), 0) <> coalesce(cardinality(r.p_key), 0)
+	   OR coalesce(r.v_window_end[nv], 0) <> coalesce(cardinality(r.w_steal_pct), 0)
+	   OR coalesce(cardinality(r.w_loadavg1), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
+	   OR coalesce(cardinality(r.w_wall_s), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
+	   OR coalesce(cardinality(r.w_noisy), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
+	   OR coalesce(r.v_metric_end[nv], 0) <> coalesce(cardinality(r.m_metric), 0)
+	   OR coalesce(cardinality(r.m_unit), 0) <> coalesce(cardinality(r.m_metric), 0)
+	   OR coalesce(cardinality(r.m_median), 0) <> coalesce(cardinality(r.m_metric), 0)
+	   OR coalesce(cardinality(r.m_sample_end), 0) <> coalesce(cardinality(r.m_metric), 0)
+	   OR coalesce(r.v_sample_end[nv], 0) <> coalesce(cardinality(r.samples), 0)
+	   OR array_position(r.v_benchmark, NULL) IS NOT NULL
+	   OR array_position(r.v_variant, NULL) IS NOT NULL
+	   OR array_position(r.v_param_end, NULL) IS NOT NULL
+	   OR array_position(r.v_window_end, NULL) IS NOT NULL
+	   OR array_position(r.v_metric_end, NULL) IS NOT NULL
+	   OR array_position(r.v_sample_end, NULL) IS NOT NULL
+	   OR array_position(r.m_metric, NULL) IS NOT NULL
+	   OR array_position(r.m_unit, NULL) IS NOT NULL
+	   OR array_position(r.m_sample_end, NULL) IS NOT NULL
+	   OR array_position(r.p_key, NULL) IS NOT NULL
+	   OR array_position(r.p_kind, NULL) IS NOT NULL
+	   OR array_position(r.p_value, NULL) IS NOT NULL THEN
 		SELECT x.state, x.problem INTO state, problem
 		FROM (VALUES
-			(1, v_benchmark IS NOT NULL AND array_position(v_benchmark, NULL) IS NOT NULL,
-			 '23502', format('variant %s has no benchmark', array_position(v_benchmark, NULL))),
-			(2, v_variant IS NOT NULL AND array_position(v_variant, NULL) IS NOT NULL,
-			 '23502', format('variant %s of %s has no variant name', array_position(v_variant, NULL),
-					 v_benchmark[array_position(v_variant, NULL)])),
-			(3, m_metric IS NOT NULL AND array_position(m_metric, NULL) IS NOT NULL,
-			 '23502', format('metric %s has no "metric" name', array_position(m_metric, NULL))),
-			(4, m_unit IS NOT NULL AND array_position(m_unit, NULL) IS NOT NULL,
+			(1, r.v_benchmark IS NOT NULL AND array_position(r.v_benchmark, NULL) IS NOT NULL,
+			 '23502', format('variant %s has no benchmark', array_position(r.v_benchmark, NULL))),
+			(2, r.v_variant IS NOT NULL AND array_position(r.v_variant, NULL) IS NOT NULL,
+			 '23502', format('variant %s of %s has no variant name', array_position(r.v_variant, NULL),
+					 r.v_benchmark[array_position(r.v_variant, NULL)])),
+			(3, r.m_metric IS NOT NULL AND array_position(r.m_metric, NULL) IS NOT NULL,
+			 '23502', format('metric %s has no "metric" name', array_position(r.m_metric, NULL))),
+			(4, r.m_unit IS NOT NULL AND array_position(r.m_unit, NULL) IS NOT NULL,
 			 '23502', format('metric %s has no "unit"', coalesce(
-				m_metric[array_position(m_unit, NULL)],
-				array_position(m_unit, NULL)::text))),
-			(5, p_key IS NOT NULL AND (array_position(p_key, NULL) IS NOT NULL
-				OR array_position(p_kind, NULL) IS NOT NULL
-				OR array_position(p_value, NULL) IS NOT NULL),
+				r.m_metric[array_position(r.m_unit, NULL)],
+				array_position(r.m_unit, NULL)::text))),
+			(5, r.p_key IS NOT NULL AND (array_position(r.p_key, NULL) IS NOT NULL
+				OR array_position(r.p_kind, NULL) IS NOT NULL
+				OR array_position(r.p_value, NULL) IS NOT NULL),
 			 '23502', 'a parameter has no key, kind or value'),
 			(9, true, '22023', format(
 				'the report''s arrays do not line up: %s variants (v_benchmark), ends of parameters %s of %s (p_key), windows %s of %s (w_steal_pct), metrics %s of %s (m_metric), samples %s of %s (samples)',
-				nv, v_param_end[nv], cardinality(p_key),
-				v_window_end[nv], cardinality(w_steal_pct),
-				v_metric_end[nv], cardinality(m_metric),
-				v_sample_end[nv], cardinality(samples))))
+				nv, r.v_param_end[nv], cardinality(r.p_key),
+				r.v_window_end[nv], cardinality(r.w_steal_pct),
+				r.v_metric_end[nv], cardinality(r.m_metric),
+				r.v_sample_end[nv], cardinality(r.samples))))
 		     AS x(n, bad, state, problem)
 		WHERE x.bad
 		ORDER BY x.n LIMIT 1;
 		PERFORM fleetbench_reject_as(state, problem);
 	END IF;
-	IF coalesce(cardinality(c_benchmark), 0) <> nc
-	   OR coalesce(cardinality(c_metric), 0) <> nc
-	   OR coalesce(cardinality(c_numerator), 0) <> nc
-	   OR coalesce(cardinality(c_denominator), 0) <> nc
-	   OR coalesce(cardinality(c_ratio), 0) <> nc
-	   OR coalesce(cardinality(c_ci_low), 0) <> nc
-	   OR coalesce(cardinality(c_ci_high), 0) <> nc
-	   OR coalesce(cardinality(c_level), 0) <> nc
-	   OR coalesce(cardinality(c_method), 0) <> nc
-	   OR coalesce(cardinality(c_reason), 0) <> nc
-	   OR coalesce(cardinality(c_target_half_width), nc) <> nc
-	   OR coalesce(cardinality(c_target_reached), nc) <> nc
-	   OR coalesce(cardinality(c_rounds), nc) <> nc THEN
+	IF coalesce(cardinality(r.c_benchmark), 0) <> nc
+	   OR coalesce(cardinality(r.c_metric), 0) <> nc
+	   OR coalesce(cardinality(r.c_numerator), 0) <> nc
+	   OR coalesce(cardinality(r.c_denominator), 0) <> nc
+	   OR coalesce(cardinality(r.c_ratio), 0) <> nc
+	   OR coalesce(cardinality(r.c_ci_low), 0) <> nc
+	   OR coalesce(cardinality(r.c_ci_high), 0) <> nc
+	   OR coalesce(cardinality(r.c_level), 0) <> nc
+	   OR coalesce(cardinality(r.c_method), 0) <> nc
+	   OR coalesce(cardinality(r.c_reason), 0) <> nc
+	   OR coalesce(cardinality(r.c_target_half_width), nc) <> nc
+	   OR coalesce(cardinality(r.c_target_reached), nc) <> nc
+	   OR coalesce(cardinality(r.c_rounds), nc) <> nc THEN
 		PERFORM fleetbench_reject_as('22023', format(
 			'the comparisons'' arrays do not line up with c_name (%s)',
 			nc));
 	END IF;
 	-- the windows' reasons and vCPUs (024) line up with the windows
-	IF coalesce(cardinality(w_noisy_reason), cardinality(w_steal_pct), 0)
-	   <> coalesce(cardinality(w_steal_pct), 0)
-	   OR coalesce(cardinality(w_cpus), cardinality(w_steal_pct), 0)
-	      <> coalesce(cardinality(w_steal_pct), 0) THEN
+	IF coalesce(cardinality(r.w_noisy_reason), cardinality(r.w_steal_pct), 0)
+	   <> coalesce(cardinality(r.w_steal_pct), 0)
+	   OR coalesce(cardinality(r.w_cpus), cardinality(r.w_steal_pct), 0)
+	      <> coalesce(cardinality(r.w_steal_pct), 0) THEN
 		PERFORM fleetbench_reject_as('22023', format(
 			'the windows'' arrays do not line up: %s windows (w_steal_pct), %s noisy reasons (w_noisy_reason), %s cpus (w_cpus)',
-			coalesce(cardinality(w_steal_pct), 0),
-			cardinality(w_noisy_reason), cardinality(w_cpus)));
+			coalesce(cardinality(r.w_steal_pct), 0),
+			cardinality(r.w_noisy_reason), cardinality(r.w_cpus)));
+	END IF;
+
+	-- the costs' arrays (025, 026) line up with cost_benchmark
+	IF r.cost_benchmark IS NOT NULL
+	   AND (coalesce(cardinality(r.cost_wall_s), -1) <> cardinality(r.cost_benchmark)
+		OR coalesce(cardinality(r.cost_cpu_s), -1) <> cardinality(r.cost_benchmark)
+		OR coalesce(cardinality(r.cost_peak_memory_bytes), -1) <> cardinality(r.cost_benchmark)
+		OR coalesce(cardinality(r.cost_written_bytes), -1) <> cardinality(r.cost_benchmark)
+		OR coalesce(cardinality(r.cost_allowance_s), -1) <> cardinality(r.cost_benchmark)
+		OR coalesce(cardinality(r.cost_rounds), -1) <> cardinality(r.cost_benchmark)) THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'the costs'' arrays do not line up with cost_benchmark (%s)',
+			cardinality(r.cost_benchmark)));
 	END IF;
 
 	-- the targets (024), as the codec checks them: a half-width in
 	-- (0, 1], at least one round (each field may be absent)
-	IF c_target_half_width IS NOT NULL OR c_rounds IS NOT NULL THEN
+	IF r.c_target_half_width IS NOT NULL OR r.c_rounds IS NOT NULL THEN
 		SELECT CASE WHEN NOT (x.h > 0 AND x.h <= 1)
 			    THEN format('comparison %s: target_half_width %s is outside (0, 1]',
-					coalesce(c_name[x.i], x.i::text), x.h)
+					coalesce(r.c_name[x.i], x.i::text), x.h)
 			    ELSE format('comparison %s: rounds %s is below 1',
-					coalesce(c_name[x.i], x.i::text), x.n) END
+					coalesce(r.c_name[x.i], x.i::text), x.n) END
 		INTO problem
-		FROM (SELECT i, c_target_half_width[i] AS h, c_rounds[i] AS n
+		FROM (SELECT i, r.c_target_half_width[i] AS h, r.c_rounds[i] AS n
 		      FROM generate_series(1, nc) AS i) AS x
 		WHERE NOT (x.h > 0 AND x.h <= 1) OR x.n < 1
 		ORDER BY x.i LIMIT 1;
@@ -326,33 +275,32 @@ BEGIN
 	-- ends that never step back, sample ends within their variant,
 	-- each variant, metric of a variant and comparison named once,
 	-- parameter values that bench_results can read back as JSON: one
-	-- statement, the first problem found; not again for a report the
-	-- caller's codec validated and made these arrays from
-	IF NOT coalesce(validated, false) AND (nv > 0 OR nc > 0) THEN
+	-- statement, the first problem found
+	IF nv > 0 OR nc > 0 THEN
 		SELECT x.state, x.problem INTO state, problem
 		FROM (SELECT '22023' AS state, CASE
-			WHEN v_param_end <> ARRAY(SELECT unnest(v_param_end) ORDER BY 1)
-			     OR v_param_end[1] < 0 THEN 'v_param_end steps back'
-			WHEN v_window_end <> ARRAY(SELECT unnest(v_window_end) ORDER BY 1)
-			     OR v_window_end[1] < 0 THEN 'v_window_end steps back'
-			WHEN v_metric_end <> ARRAY(SELECT unnest(v_metric_end) ORDER BY 1)
-			     OR v_metric_end[1] < 0 THEN 'v_metric_end steps back'
-			WHEN v_sample_end <> ARRAY(SELECT unnest(v_sample_end) ORDER BY 1)
-			     OR v_sample_end[1] < 0 THEN 'v_sample_end steps back'
+			WHEN r.v_param_end <> ARRAY(SELECT unnest(r.v_param_end) ORDER BY 1)
+			     OR r.v_param_end[1] < 0 THEN 'v_param_end steps back'
+			WHEN r.v_window_end <> ARRAY(SELECT unnest(r.v_window_end) ORDER BY 1)
+			     OR r.v_window_end[1] < 0 THEN 'v_window_end steps back'
+			WHEN r.v_metric_end <> ARRAY(SELECT unnest(r.v_metric_end) ORDER BY 1)
+			     OR r.v_metric_end[1] < 0 THEN 'v_metric_end steps back'
+			WHEN r.v_sample_end <> ARRAY(SELECT unnest(r.v_sample_end) ORDER BY 1)
+			     OR r.v_sample_end[1] < 0 THEN 'v_sample_end steps back'
 			END AS problem
 		      UNION ALL
 		      SELECT '23505', coalesce(
 			(SELECT format('benchmark variant %s/%s is listed twice', b, v)
-			 FROM unnest(v_benchmark, v_variant) AS x(b, v)
+			 FROM unnest(r.v_benchmark, r.v_variant) AS x(b, v)
 			 GROUP BY b, v HAVING count(*) > 1 LIMIT 1),
 			(SELECT format('comparison %s is listed twice', c)
-			 FROM unnest(c_name) AS c
+			 FROM unnest(r.c_name) AS c
 			 GROUP BY c HAVING count(*) > 1 LIMIT 1),
 			(SELECT format('metric %s of %s/%s is listed twice',
 				       m.metric, v.b, v.v)
-			 FROM unnest(v_benchmark, v_variant, v_metric_end)
+			 FROM unnest(r.v_benchmark, r.v_variant, r.v_metric_end)
 				 WITH ORDINALITY AS v(b, v, e, i),
-			      unnest(m_metric[coalesce(v_metric_end[v.i - 1], 0) + 1
+			      unnest(r.m_metric[coalesce(r.v_metric_end[v.i - 1], 0) + 1
 					      : v.e]) AS m(metric)
 			 GROUP BY v.i, v.b, v.v, m.metric HAVING count(*) > 1
 			 LIMIT 1))
@@ -361,11 +309,11 @@ BEGIN
 			(SELECT format('the sample ends of %s/%s do not cover its %s samples (m_sample_end %s)',
 				       v.b, v.v, v.se - v.se0, v.s::text)
 			 FROM (SELECT u.b, u.v, u.se,
-				      coalesce(v_sample_end[u.i - 1], 0) AS se0,
-				      m_sample_end[coalesce(v_metric_end[u.i - 1], 0) + 1
+				      coalesce(r.v_sample_end[u.i - 1], 0) AS se0,
+				      r.m_sample_end[coalesce(r.v_metric_end[u.i - 1], 0) + 1
 						   : u.me] AS s
-			       FROM unnest(v_benchmark, v_variant, v_metric_end,
-					   v_sample_end)
+			       FROM unnest(r.v_benchmark, r.v_variant, r.v_metric_end,
+					   r.v_sample_end)
 				       WITH ORDINALITY AS u(b, v, me, se, i)) AS v
 			 WHERE CASE WHEN cardinality(v.s) > 0
 				    THEN v.s <> ARRAY(SELECT unnest(v.s) ORDER BY 1)
@@ -380,7 +328,7 @@ BEGIN
 						WHEN 'd' THEN 'a finite number'
 						WHEN 'b' THEN 'true or false'
 						ELSE 'of a kind i, s, d or b' END)
-			 FROM unnest(p_key, p_kind, p_value) AS x(k, t, v)
+			 FROM unnest(r.p_key, r.p_kind, r.p_value) AS x(k, t, v)
 			 WHERE CASE x.t
 				WHEN 's' THEN false
 				WHEN 'i' THEN x.v !~ '^-?(0|[1-9][0-9]*)$'
@@ -400,28 +348,28 @@ BEGIN
 	-- the tags (021): keys and values line up, each key once and of
 	-- the codec's form (docs/wire.md), each value 1 to 64 bytes without
 	-- a control character; one test per report
-	IF tag_keys IS NOT NULL AND (
-	   coalesce(cardinality(tag_values), -1) <> cardinality(tag_keys)
-	   OR cardinality(tag_keys) > 16
-	   OR array_position(tag_values, NULL) IS NOT NULL
-	   OR EXISTS (SELECT 1 FROM unnest(tag_keys) AS k
+	IF r.tag_keys IS NOT NULL AND (
+	   coalesce(cardinality(r.tag_values), -1) <> cardinality(r.tag_keys)
+	   OR cardinality(r.tag_keys) > 16
+	   OR array_position(r.tag_values, NULL) IS NOT NULL
+	   OR EXISTS (SELECT 1 FROM unnest(r.tag_keys) AS k
 		      WHERE k IS NULL OR k !~ '^[a-z][a-z0-9_]{0,31}$')
-	   OR EXISTS (SELECT 1 FROM unnest(tag_values) AS v
+	   OR EXISTS (SELECT 1 FROM unnest(r.tag_values) AS v
 		      WHERE octet_length(v) NOT BETWEEN 1 AND 64
 			    OR v ~ '[\x01-\x1f\x7f-\x9f]')
-	   OR (SELECT count(DISTINCT k) FROM unnest(tag_keys) AS k)
-	      <> cardinality(tag_keys)) THEN
+	   OR (SELECT count(DISTINCT k) FROM unnest(r.tag_keys) AS k)
+	      <> cardinality(r.tag_keys)) THEN
 		PERFORM fleetbench_reject_as('22023', format(
 			'tags: %s keys and %s values, at most 16 keys of [a-z][a-z0-9_]{0,31}, each once, each value 1 to 64 bytes without a control character',
-			cardinality(tag_keys), cardinality(tag_values)));
+			cardinality(r.tag_keys), cardinality(r.tag_values)));
 	END IF;
 
 	-- the method: stored once per key; a report without one (an agent
 	-- before 008) is keyed by its profile alone, or 'unknown'
-	mkey := coalesce(method_key, nullif(profile, ''), 'unknown');
+	mkey := coalesce(r.method_key, nullif(r.profile, ''), 'unknown');
 	-- one index probe when the method is known, as it mostly is
 	SELECT m.repeats IS NULL INTO bare FROM methods AS m WHERE m.key = mkey;
-	IF NOT FOUND AND method_key IS NULL THEN
+	IF NOT FOUND AND r.method_key IS NULL THEN
 		-- a report without a method (an agent before 008) is keyed
 		-- by its profile alone, or 'unknown'
 		INSERT INTO methods (key, profile) VALUES (mkey, mkey)
@@ -435,64 +383,64 @@ BEGIN
 				     scaling_ms, wb_bytes, wb_fsync_bytes,
 				     with_database, db_scale, db_rate,
 				     db_seconds, writeback_dirty_bytes)
-		VALUES (mkey, method_profile, repeats, chase_bytes,
-			chase_accesses, fault_bytes, file_bytes, io_ms, iodepth,
-			seq_bytes, seq_block, fs_increments, method_only,
-			randread_file, mmap_bytes, mmap_accesses, bw_bytes,
-			scaling_ms, wb_bytes, wb_fsync_bytes, with_database,
-			db_scale, db_rate, db_seconds, writeback_dirty_bytes)
+		VALUES (mkey, r.method_profile, r.repeats, r.chase_bytes,
+			r.chase_accesses, r.fault_bytes, r.file_bytes, r.io_ms, r.iodepth,
+			r.seq_bytes, r.seq_block, r.fs_increments, r.method_only,
+			r.randread_file, r.mmap_bytes, r.mmap_accesses, r.bw_bytes,
+			r.scaling_ms, r.wb_bytes, r.wb_fsync_bytes, r.with_database,
+			r.db_scale, r.db_rate, r.db_seconds, r.writeback_dirty_bytes)
 		ON CONFLICT (key) DO NOTHING;
-	ELSIF bare AND method_key IS NOT NULL AND repeats IS NOT NULL THEN
+	ELSIF bare AND r.method_key IS NOT NULL AND r.repeats IS NOT NULL THEN
 		-- a key first stored from a profile alone gains its
 		-- parameters
 		UPDATE methods AS m
-		SET repeats = fleetbench_ingest_run.repeats,
-		    chase_bytes = fleetbench_ingest_run.chase_bytes,
-		    chase_accesses = fleetbench_ingest_run.chase_accesses,
-		    fault_bytes = fleetbench_ingest_run.fault_bytes,
-		    file_bytes = fleetbench_ingest_run.file_bytes,
-		    io_ms = fleetbench_ingest_run.io_ms,
-		    iodepth = fleetbench_ingest_run.iodepth,
-		    seq_bytes = fleetbench_ingest_run.seq_bytes,
-		    seq_block = fleetbench_ingest_run.seq_block,
-		    fs_increments = fleetbench_ingest_run.fs_increments,
-		    "only" = method_only,
-		    randread_file = fleetbench_ingest_run.randread_file,
-		    mmap_bytes = fleetbench_ingest_run.mmap_bytes,
-		    mmap_accesses = fleetbench_ingest_run.mmap_accesses,
-		    bw_bytes = fleetbench_ingest_run.bw_bytes,
-		    scaling_ms = fleetbench_ingest_run.scaling_ms,
-		    wb_bytes = fleetbench_ingest_run.wb_bytes,
-		    wb_fsync_bytes = fleetbench_ingest_run.wb_fsync_bytes,
-		    with_database = fleetbench_ingest_run.with_database,
-		    db_scale = fleetbench_ingest_run.db_scale,
-		    db_rate = fleetbench_ingest_run.db_rate,
-		    db_seconds = fleetbench_ingest_run.db_seconds,
+		SET repeats = r.repeats,
+		    chase_bytes = r.chase_bytes,
+		    chase_accesses = r.chase_accesses,
+		    fault_bytes = r.fault_bytes,
+		    file_bytes = r.file_bytes,
+		    io_ms = r.io_ms,
+		    iodepth = r.iodepth,
+		    seq_bytes = r.seq_bytes,
+		    seq_block = r.seq_block,
+		    fs_increments = r.fs_increments,
+		    "only" = r.method_only,
+		    randread_file = r.randread_file,
+		    mmap_bytes = r.mmap_bytes,
+		    mmap_accesses = r.mmap_accesses,
+		    bw_bytes = r.bw_bytes,
+		    scaling_ms = r.scaling_ms,
+		    wb_bytes = r.wb_bytes,
+		    wb_fsync_bytes = r.wb_fsync_bytes,
+		    with_database = r.with_database,
+		    db_scale = r.db_scale,
+		    db_rate = r.db_rate,
+		    db_seconds = r.db_seconds,
 		    writeback_dirty_bytes =
-			    fleetbench_ingest_run.writeback_dirty_bytes
+			    r.writeback_dirty_bytes
 		WHERE m.key = mkey AND m.repeats IS NULL;
 	END IF;
 
-	IF caps_present THEN
-		t_thp_enabled := thp_enabled;
-		t_thp_defrag := thp_defrag;
-		t_thp_shmem := thp_shmem_enabled;
-		t_sizes := hugepage_size_kb;
-		t_nr := hugepage_nr;
-		t_free := hugepage_free;
-		t_1g := 1048576 = ANY (hugepage_size_kb);
-		t_disabled := io_uring_disabled;
-		t_setup := io_uring_setup;
-		t_setup_errno := io_uring_setup_errno;
-		t_sqpoll := sqpoll;
-		t_sqpoll_errno := sqpoll_errno;
-		t_opcodes := io_uring_opcodes;
-		t_features := io_uring_features;
-		t_vcpus := vcpus;
-		t_memory := memory_kb;
-		t_cpu := cpu_model;
-		t_vm := vm;
-		t_container := container;
+	IF r.caps_present THEN
+		t_thp_enabled := r.thp_enabled;
+		t_thp_defrag := r.thp_defrag;
+		t_thp_shmem := r.thp_shmem_enabled;
+		t_sizes := r.hugepage_size_kb;
+		t_nr := r.hugepage_nr;
+		t_free := r.hugepage_free;
+		t_1g := 1048576 = ANY (r.hugepage_size_kb);
+		t_disabled := r.io_uring_disabled;
+		t_setup := r.io_uring_setup;
+		t_setup_errno := r.io_uring_setup_errno;
+		t_sqpoll := r.sqpoll;
+		t_sqpoll_errno := r.sqpoll_errno;
+		t_opcodes := r.io_uring_opcodes;
+		t_features := r.io_uring_features;
+		t_vcpus := r.vcpus;
+		t_memory := r.memory_kb;
+		t_cpu := r.cpu_model;
+		t_vm := r.vm;
+		t_container := r.container;
 	ELSE
 		-- as 008's fleetbench_ingest() read them from the probe
 		SELECT fleetbench_json_text(x.thp_enabled),
@@ -581,37 +529,37 @@ BEGIN
 			  c_ci_low, c_ci_high, c_level, c_method, c_reason,
 			  tags, placement, c_target_half_width,
 			  c_target_reached, c_rounds)
-	VALUES (run_id, started,
-		timestamptz 'epoch' + finished_ms * interval '1 millisecond',
-		schema_version, agent_version,
-		coalesce(nullif(provider, ''), 'unknown'),
-		coalesce(nullif(instance_type, ''), 'unknown'),
-		coalesce(nullif(region, ''), 'unknown'),
-		provider_source, instance_type_source, region_source,
-		hostname, machine_id, kernel_release, kernel_version,
-		kernel_cmdline, profile, seed, t_thp_enabled, t_thp_defrag,
+	VALUES (r.run_id, started,
+		timestamptz 'epoch' + r.finished_ms * interval '1 millisecond',
+		r.schema_version, r.agent_version,
+		coalesce(nullif(r.provider, ''), 'unknown'),
+		coalesce(nullif(r.instance_type, ''), 'unknown'),
+		coalesce(nullif(r.region, ''), 'unknown'),
+		r.provider_source, r.instance_type_source, r.region_source,
+		r.hostname, r.machine_id, r.kernel_release, r.kernel_version,
+		r.kernel_cmdline, r.profile, r.seed, t_thp_enabled, t_thp_defrag,
 		t_sizes, t_1g, t_disabled, t_setup, t_setup_errno, t_sqpoll,
 		t_sqpoll_errno, t_opcodes, t_features, t_vcpus, t_memory,
 		t_vm, t_container, p, mkey, t_thp_shmem, t_nr, t_free, t_cpu,
-		CASE WHEN nc > 0 THEN c_name END,
-		CASE WHEN nc > 0 THEN c_benchmark END,
-		CASE WHEN nc > 0 THEN c_metric END,
-		CASE WHEN nc > 0 THEN c_numerator END,
-		CASE WHEN nc > 0 THEN c_denominator END,
-		CASE WHEN nc > 0 THEN c_ratio END,
-		CASE WHEN nc > 0 THEN c_ci_low END,
-		CASE WHEN nc > 0 THEN c_ci_high END,
-		CASE WHEN nc > 0 THEN c_level END,
-		CASE WHEN nc > 0 THEN c_method END,
-		CASE WHEN nc > 0 THEN c_reason END,
-		coalesce(jsonb_object(tag_keys, tag_values), '{}'),
+		CASE WHEN nc > 0 THEN r.c_name END,
+		CASE WHEN nc > 0 THEN r.c_benchmark END,
+		CASE WHEN nc > 0 THEN r.c_metric END,
+		CASE WHEN nc > 0 THEN r.c_numerator END,
+		CASE WHEN nc > 0 THEN r.c_denominator END,
+		CASE WHEN nc > 0 THEN r.c_ratio END,
+		CASE WHEN nc > 0 THEN r.c_ci_low END,
+		CASE WHEN nc > 0 THEN r.c_ci_high END,
+		CASE WHEN nc > 0 THEN r.c_level END,
+		CASE WHEN nc > 0 THEN r.c_method END,
+		CASE WHEN nc > 0 THEN r.c_reason END,
+		coalesce(jsonb_object(r.tag_keys, r.tag_values), '{}'),
 		-- {"unknown": why} when the probe could not read it: NULL
 		CASE WHEN jsonb_typeof(p #> '{topology,placement}') = 'string'
 		     THEN p #>> '{topology,placement}' END,
 		-- no target anywhere (fixed repeats): NULL, as before 024
-		CASE WHEN targets THEN c_target_half_width END,
-		CASE WHEN targets THEN c_target_reached END,
-		CASE WHEN targets THEN c_rounds END)
+		CASE WHEN targets THEN r.c_target_half_width END,
+		CASE WHEN targets THEN r.c_target_reached END,
+		CASE WHEN targets THEN r.c_rounds END)
 	ON CONFLICT (run_id) DO NOTHING;
 	IF NOT FOUND THEN
 		RETURN false;
@@ -619,35 +567,30 @@ BEGIN
 
 	IF nv > 0 THEN
 		INSERT INTO run_results
-		VALUES (fleetbench_ingest_run.run_id, started, v_benchmark,
-			v_variant, v_status, v_reason, v_param_end, p_key,
-			array_to_string(p_kind, ''), p_value, v_window_end,
-			w_steal_pct, w_loadavg1, w_wall_s, w_noisy, v_metric_end,
-			m_metric, m_unit, m_median, m_sample_end, v_sample_end,
-			samples,
+		VALUES (r.run_id, started, r.v_benchmark,
+			r.v_variant, r.v_status, r.v_reason, r.v_param_end, r.p_key,
+			array_to_string(r.p_kind, ''), r.p_value, r.v_window_end,
+			r.w_steal_pct, r.w_loadavg1, r.w_wall_s, r.w_noisy, r.v_metric_end,
+			r.m_metric, r.m_unit, r.m_median, r.m_sample_end, r.v_sample_end,
+			r.samples,
 			-- all NULL (an older agent, no window noisy): NULL
-			CASE WHEN array_remove(w_noisy_reason, NULL) <> '{}'
-			     THEN w_noisy_reason END,
-			CASE WHEN array_remove(w_cpus, NULL) <> '{}'
-			     THEN w_cpus END);
+			CASE WHEN array_remove(r.w_noisy_reason, NULL) <> '{}'
+			     THEN r.w_noisy_reason END,
+			CASE WHEN array_remove(r.w_cpus, NULL) <> '{}'
+			     THEN r.w_cpus END);
 	END IF;
 
-	-- what the run cost its host (025, 026): more's "costs", one row
-	-- per benchmark and the total; none from agents before it
-	IF more IS NOT NULL THEN
+	-- what the run cost its host (025, 026): one row per benchmark and
+	-- the total; none from agents before it. The arrays line up, or
+	-- unnest's NULLs fail the table's NOT NULL, naming the column.
+	IF r.cost_benchmark IS NOT NULL THEN
 		INSERT INTO run_costs (run_id, benchmark, wall_s, cpu_s,
 				       peak_memory_bytes, written_bytes,
 				       allowance_s, rounds)
-		SELECT fleetbench_ingest_run.run_id, x.benchmark, x.wall_s,
-		       x.cpu_s, x.peak_memory_bytes, x.written_bytes,
-		       x.allowance_s, x.rounds
-		FROM jsonb_to_recordset(CASE
-			WHEN jsonb_typeof(more::jsonb -> 'costs') = 'array'
-			THEN more::jsonb -> 'costs' ELSE '[]' END)
-			AS x(benchmark text, wall_s double precision,
-			     cpu_s double precision, peak_memory_bytes bigint,
-			     written_bytes bigint, allowance_s double precision,
-			     rounds bigint);
+		SELECT r.run_id, x.*
+		FROM unnest(r.cost_benchmark, r.cost_wall_s, r.cost_cpu_s,
+			    r.cost_peak_memory_bytes, r.cost_written_bytes,
+			    r.cost_allowance_s, r.cost_rounds) AS x;
 	END IF;
 
 	-- for fleetbench_ingest_end(): a setting local to the transaction,
@@ -657,7 +600,7 @@ BEGIN
 	PERFORM set_config('fleetbench.ingested',
 			   coalesce(current_setting('fleetbench.ingested', true),
 				    '') ||
-			   fleetbench_ingest_run.run_id::text || ',', true);
+			   r.run_id::text || ',', true);
 	RETURN true;
 END
 $$;
@@ -748,6 +691,7 @@ DECLARE
 	mt methods; -- the method's parameters
 	b record; -- the variants' arrays
 	c record; -- the comparisons' arrays
+	ct record; -- the costs' arrays
 	stored boolean;
 BEGIN
 	IF jsonb_typeof(report) IS DISTINCT FROM 'object' THEN
@@ -938,7 +882,28 @@ BEGIN
 				  method, reason, target_half_width,
 				  target_reached, rounds, ord);
 
-	stored := fleetbench_ingest_run(
+	SELECT array_agg(x.benchmark ORDER BY x.ord) AS benchmark,
+	       array_agg(x.wall_s ORDER BY x.ord) AS wall_s,
+	       array_agg(x.cpu_s ORDER BY x.ord) AS cpu_s,
+	       array_agg(x.peak_memory_bytes ORDER BY x.ord) AS peak_memory_bytes,
+	       array_agg(x.written_bytes ORDER BY x.ord) AS written_bytes,
+	       array_agg(x.allowance_s ORDER BY x.ord) AS allowance_s,
+	       array_agg(x.rounds ORDER BY x.ord) AS rounds
+	INTO ct
+	FROM ROWS FROM (jsonb_to_recordset(
+		CASE WHEN jsonb_typeof(report -> 'costs') = 'array'
+		     THEN report -> 'costs' ELSE '[]' END
+		|| CASE WHEN jsonb_typeof(report -> 'cost_total') = 'object'
+			THEN jsonb_build_array(report -> 'cost_total')
+			ELSE '[]' END)
+			AS (benchmark text, wall_s double precision,
+			    cpu_s double precision, peak_memory_bytes bigint,
+			    written_bytes bigint, allowance_s double precision,
+			    rounds bigint))
+	     WITH ORDINALITY AS x(benchmark, wall_s, cpu_s, peak_memory_bytes,
+				  written_bytes, allowance_s, rounds, ord);
+
+	stored := fleetbench_ingest_run(ROW(
 		(report->>'run_id')::uuid,
 		(report->>'schema_version')::integer,
 		report->>'agent_version',
@@ -966,21 +931,14 @@ BEGIN
 		b.w_noisy,
 		b.metric_end, b.m_metric, b.m_unit, b.m_median, b.m_sample_end,
 		b.sample_end, b.samples,
-		false,
 		mt.mmap_bytes, mt.mmap_accesses, mt.bw_bytes, mt.scaling_ms,
 		mt.wb_bytes, mt.wb_fsync_bytes, mt.with_database, mt.db_scale,
 		mt.db_rate, mt.db_seconds, mt.writeback_dirty_bytes,
-		more => jsonb_build_object(
-			'c_target_half_width', c.target_half_width,
-			'c_target_reached', c.target_reached,
-			'c_rounds', c.rounds,
-			'w_noisy_reason', b.w_noisy_reason,
-			'w_cpus', b.w_cpus,
-			'costs', CASE WHEN jsonb_typeof(report -> 'costs') = 'array'
-				      THEN report -> 'costs' ELSE '[]' END
-				 || CASE WHEN jsonb_typeof(report -> 'cost_total') = 'object'
-					 THEN jsonb_build_array(report -> 'cost_total')
-					 ELSE '[]' END)::text);
+		NULL, NULL,
+		c.target_half_width, c.target_reached, c.rounds,
+		b.w_noisy_reason, b.w_cpus,
+		ct.benchmark, ct.wall_s, ct.cpu_s, ct.peak_memory_bytes,
+		ct.written_bytes, ct.allowance_s, ct.rounds)::fleetbench_report);
 	PERFORM fleetbench_ingest_end();
 	RETURN stored;
 END
@@ -1056,6 +1014,6 @@ END
 $do$;
 
 COMMENT ON FUNCTION fleetbench_ingest_run IS
-	'stores one report given as typed parameters (contract in docs/schema.md); true when stored, false when its run_id already was';
+	'stores one report given as one fleetbench_report (contract in docs/schema.md); true when stored, false when its run_id already was';
 COMMENT ON FUNCTION fleetbench_ingest_end() IS
 	'does the commit-time work (run_figures, fleet_dirty, alert checks) for the runs this transaction stored';

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Round trips of binary parameters through a real PostgreSQL
- * (tests/integration/test_pgparam_rt.sh starts it): what collector/pgparam
- * encodes, and all of fleetbench_ingest_run()'s parameters of a report
- * (ingest_report_params()), are read back by the server as the values
- * they stand for, seen through their text output.
+ * (tests/integration/test_pgparam_rt.sh starts and migrates it): what
+ * db/pgparam encodes, and every attribute of the fleetbench_report that
+ * ingest_report_params() makes of a report, are read back by the server as
+ * the values they stand for, seen through their text output.
  *
  * usage: pgparam_rt CONNINFO (tests/integration/test_pgparam_rt.sh)
  */
@@ -24,25 +24,33 @@
 
 static PGconn *conn;
 
-/*
- * Sends p's parameters with "SELECT $1::text, ..." and checks each
- * column against want[i] (NULL: SQL NULL).
- */
-/* A want of JSON ("jsonb:" TEXT, e.g. parameter 98, more) as jsonb prints
- * it: its keys in jsonb's order, spaced as jsonb does (NULL: an error). */
-static char *jsonb_text(const char *json)
+/* Checks res's n columns against want[i] (NULL: SQL NULL). */
+static void check_cols(PGresult *res, const char *const *want, int n,
+		       const char *what, const char *col)
 {
-	PGresult *res = PQexecParams(conn, "SELECT $1::jsonb::text", 1, NULL,
-				     &json, NULL, NULL, 0);
-	char *text = PQresultStatus(res) == PGRES_TUPLES_OK ?
-			     strdup(PQgetvalue(res, 0, 0)) :
-			     NULL;
+	CHECK_(PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s", what,
+	       PQerrorMessage(conn));
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return;
+	CHECK_(PQnfields(res) == n, "%s: %d %ss, expected %d", what,
+	       PQnfields(res), col, n);
+	for (int i = 0; i < n && i < PQnfields(res); i++) {
+		const char *got =
+			PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
 
-	CHECK_(text, "want %s: %s", json, PQerrorMessage(conn));
-	PQclear(res);
-	return text;
+		if (!want[i])
+			CHECK_(!got, "%s: %s %d (%s) is '%s', expected NULL",
+			       what, col, i + 1, PQfname(res, i), got);
+		else
+			CHECK_(got && !strcmp(got, want[i]),
+			       "%s: %s %d (%s) is %s%s%s, expected '%s'", what,
+			       col, i + 1, PQfname(res, i), got ? "'" : "",
+			       got ? got : "NULL", got ? "'" : "", want[i]);
+	}
 }
 
+/* Sends p's parameters with "SELECT $1::text, ..." and checks each
+ * column against want[i]. */
 static void check_rt(struct pgparam *p, const char *const *want, int n,
 		     const char *what)
 {
@@ -57,41 +65,41 @@ static void check_rt(struct pgparam *p, const char *const *want, int n,
 	len += (size_t)snprintf(sql, sizeof(sql), "SELECT ");
 	for (int i = 1; i <= n; i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
-					"%s$%d::%stext", i > 1 ? ", " : "", i,
-					want[i - 1] &&
-							!strncmp(want[i - 1],
-								 "jsonb:", 6) ?
-						"jsonb::" :
-						"");
+					"%s$%d::text", i > 1 ? ", " : "", i);
 	res = PQexecParams(conn, sql, n, p->types, p->values, p->lengths,
 			   p->formats, 0);
+	check_cols(res, want, n, what, "parameter");
+	PQclear(res);
+}
+
+/* Sends p's one parameter as a fleetbench_report and checks each of its
+ * attributes, in the type's order, against want[i]. */
+static void check_record(struct pgparam *p, const char *const *want, int n,
+			 const char *what)
+{
+	PGresult *res = PQexec(conn,
+		"SELECT 'SELECT ' || string_agg(format('(r).%1$I::text AS %1$I', attname), ', ' ORDER BY attnum)"
+		" || ' FROM (SELECT $1::fleetbench_report AS r) AS x'"
+		" FROM pg_attribute WHERE attrelid = 'fleetbench_report'::regclass"
+		" AND attnum > 0 AND NOT attisdropped");
+	char *sql = NULL;
+
+	CHECK_EQ_INT(pgparam_finish(p), 0);
+	CHECK_(p->n == 1, "%s: %d parameters, expected one record", what, p->n);
 	CHECK_(PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s", what,
 	       PQerrorMessage(conn));
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		PQclear(res);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		sql = strdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (!sql || p->n != 1) {
+		free(sql);
 		return;
 	}
-	for (int i = 0; i < n; i++) {
-		const char *got =
-			PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
-
-		if (!want[i]) {
-			CHECK_(!got, "%s: $%d is '%s', expected NULL", what,
-			       i + 1, got);
-		} else if (!strncmp(want[i], "jsonb:", 6)) {
-			char *w = jsonb_text(want[i] + 6);
-
-			CHECK_(got && w && !strcmp(got, w),
-			       "%s: $%d is %s, expected '%s'", what, i + 1,
-			       got ? got : "NULL", w ? w : want[i]);
-			free(w);
-		} else
-			CHECK_(got && !strcmp(got, want[i]),
-			       "%s: $%d is %s%s%s, expected '%s'", what, i + 1,
-			       got ? "'" : "", got ? got : "NULL",
-			       got ? "'" : "", want[i]);
-	}
+	res = PQexecParams(conn, sql, 1, p->types, p->values, p->lengths,
+			   p->formats, 0);
+	check_cols(res, want, n, what, "attribute");
 	PQclear(res);
+	free(sql);
 }
 
 /* every byte from 0x01 to 0x7f, then some UTF-8 */
@@ -257,7 +265,10 @@ static void report_full(void)
 	Fleetbench__Report r = FLEETBENCH__REPORT__INIT;
 	struct pgparam p;
 	char err[PG_ERR_LEN];
-	const char *const want[INGEST_PARAMS] = {
+	Fleetbench__Cost cost = FLEETBENCH__COST__INIT,
+			 total = FLEETBENCH__COST__INIT;
+	Fleetbench__Cost *costs[] = { &cost };
+	const char *const want[INGEST_ATTRS] = {
 		/* 1-5 */ "0b1e2c3d-4f50-4617-8829-3a4b5c6d7e8f", "1", ODD,
 		"1700000000123", "1700000060456",
 		/* 6-13 */ "aws", NULL, "eu-west-1", "flag", NULL, "dmi", ODD,
@@ -288,17 +299,19 @@ static void report_full(void)
 		/* 77-83 */ "{2,2,2,4}", "{ns_per_access,huge_fraction,mb_s,iops}",
 		"{ns,fraction,MB/s,1/s}", "{2.5,4,NULL,1e-300}", "{4,7,0,1}",
 		"{7,7,7,8}", "{3,1,2,10,5,1,4,1e-300}",
-		/* 84 */ "true",
-		/* 85-95: the optional Method fields; absent ones NULL */
+		/* 84-94: the optional Method fields; absent ones NULL */
 		"67108864", "2000000", NULL, NULL, "268435456", "33554432",
 		"true", "10", NULL, "3", "0",
-		/* 96-97: no tags */ NULL, NULL,
-		/* 98, more: the first comparison's target, none for the
-		 * second; the first window's noisy reason and vCPUs */
-		"jsonb:{\"c_target_half_width\": [0.5, null], "
-		"\"c_target_reached\": [true, null], \"c_rounds\": [7, null], "
-		"\"w_noisy_reason\": [\"cpu pressure 61.0% > 50%; q\\\"b\\\\s{x},y 'é\\tz\", null], "
-		"\"w_cpus\": [\"0-1\", null]}",
+		/* 95-96: no tags */ NULL, NULL,
+		/* 97-99: the first comparison's target, none for the
+		 * second */
+		"{0.5,NULL}", "{t,NULL}", "{7,NULL}",
+		/* 100-101: the first window's noisy reason and vCPUs */
+		"{\"cpu pressure 61.0% > 50%; q\\\"b\\\\s{x},y 'é\tz\",NULL}",
+		"{0-1,NULL}",
+		/* 102-108: the costs, a benchmark's and the total */
+		"{thp_chase,total}", "{1.5,2}", "{0.25,0.5}",
+		"{1048576,1048576}", "{0,0}", "{2.5,NULL}", "{3,NULL}",
 	};
 
 	host.provider = "aws";
@@ -458,10 +471,25 @@ static void report_full(void)
 	r.seed = -5;
 	r.method = &method;
 	r.capabilities = &caps;
+	cost.benchmark = "thp_chase";
+	cost.wall_s = 1.5;
+	cost.cpu_s = 0.25;
+	cost.peak_memory_bytes = 1048576;
+	cost.has_allowance_s = true;
+	cost.allowance_s = 2.5;
+	cost.has_rounds = true;
+	cost.rounds = 3;
+	total.benchmark = "total";
+	total.wall_s = 2;
+	total.cpu_s = 0.5;
+	total.peak_memory_bytes = 1048576;
+	r.n_costs = 1;
+	r.costs = costs;
+	r.cost_total = &total;
 
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);
-	check_rt(&p, want, INGEST_PARAMS, "full report");
+	check_record(&p, want, INGEST_ATTRS, "full report");
 
 	/* an unsigned value beyond bigint is the report's fault, named */
 	method.seq_block = UINT64_MAX;
@@ -489,7 +517,7 @@ static void report_bare(void)
 	Fleetbench__Report r = FLEETBENCH__REPORT__INIT;
 	struct pgparam p;
 	char err[PG_ERR_LEN];
-	const char *want[INGEST_PARAMS] = { NULL };
+	const char *want[INGEST_ATTRS] = { NULL };
 
 	host.hostname = "h";
 	host.machine_id = "0123456789abcdef0123456789abcdef";
@@ -516,12 +544,55 @@ static void report_bare(void)
 	want[19] = "false"; /* caps_present; 21-52 NULL */
 	for (int i = 53; i <= 83; i++)
 		want[i - 1] = "{}";
-	want[83] = "true"; /* validated; 85-95 NULL: no method, 96-97 no
-			    * tags, 98 nothing more */
+	/* 84-94 NULL: no method, 95-96 no tags, 97-101 no targets or
+	 * windows, 102-108 no costs */
 
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);
-	check_rt(&p, want, INGEST_PARAMS, "bare report");
+	check_record(&p, want, INGEST_ATTRS, "bare report");
+	pgparam_release(&p);
+}
+
+/* A record that is not the database's fleetbench_report, by count or by
+ * an attribute's type, is refused with 42804: the collector's, not the
+ * report's fault (pg_batch: FAILED, sent again later). */
+static void record_other(void)
+{
+	struct pgparam p;
+
+	pgparam_init(&p);
+	for (int k = 0; k < 2; k++) {
+		PGresult *res;
+		const char *state;
+
+		pgparam_reset(&p);
+		pgparam_record_begin(&p);
+		if (k == 0) {
+			pgparam_int4(&p, 1); /* run_id is a uuid */
+		} else {
+			for (int i = 0; i < INGEST_ATTRS - 1; i++)
+				pgparam_null(&p, PGPARAM_TEXT);
+		}
+		pgparam_record_end(&p);
+		CHECK_EQ_INT(pgparam_finish(&p), 0);
+		res = PQexecParams(conn, "SELECT $1::fleetbench_report IS NULL",
+				   1, p.types, p.values, p.lengths, p.formats,
+				   0);
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		CHECK_(state && !strcmp(state, "42804"),
+		       "record %d: %s, expected SQLSTATE 42804", k,
+		       state ? PQerrorMessage(conn) : "accepted");
+		PQclear(res);
+	}
+	/* out of order: a record left open, or ended twice */
+	pgparam_reset(&p);
+	pgparam_record_begin(&p);
+	CHECK_EQ_INT(pgparam_finish(&p), -EINVAL);
+	pgparam_reset(&p);
+	pgparam_record_begin(&p);
+	pgparam_record_end(&p);
+	pgparam_record_end(&p);
+	CHECK_EQ_INT(pgparam_finish(&p), -EINVAL);
 	pgparam_release(&p);
 }
 
@@ -553,6 +624,7 @@ int main(int argc, char **argv)
 	arrays();
 	report_full();
 	report_bare();
+	record_other();
 	PQfinish(conn);
 	return check_summary();
 }

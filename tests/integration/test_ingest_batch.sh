@@ -85,9 +85,24 @@ M=$(uuid)
 check_match "without fleetbench_ingest_run() a report is RETRY_LATER" \
 	"$(zs a1 --report "$M")" "ack RETRY_LATER $M *"
 check_grep "the prepare's failure is logged" "$log" \
-	"cannot store a batch of 1 reports: cannot prepare the ingest statement: function fleetbench_ingest_run\(uuid, integer, text, bigint"
+	"cannot store a batch of 1 reports: cannot prepare the ingest statement: function fleetbench_ingest_run\(fleetbench_report\) does not exist"
 q <<<"ALTER FUNCTION test_ingest_run_saved RENAME TO fleetbench_ingest_run"
 check_eq "once it is back, the report is COMMITTED" \
+	"$(zs a1 --report "$M")" "ack COMMITTED $M "
+
+# --- a contract other than the collector's: RETRY_LATER, logged -----------
+
+# a fleetbench_report with an attribute this collector does not send (as
+# if a newer migration had added it by hand): PostgreSQL refuses the
+# record, which is not the report's fault
+q <<<"ALTER TYPE fleetbench_report ADD ATTRIBUTE test_extra integer"
+M=$(uuid)
+check_match "a record of other attributes is RETRY_LATER, not REJECTED" \
+	"$(zs a1 --report "$M")" "ack RETRY_LATER $M *"
+check_grep "PostgreSQL's refusal is logged" "$log" \
+	"wrong number of columns: 108, expected 109"
+q <<<"ALTER TYPE fleetbench_report DROP ATTRIBUTE test_extra"
+check_eq "once the type is the collector's again, the report is COMMITTED" \
 	"$(zs a1 --report "$M")" "ack COMMITTED $M "
 stop_collector
 check_eq "the collector exits 0" "$?" 0

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The collector's binary parameters read back by a real PostgreSQL
 # (tests/harness/pg): every type and array shape collector/pgparam writes,
-# and all of fleetbench_ingest_run()'s parameters of a full and of a bare
-# report, compared through their text output (tests/integration/pgparam_rt.c).
+# and every attribute of the fleetbench_report (fleetbench_ingest_run()'s
+# one parameter) made of a full and of a bare report, compared through
+# their text output in a migrated database (tests/integration/pgparam_rt.c).
 #
 # Environment: SOURCE_DIR, BUILD_DIR (default SOURCE_DIR/build), PGPARAM_RT
 # (the client, default under BUILD_DIR), PG_BINDIR.
@@ -14,10 +15,8 @@ set -uo pipefail
 
 PGPARAM_RT=${PGPARAM_RT:-$BUILD_DIR/tests/integration/pgparam_rt}
 require_built "$PGPARAM_RT"
-tmp_new pgparam
-# the harness runs PostgreSQL as another user when we are root
-chmod 0755 "$tmp"
-pg_start "$tmp/pg"
+require_built "$COLLECTOR"
+db_new pgparam 029_ingest_contract
 
 "$PGPARAM_RT" "$conninfo" >"$tmp/rt.out" 2>&1
 status=$?

@@ -445,30 +445,50 @@ EOF
 
 # --- fleetbench_ingest_run(): the typed parameters ------------------------
 
-# lean_run ID SAMPLE_ENDS METRIC_SAMPLE_ENDS [KINDS VALUES]: the SQL of a
-# call with
-# typed capabilities (the probe says otherwise), a method, a comparison,
-# a measured variant (two metrics, one window) and a skipped one
+# lean_run ID SAMPLE_ENDS METRIC_SAMPLE_ENDS [KINDS VALUES [MORE]]: the
+# SQL of a call with typed capabilities (the probe says otherwise), a
+# method, a comparison, a measured variant (two metrics, one window) and a
+# skipped one; MORE, a JSON object, sets more of fleetbench_report's
+# attributes by name (each one not named is NULL)
 lean_run() {
 	cat <<-EOF
-		SELECT fleetbench_ingest_run('$1', 1, 't',
-			1732533600000, 1732533601000,
-			'aws', 'c7g.large', 'eu-west-1', 'dmi', 'dmi', 'config',
-			'lean-host', '1ea0ac41e0000000000000000000000e', '6.6.0', NULL, NULL, 'quick', 42,
-			'{"thp": {"enabled": {"selected": "never"}}}',
-			true, 'always', 'madvise', 'advise',
-			'{2048,1048576}', '{16,1}', '{8,1}',
-			0, 'ok', 0, 'EPERM', 1, '{READ,WRITE}', '{NODROP}',
-			2, 4000000, 'Neoverse-V1', 'kvm', 'none',
-			'quick+iodepth=4', 'quick', 3, NULL, NULL, NULL, NULL, NULL,
-			4, NULL, NULL, NULL, '{randread}', false,
-			'{c1}', '{b}', '{iops}', '{v1}', '{v2}', '{2}', '{1.5}',
-			'{2.5}', '{0.95}', '{m}', '{NULL}',
-			'{b,b}', '{v1,v2}', '{ok,skipped}', '{NULL,why}',
-			'{1,2}', '{k1,k2}', '${4:-{i,s\}}', '${5:-{64,x\}}',
-			'{1,1}', '{0.5}', '{0.25}', '{1.5}', '{true}',
-			'{2,2}', '{iops,lat}', '{IO/s,us}', '{100,7}', '$3',
-			'$2', '{90,100,110,7}');
+		SELECT fleetbench_ingest_run(jsonb_populate_record(
+			NULL::fleetbench_report, '{
+			"run_id": "$1", "schema_version": 1, "agent_version": "t",
+			"started_ms": 1732533600000, "finished_ms": 1732533601000,
+			"provider": "aws", "instance_type": "c7g.large",
+			"region": "eu-west-1", "provider_source": "dmi",
+			"instance_type_source": "dmi", "region_source": "config",
+			"hostname": "lean-host",
+			"machine_id": "1ea0ac41e0000000000000000000000e",
+			"kernel_release": "6.6.0", "profile": "quick", "seed": 42,
+			"probe": "{\"thp\": {\"enabled\": {\"selected\": \"never\"}}}",
+			"caps_present": true, "thp_enabled": "always",
+			"thp_defrag": "madvise", "thp_shmem_enabled": "advise",
+			"hugepage_size_kb": [2048, 1048576], "hugepage_nr": [16, 1],
+			"hugepage_free": [8, 1], "io_uring_disabled": 0,
+			"io_uring_setup": "ok", "io_uring_setup_errno": 0,
+			"sqpoll": "EPERM", "sqpoll_errno": 1,
+			"io_uring_opcodes": ["READ", "WRITE"],
+			"io_uring_features": ["NODROP"], "vcpus": 2,
+			"memory_kb": 4000000, "cpu_model": "Neoverse-V1", "vm": "kvm",
+			"container": "none", "method_key": "quick+iodepth=4",
+			"method_profile": "quick", "repeats": 3, "iodepth": 4,
+			"method_only": ["randread"], "randread_file": false,
+			"c_name": ["c1"], "c_benchmark": ["b"], "c_metric": ["iops"],
+			"c_numerator": ["v1"], "c_denominator": ["v2"], "c_ratio": [2],
+			"c_ci_low": [1.5], "c_ci_high": [2.5], "c_level": [0.95],
+			"c_method": ["m"], "c_reason": [null],
+			"v_benchmark": ["b", "b"], "v_variant": ["v1", "v2"],
+			"v_status": ["ok", "skipped"], "v_reason": [null, "why"],
+			"v_param_end": [1, 2], "p_key": ["k1", "k2"],
+			"p_kind": "${4:-{i,s\}}", "p_value": "${5:-{64,x\}}",
+			"v_window_end": [1, 1], "w_steal_pct": [0.5],
+			"w_loadavg1": [0.25], "w_wall_s": [1.5], "w_noisy": [true],
+			"v_metric_end": [2, 2], "m_metric": ["iops", "lat"],
+			"m_unit": ["IO/s", "us"], "m_median": [100, 7],
+			"m_sample_end": "$3", "v_sample_end": "$2",
+			"samples": [90, 100, 110, 7]}'::jsonb || '${6:-{\}}'::jsonb));
 	EOF
 }
 LR=aaaaaaaa-1111-4222-8333-444444444444
@@ -484,15 +504,14 @@ EOF
 0
 ended
 1"
-# validated => true tells that the caller's codec checked the arrays; it
-# lets nothing past that a writer calling the function directly could
-# store unchecked (issue 37): a tag value of 100,000 bytes
+# a writer calling the function directly cannot store what the
+# collector's codec would refuse (issue 37): a tag value of 100,000 bytes
 out=$(q 2>&1 <<-EOF
-	$(lean_run bbbbbbbb-1111-4222-8333-444444444444 '{4,4}' '{3,4}' |
-		sed "s/'{90,100,110,7}');/'{90,100,110,7}', true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '{team}', ARRAY[repeat('x', 100000)]);/")
+	$(lean_run bbbbbbbb-1111-4222-8333-444444444444 '{4,4}' '{3,4}' '{i,s}' '{64,x}' \
+		"{\"tag_keys\": [\"team\"], \"tag_values\": [\"$(printf 'x%.0s' {1..100000})\"]}")
 EOF
 )
-check_match "validated => true does not let a 100,000-byte tag value past" \
+check_match "a writer cannot store a 100,000-byte tag value" \
 	"$out" "*tags: 1 keys and 1 values, *each value 1 to 64 bytes without a control character*"
 check_eq "and stores nothing of it" \
 	"$(q <<<"SELECT count(*) FROM runs WHERE run_id = 'bbbbbbbb-1111-4222-8333-444444444444'")" 0
@@ -515,13 +534,12 @@ check_eq "the method is stored" "$(q <<-EOF
 	WHERE key = 'quick+iodepth=4'
 EOF
 )" "quick|3|4|{randread}|f"
-# the optional Method fields (017): named, after validated; NULL when not
-# given, as from an agent before them
+# the optional Method fields (017): NULL when not given, as from an agent
+# before them
 LM=aaaaaaaa-1111-4222-8333-444444444445
 check_eq "the optional Method fields are stored, NULL when absent" "$(q <<-EOF
 	BEGIN;
-	$(lean_run $LM '{4,4}' '{3,4}' |
-		sed "s/'quick+iodepth=4'/'quick+mmap_bytes=64M'/; s/'{90,100,110,7}');/'{90,100,110,7}', mmap_bytes => 67108864, bw_bytes => 100663296, scaling_ms => 200, with_database => true, db_seconds => 3, writeback_dirty_bytes => 0);/")
+	$(lean_run $LM '{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"method_key": "quick+mmap_bytes=64M", "mmap_bytes": 67108864, "bw_bytes": 100663296, "scaling_ms": 200, "with_database": true, "db_seconds": 3, "writeback_dirty_bytes": 0}')
 	SELECT 'ended' FROM fleetbench_ingest_end();
 	COMMIT;
 	SELECT mmap_bytes, mmap_accesses, bw_bytes, scaling_ms, wb_bytes,
