@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The upgrade from the oldest version `migrate` upgrades (024_targets,
+# docs/operations.md): a fleet database that fleetbench filled when 024
+# was its newest migration (tests/fixtures/db/024, made by make-024 with
+# that version's own ingest and CLI), restored, upgraded with today's
+# `migrate`, then checked: every run, figure, alert (and its
+# acknowledgement), price, tag, setting and grant is still there, compare,
+# kernels, rank, alerts and prices say what that version said in every
+# column both have, and the upgraded database stores new reports.
+#
+# Environment: SOURCE_DIR, BUILD_DIR (default SOURCE_DIR/build), COLLECTOR,
+# FLEETBENCH, PG_BINDIR.
+set -uo pipefail
+
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
+require_built "$COLLECTOR" "$FLEETBENCH"
+fixture=$SOURCE_DIR/tests/fixtures/db/024
+tmp_new upgrade
+# the harness runs PostgreSQL as another user when we are root
+chmod 0755 "$tmp"
+# it makes roles, which belong to the whole cluster: a server of its own
+# shellcheck disable=SC2034 # read by lib.sh
+own_server=1
+pg_start "$tmp/pg"
+
+# the cluster's roles the dump names, then the dump
+while read -r role; do
+	q <<-EOF
+		DO \$\$ BEGIN
+			CREATE ROLE $role NOLOGIN;
+		EXCEPTION WHEN duplicate_object THEN NULL;
+		END \$\$;
+	EOF
+done <"$fixture/roles"
+if ! gzip -dc "$fixture/dump.sql.gz" | q >"$tmp/restore.out" 2>&1; then
+	not_ok "the 024 dump restores: $(tail -n 5 "$tmp/restore.out")"
+	finish
+fi
+check_eq "the restored database is at 024_targets" \
+	"$(q <<<"SELECT max(name) FROM schema_migrations")" 024_targets
+
+# counts: what it holds
+holds() {
+	q <<-'EOF'
+		SELECT 'runs', count(*) FROM runs
+		UNION ALL SELECT 'run_results', count(*) FROM run_results
+		UNION ALL SELECT 'samples', sum(cardinality(samples)) FROM run_results
+		UNION ALL SELECT 'run_figures', count(*) FROM run_figures
+		UNION ALL SELECT 'tagged runs', count(*) FROM runs WHERE tags <> '{}'
+		UNION ALL SELECT 'tagged run_figures', count(*) FROM run_figures WHERE tags <> '{}'
+		UNION ALL SELECT 'host alerts', count(*) FROM alerts
+		UNION ALL SELECT 'fleet alerts', count(*) FROM fleet_alerts
+		UNION ALL SELECT 'acknowledged', count(*) FROM fleet_alerts WHERE acknowledged_at IS NOT NULL
+		UNION ALL SELECT 'prices', count(*) FROM instance_prices
+		UNION ALL SELECT 'methods', count(*) FROM methods
+		ORDER BY 1
+	EOF
+}
+# digest TABLE KEY: an md5 of every row of TABLE, in KEY order
+digest() {
+	q <<<"SELECT md5(string_agg(t::text, ',' ORDER BY t.$2)) FROM $1 AS t"
+}
+holds >"$tmp/before"
+for t in runs:run_id run_results:run_id alerts:id instance_prices:valid_from; do
+	digest "${t%%:*}" "${t#*:}" >"$tmp/${t%%:*}.md5"
+done
+
+"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
+	>"$tmp/migrate.out" 2>&1
+check_eq "migrate exits 0" "$?" 0
+check_grep "migrate applies the migrations after 024" "$tmp/migrate.out" \
+	'^applied 025_costs$'
+check_grep "and leaves the database current" "$tmp/migrate.out" \
+	'^the database is current'
+
+check_eq "every run, result, figure row, tag, alert, price and method is still there" \
+	"$(holds)" "$(cat "$tmp/before")"
+for t in runs:run_id run_results:run_id alerts:id instance_prices:valid_from; do
+	check_eq "${t%%:*}: every row as it was, column for column" \
+		"$(digest "${t%%:*}" "${t#*:}")" "$(cat "$tmp/${t%%:*}.md5")"
+done
+check_eq "the alert setting changed by the operator is kept" \
+	"$(q <<<"SELECT gain_alpha FROM alert_settings")" 0.02
+check_eq "the operator's grant on a view that migrate made again is kept" \
+	"$(q <<<"SELECT has_table_privilege('fixture_analyst', 'fleet_compare', 'SELECT')")" t
+check_eq "the writer may call the new ingest" \
+	"$(q <<<"SELECT has_function_privilege('fleetbench_writer', 'fleetbench_ingest_run(fleetbench_report)', 'EXECUTE')")" t
+check_eq "every run's figures are an array" \
+	"$(q <<<"SELECT count(*) FROM run_figures WHERE cardinality(figures) > 0")" \
+	"$(q <<<"SELECT count(*) FROM run_figures")"
+
+# same NAME KEYS IGNORED ARGS...: fleetbench --format csv ARGS says what
+# 024's CLI said (NAME.csv) in every column both have but IGNORED
+same() {
+	local name=$1 keys=$2 ignored=$3 out status
+	shift 3
+	fb --format csv "$@" >"$tmp/$name.csv" 2>"$tmp/$name.err"
+	out=$(/usr/bin/python3 "$SOURCE_DIR/tests/integration/csv_same.py" \
+		"$fixture/$name.csv" "$tmp/$name.csv" "$keys" ${ignored:+"$ignored"} 2>&1)
+	status=$?
+	printf '%s: %s\n' "$name" "$out"
+	check_eq "$name says what 024 said in every column both have" "$status" 0
+}
+same compare method,provider,instance_type,kernel "" compare
+same compare-quick method,provider,instance_type,kernel "" compare --profile quick
+# kernels' changes: every change 024 named is named (in the declaration's
+# order now, and figures that gained an interval since can add theirs,
+# docs/queries.md): compared apart below
+same kernels method,provider,instance_type,kernel changes \
+	kernels --provider aws --instance-type m5.large
+same kernels-c5 method,provider,instance_type,kernel changes \
+	kernels --provider aws --instance-type c5.xlarge
+same rank metric,method,provider,instance_type "" rank --metric thp_speedup
+same alerts id "" alerts
+same prices provider,instance_type,region,currency,valid_from "" prices list
+# lost OLD.csv NEW.csv: per row, the changes of OLD that NEW lacks
+lost() {
+	/usr/bin/python3 -c '
+import csv, sys
+def rows(path):
+    return [set(x.strip() for x in r["changes"].split(";") if x.strip())
+            for r in csv.DictReader(open(path))]
+old, new = rows(sys.argv[1]), rows(sys.argv[2])
+print(len(old) == len(new) and all(not (o - n) for o, n in zip(old, new)),
+      sum(len(o) for o in old), "changes", [sorted(n - o) for o, n in zip(old, new)])' "$@"
+}
+for f in kernels kernels-c5; do
+	out=$(lost "$fixture/$f.csv" "$tmp/$f.csv")
+	echo "$f: $out"
+	check_match "$f: every change 024 named is still named" "$out" "True *"
+done
+
+# and it goes on storing
+check_eq "a report stored after the upgrade" \
+	"$(qn -v r="$(cat "$SOURCE_DIR/tests/fixtures/reports/do-thp-always.json")" \
+		<<<"SELECT fleetbench_ingest(jsonb_set(:'r'::jsonb, '{run_id}', '\"5d1e0f2a-0000-4000-8000-000000000001\"'))")" t
+check_eq "which compare counts with the one before it" \
+	"$(fb --format csv compare --where provider=digitalocean --all-methods |
+		awk -F, 'NR > 1 { n += $6 } END { print n }')" 2
+
+finish
