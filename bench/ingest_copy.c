@@ -20,7 +20,7 @@
 #define COPY_CHUNK (1u << 20) /* bytes per PQputCopyData */
 
 /*
- * The two tables a report fills (schema/010_lean.sql): its run and its
+ * The two tables a report fills (migration 010, schema/baseline.sql): its run and its
  * results. run_id is the first column of each, which the export relies on
  * and checks. Constant SQL: COPY takes no parameters; a partitioned table
  * is copied out through a query.

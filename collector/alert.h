@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Delivery of fleet alerts (schema/005_alerts.sql) to the alert hook: a
+ * Delivery of fleet alerts (migration 005, schema/baseline.sql) to the alert hook: a
  * thread of `fleetbench-collector serve` with its own PostgreSQL
  * connection, woken by NOTIFY fleetbench_alerts, that runs the hook
  * command once per new fleet alert with the alert as JSON on standard

@@ -11,10 +11,36 @@
 #include "cmd.h"
 #include "log.h"
 
+/* A new database's baseline (schema/baseline.sql): applied, or not
+ * needed; prints what it did. 0 or -1. */
+static int baseline(const struct collector_config *cfg, struct db *d,
+		    size_t *applied)
+{
+	char err[PG_ERR_LEN];
+	size_t k = 0;
+	bool ran;
+
+	if (pg_baseline_apply(d->pg, cfg->schema_dir, d->m, d->n, &ran, err) <
+	    0) {
+		log_error("the baseline failed, nothing of it applied: %s",
+			  err);
+		return -1;
+	}
+	if (!ran)
+		return 0;
+	while (k < d->n && d->m[k].baseline)
+		k++;
+	printf("applied the baseline (%s), standing for %zu migrations: %s to %s\n",
+	       PG_BASELINE_FILE, k, d->m[0].name, d->m[k - 1].name);
+	*applied += k;
+	return 0;
+}
+
 /*
- * Pending migrations first, each in its own transaction; then, when one
- * ran or a function file differs from the one recorded, all function files
- * in one transaction (schema/README.md).
+ * A new database's baseline first; then the pending migrations, each in
+ * its own transaction; then, when one ran or a function file differs from
+ * the one recorded, all function files in one transaction
+ * (schema/README.md).
  */
 int cmd_migrate(const struct collector_config *cfg)
 {
@@ -30,10 +56,19 @@ int cmd_migrate(const struct collector_config *cfg)
 		log_error("refusing to migrate: %s", err);
 		goto out;
 	}
+	/* nothing applied yet: the baseline, if there is one */
+	if ((r == -ENOENT || (size_t)r == d.n) &&
+	    baseline(cfg, &d, &applied) < 0)
+		goto out;
 	for (size_t i = 0; i < d.n; i++) {
 		bool ran;
 
-		if (pg_migration_apply(d.pg, &d.m[i], &ran, err) < 0) {
+		r = pg_migration_apply(d.pg, &d.m[i], &ran, err);
+		if (r == -ENOEXEC) {
+			log_error("refusing to migrate: %s", err);
+			goto out;
+		}
+		if (r < 0) {
 			log_error("migration '%s' failed, nothing of it applied: %s",
 				  d.m[i].name, err);
 			goto out;

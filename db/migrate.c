@@ -25,6 +25,15 @@
 /* err is an error buffer of PG_ERR_LEN bytes */
 #define err_set(err, ...) snprintf(err, PG_ERR_LEN, __VA_ARGS__)
 
+static int script_read(const char *path, char **ret, char *err);
+
+#define PG_MIGRATIONS_TABLE                                 \
+	"CREATE TABLE IF NOT EXISTS schema_migrations ("    \
+	"version integer PRIMARY KEY, name text NOT NULL, " \
+	"applied_at timestamptz NOT NULL DEFAULT now())"
+#define PG_MIGRATION_RECORD \
+	"INSERT INTO schema_migrations (version, name) VALUES ($1, $2)"
+
 /* COMMIT of migrate's transaction: 0 or -EIO (not committed, or
  * not known to be). */
 static int commit(struct pg *p, char *err)
@@ -141,6 +150,97 @@ void pg_migrations_free(struct pg_migration *m, size_t n)
 	free(m);
 }
 
+/* The migration of version v among the n of m, or NULL. */
+static struct pg_migration *migration_find(struct pg_migration *m, size_t n,
+					   unsigned v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].version == v)
+			return &m[i];
+	return NULL;
+}
+
+/* Marks the migration named w (NNN_description) that the baseline at
+ * path covers, adding it to *m (n, cap) when it has no file. */
+static int baseline_cover(const char *path, const char *w,
+			  struct pg_migration **m, size_t *n, size_t *cap,
+			  char *err)
+{
+	_cleanup_free_ char *file = NULL;
+	struct pg_migration *k;
+	long v;
+
+	if (asprintf(&file, "%s.sql", w) < 0) {
+		file = NULL;
+		goto nomem;
+	}
+	v = schema_file_number(file, 3);
+	if (v <= 0) {
+		err_set(err, "%s covers '%s', which is not NNN_description",
+			path, w);
+		return -EINVAL;
+	}
+	k = migration_find(*m, *n, (unsigned)v);
+	if (k && strcmp(k->name, w)) {
+		err_set(err, "%s covers '%s', but its file is '%s'", path, w,
+			k->path);
+		return -EINVAL;
+	}
+	if (!k) {
+		if (ARRAY_RESERVE(*m, *cap, *n + 1) < 0)
+			goto nomem;
+		k = &(*m)[(*n)++];
+		*k = (struct pg_migration){ .version = (unsigned)v };
+		k->name = strdup(w);
+		if (!k->name)
+			goto nomem;
+	}
+	k->baseline = true;
+	return 0;
+nomem:
+	err_set(err, "out of memory");
+	return -ENOMEM;
+}
+
+/* Marks the migrations that dir/baseline.sql covers (its "-- covers:"
+ * lines). No baseline: 0. */
+static int baseline_covers(const char *dir, struct pg_migration **m,
+			   size_t *n, size_t *cap, char *err)
+{
+	static const char tag[] = "\n-- covers:";
+	_cleanup_free_ char *path = NULL, *script = NULL;
+	struct stat st;
+	int r;
+
+	if (asprintf(&path, "%s/%s", dir, PG_BASELINE_FILE) < 0) {
+		path = NULL;
+		err_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (stat(path, &st) < 0 && errno == ENOENT)
+		return 0;
+	r = script_read(path, &script, err);
+	if (r < 0)
+		return r;
+	for (char *line = strstr(script, tag); line;) {
+		char *save = NULL, *end = strchr(line + 1, '\n');
+
+		if (end)
+			*end = '\0';
+		for (char *w = strtok_r(line + sizeof(tag) - 1, " \t", &save);
+		     w; w = strtok_r(NULL, " \t", &save)) {
+			r = baseline_cover(path, w, m, n, cap, err);
+			if (r < 0)
+				return r;
+		}
+		if (!end)
+			break;
+		*end = '\n';
+		line = strstr(end, tag);
+	}
+	return 0;
+}
+
 int pg_migrations_scan(const char *dir, struct pg_migration **ret,
 		       char err[PG_ERR_LEN])
 {
@@ -197,6 +297,9 @@ int pg_migrations_scan(const char *dir, struct pg_migration **ret,
 			strerror(-r));
 		goto fail;
 	}
+	r = baseline_covers(dir, &m, &n, &cap, err);
+	if (r < 0)
+		goto fail;
 	if (!n) {
 		err_set(err, "no NNN_description.sql migrations in '%s'", dir);
 		r = -ENOENT;
@@ -390,18 +493,16 @@ int pg_migration_apply(struct pg *p, const struct pg_migration *m,
 	const char *params[2] = { version, m->name };
 	int r;
 
-	r = script_read(m->path, &script, err);
-	if (r < 0)
-		return r;
+	if (m->path) {
+		r = script_read(m->path, &script, err);
+		if (r < 0)
+			return r;
+	}
 	snprintf(version, sizeof(version), "%u", m->version);
 	/* concurrent migrate runs take turns; the second finds it applied */
 	if (begin_locked(p, err) < 0)
 		return -EIO;
-	if (pg_query(p, "CREATE TABLE IF NOT EXISTS schema_migrations ("
-		    "version integer PRIMARY KEY, "
-		    "name text NOT NULL, "
-		    "applied_at timestamptz NOT NULL DEFAULT now())",
-		 0, NULL, NULL, err) < 0 ||
+	if (pg_query(p, PG_MIGRATIONS_TABLE, 0, NULL, NULL, err) < 0 ||
 	    pg_query(p, "SELECT 1 FROM schema_migrations WHERE version = $1", 1,
 		 params, &res, err) < 0)
 		goto fail;
@@ -410,13 +511,67 @@ int pg_migration_apply(struct pg *p, const struct pg_migration *m,
 		*ret_applied = false;
 		return 0;
 	}
+	if (!m->path) {
+		rollback(p);
+		err_set(err, "the database lacks migration '%s', whose file is gone (the baseline stands for it): it is older than the oldest database this collector upgrades; migrate it first with an earlier fleetbench-collector whose schema/ holds %s.sql (docs/operations.md, \"Upgrades\")",
+			m->name, m->name);
+		return -ENOEXEC;
+	}
 	if (script_run(p, m->path, script, err) < 0)
 		goto fail;
-	if (pg_query(p, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+	if (pg_query(p, PG_MIGRATION_RECORD,
 		 2, params, NULL, err) < 0)
 		goto fail;
 	r = commit(p, err);
 	if (r < 0)
+		return -EIO;
+	*ret_applied = true;
+	return 0;
+fail:
+	rollback(p);
+	return -EIO;
+}
+
+int pg_baseline_apply(struct pg *p, const char *dir,
+		      const struct pg_migration *m, size_t n, bool *ret_applied,
+		      char err[PG_ERR_LEN])
+{
+	_cleanup_pqclear_ PGresult *res = NULL;
+	_cleanup_free_ char *path = NULL, *script = NULL;
+	int r;
+
+	*ret_applied = false;
+	if (!n || !m[0].baseline)
+		return 0;
+	if (asprintf(&path, "%s/%s", dir, PG_BASELINE_FILE) < 0) {
+		path = NULL;
+		err_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	r = script_read(path, &script, err);
+	if (r < 0)
+		return r;
+	if (begin_locked(p, err) < 0)
+		return -EIO;
+	if (pg_query(p, PG_MIGRATIONS_TABLE, 0, NULL, NULL, err) < 0 ||
+	    pg_query(p, "SELECT 1 FROM schema_migrations LIMIT 1", 0, NULL,
+		     &res, err) < 0)
+		goto fail;
+	if (PQntuples(res) > 0) {
+		rollback(p);
+		return 0;
+	}
+	if (script_run(p, path, script, err) < 0)
+		goto fail;
+	for (size_t i = 0; i < n && m[i].baseline; i++) {
+		char version[16];
+		const char *params[2] = { version, m[i].name };
+
+		snprintf(version, sizeof(version), "%u", m[i].version);
+		if (pg_query(p, PG_MIGRATION_RECORD, 2, params, NULL, err) < 0)
+			goto fail;
+	}
+	if (commit(p, err) < 0)
 		return -EIO;
 	*ret_applied = true;
 	return 0;

@@ -22,15 +22,25 @@
 struct pg_migration {
 	unsigned version; /* NNN of schema/NNN_description.sql */
 	char *name; /* "NNN_description", as recorded in schema_migrations */
+	/* its file; NULL for one that only the baseline stands for (an
+	 * upgrade can no longer apply it) */
 	char *path;
+	bool baseline; /* the baseline stands for it */
 };
+
+/* The baseline (schema/README.md): one file of the schema as a chain of
+ * migrations left it, which a new database applies instead of them. Its
+ * lines "-- covers: NNN_a NNN_b ..." name those migrations. */
+#define PG_BASELINE_FILE "baseline.sql"
 
 /*
  * Lists dir's NNN_*.sql files (three or more digits, an underscore, a
- * description of letters, digits, '_' and '-') in version order into a new
- * array (*ret, free with pg_migrations_free()). Returns the count, or
- * -errno with err saying what is wrong: -ENOENT for no migrations at all,
- * -EINVAL for two files with one version or a version 0.
+ * description of letters, digits, '_' and '-') and the migrations that
+ * dir/baseline.sql covers, in version order, into a new array (*ret, free
+ * with pg_migrations_free()). Returns the count, or -errno with err saying
+ * what is wrong: -ENOENT for no migrations at all, -EINVAL for two files
+ * with one version or a version 0, or a baseline that names a migration
+ * unlike its file or not as NNN_description.
  */
 int pg_migrations_scan(const char *dir, struct pg_migration **ret,
 		       char err[PG_ERR_LEN]);
@@ -54,10 +64,24 @@ int pg_migrations_check(struct pg *p, const struct pg_migration *m, size_t n,
  * schema_migrations (created if missing). *ret_applied says whether it ran
  * (false: it already was applied). The file is a trusted script of many
  * statements, sent with PQexec. Returns 0, -errno when the file cannot be
- * read, or -EIO with the server's message.
+ * read, -ENOEXEC when the migration has no file (only the baseline stands
+ * for it) and is not applied: the database is older than the oldest this
+ * collector upgrades; or -EIO with the server's message.
  */
 int pg_migration_apply(struct pg *p, const struct pg_migration *m,
 		       bool *ret_applied, char err[PG_ERR_LEN]);
+
+/*
+ * Applies dir/baseline.sql to a new database: in one transaction under
+ * migrate's lock, when schema_migrations holds no migration yet, runs it
+ * and records every migration of m that it covers. *ret_applied says
+ * whether it ran (false: the database had a migration already, or there
+ * is no baseline). Returns 0, -errno when the file cannot be read, or
+ * -EIO with the server's message.
+ */
+int pg_baseline_apply(struct pg *p, const char *dir,
+		      const struct pg_migration *m, size_t n, bool *ret_applied,
+		      char err[PG_ERR_LEN]);
 
 /* ---- function files ---- */
 

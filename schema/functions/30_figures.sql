@@ -37,21 +37,6 @@ BEGIN
 END
 $$;
 
-/*
- * The values a filter object allows for key, as an array (NULL: the key
- * is not filtered). filter is {"key": "value"} or {"key": ["v1", "v2"]}:
- * any of the values.
- */
-CREATE OR REPLACE FUNCTION fleetbench_filter_values(filter jsonb, key text)
-RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT CASE jsonb_typeof(filter -> key)
-		WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(filter -> key))
-		WHEN 'string' THEN ARRAY[filter ->> key]
-		WHEN 'number' THEN ARRAY[filter ->> key]
-	       END
-$$;
-
 -- Checks a filter object: 22023 for an unknown key or a value that is
 -- not a string, a number or an array of them.
 CREATE OR REPLACE FUNCTION fleetbench_check_filter(filter jsonb) RETURNS void

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- Instance prices and price/performance (schema/020_prices.sql): the
+-- Instance prices and price/performance (migration 020, schema/baseline.sql): the
 -- current price of each instance type, the import of `fleetbench prices
 -- import` (its checks and its upsert) and fleet_rank_per_price(), which
 -- `fleetbench rank --per-price` and the report's price/performance charts

@@ -135,8 +135,10 @@ $$;
 /*
  * The run a run is compared with (docs/alerts.md): the host's latest run
  * that started before before_time on a kernel release other than
- * run_kernel, with the same method; no row when there is none. The alert
- * check and the gate (70_gate.sql) pair runs with this one function.
+ * run_kernel, with the same method (of two that started at the same
+ * moment, the greater run_id: the same one whatever order the rows are
+ * stored in); no row when there is none. The alert check and the gate
+ * (70_gate.sql) pair runs with this one function.
  */
 CREATE OR REPLACE FUNCTION fleetbench_alert_previous(host text,
 				     run_kernel text, run_method text,
@@ -165,9 +167,9 @@ BEGIN
 			       AND kernel_release = k.kernel
 			       AND method = run_method
 			       AND started_at < before_time
-			 ORDER BY started_at DESC LIMIT 1) AS r
+			 ORDER BY started_at DESC, run_id DESC LIMIT 1) AS r
 	WHERE k.kernel <> run_kernel
-	ORDER BY r.started_at DESC
+	ORDER BY r.started_at DESC, r.run_id DESC
 	LIMIT 1;
 END
 $$;

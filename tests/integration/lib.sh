@@ -261,6 +261,18 @@ db_new() {
 		"$(qn <<<"SELECT name FROM schema_migrations WHERE name = '$2'")" "$2"
 }
 
+# known_migrations DIR: how many migrations the collector knows from the
+# schema directory DIR: its NNN_*.sql files and those its baseline.sql
+# stands for (its "-- covers:" lines)
+known_migrations() {
+	{
+		find "$1" -maxdepth 1 -name '[0-9][0-9][0-9]_*.sql' -printf '%f\n' |
+			sed 's/\.sql$//'
+		[ ! -f "$1/baseline.sql" ] ||
+			sed -n 's/^-- covers: //p' "$1/baseline.sql" | tr ' ' '\n'
+	} | sort -u | grep -c .
+}
+
 # qn [ARGS]: psql on $conninfo, SQL from stdin (or ARGS), unaligned rows,
 # NULL printed as NULL
 qn() {
@@ -340,7 +352,7 @@ allow_keys() {
 
 # writer_dsn [LOGIN]: prints $conninfo for LOGIN (default
 # fleetbench_test_writer), a login role made (when missing) a member of
-# fleetbench_writer only (schema/022_roles.sql): what serve needs, without
+# fleetbench_writer only (migration 022, schema/baseline.sql): what serve needs, without
 # owning anything. The database must be migrated.
 writer_dsn() {
 	local login=${1:-fleetbench_test_writer}

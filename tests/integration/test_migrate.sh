@@ -80,7 +80,7 @@ definitions() {
 }
 
 schema=$SOURCE_DIR/schema
-nmig=$(find "$schema" -maxdepth 1 -name '[0-9][0-9][0-9]_*.sql' | wc -l)
+nmig=$(known_migrations "$schema")
 # and 00_figures.sql, which the collector makes (proto/figures.def)
 nfun=$(($(find "$schema/functions" -name '[0-9][0-9]_*.sql' | wc -l) + 1))
 check_eq "there are function files" "$((nfun >= 6))" 1
@@ -154,6 +154,10 @@ check_eq "every function file is re-applied, in name order" \
 		printf 're-applied %s ' functions/[0-9][0-9]_*.sql)"
 check_grep "it says how many" "$tmp/fresh.out" \
 	"current: $nmig migrations, $nmig applied now, $nfun function files, $nfun re-applied now"
+check_grep "a new database takes the baseline, not the chain" "$tmp/fresh.out" \
+	"^applied the baseline \(baseline.sql\), standing for $(sed -n 's/^-- covers: //p' "$schema/baseline.sql" | wc -w) migrations: 001_init to "
+check_eq "and no migration file of the chain" \
+	"$(grep -c '^applied [0-9]' "$tmp/fresh.out")" 0
 check_eq "schema_functions records each file's SHA-256" "$(recorded)" \
 	"$(files "$schema")"
 
@@ -338,5 +342,38 @@ check_eq "the view is still there" \
 q <<<"DROP VIEW users_view" >/dev/null
 migrate "$tmp/edited" >/dev/null 2>&1
 check_eq "without it, migrate exits 0" "$?" 0
+
+# --- the baseline and the oldest database it upgrades ---------------------
+
+# a database older than the chain's files (its last migration one the
+# baseline stands for, before the oldest file's): refused, named, untouched
+q <<<"CREATE DATABASE too_old" >/dev/null
+old_dsn=$(db_sibling too_old)
+first=$(find "$schema" -maxdepth 1 -name '[0-9][0-9][0-9]_*.sql' -printf '%f\n' |
+	sort | head -1)
+q "$old_dsn" <<-EOF
+	CREATE TABLE schema_migrations (version integer PRIMARY KEY,
+		name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+	INSERT INTO schema_migrations (version, name)
+	SELECT split_part(m, '_', 1)::integer, m
+	FROM unnest(string_to_array('$(sed -n 's/^-- covers: //p' "$schema/baseline.sql" | tr '\n' ' ')', ' ')) AS m
+	WHERE m <> '' AND split_part(m, '_', 1)::integer < ${first%%_*} - 1;
+EOF
+missing=$(q "$old_dsn" <<<"SELECT max(version) + 1 FROM schema_migrations")
+"$COLLECTOR" migrate --schema-dir "$schema" --dsn "$old_dsn" >"$tmp/old.out" 2>&1
+check_eq "a database older than the oldest it upgrades: migrate exits 1" "$?" 1
+check_grep "it names the migration it lacks and what to do" "$tmp/old.out" \
+	"refusing to migrate: the database lacks migration '0*${missing}_[a-z_]+', whose file is gone \\(the baseline stands for it\\): it is older than the oldest database this collector upgrades; migrate it first with an earlier fleetbench-collector"
+check_eq "and leaves it as it was" \
+	"$(q "$old_dsn" <<<"SELECT count(*) FROM pg_class WHERE relname IN ('runs', 'fleet_summary')")" 0
+
+# a baseline that names a migration unlike its file: refused at once
+cp -r "$schema" "$tmp/badbase"
+sed -i "/^-- covers: /s/ ${first%.sql}\b/ ${first%%_*}_other/" \
+	"$tmp/badbase/baseline.sql"
+"$COLLECTOR" migrate --schema-dir "$tmp/badbase" --dsn "$old_dsn" >"$tmp/badbase.out" 2>&1
+check_eq "a baseline unlike the files: migrate exits 1" "$?" 1
+check_grep "it names both" "$tmp/badbase.out" \
+	"baseline.sql covers '${first%%_*}_other', but its file is '.*/${first}'"
 
 finish

@@ -505,43 +505,6 @@ check_eq "kernels: a method change is said, and no figure compared" \
 	"$(field "$tmp/k2.csv" method kernel changes | tr '\n' ' ')" \
 	"full|6.1.0-18-cloud-amd64| standard|6.5.0-0.deb12.4-cloud-amd64|method full -> standard: figures not compared "
 
-# --- migration 004 over stored runs ---------------------------------------
-
-q <<<"CREATE DATABASE $(db_sibling_name backfill)" >/dev/null
-backfill=$(db_sibling backfill)
-for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
-	name=${f##*/}
-	[ "${name%%_*}" -lt 4 ] || continue
-	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
-		--single-transaction -f "$f" >/dev/null || not_ok "apply $name"
-done
-for r in aws-m5.large-a aws-m5.large-b; do
-	"$PG_BINDIR/psql" "$backfill" -X -q -A -t -v ON_ERROR_STOP=1 \
-		-v r="$(cat "$SOURCE_DIR/tests/fixtures/reports/$r.json")" \
-		<<<"SELECT fleetbench_ingest(:'r'::jsonb)" >/dev/null ||
-		not_ok "ingest $r"
-done
-for f in "$SOURCE_DIR"/schema/[0-9][0-9][0-9]_*.sql; do
-	name=${f##*/}
-	[ "${name%%_*}" -ge 4 ] || continue
-	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
-		--single-transaction -f "$f" >/dev/null || not_ok "apply $name"
-done
-# then the function files, as `migrate` applies them after a migration
-functions_sql |
-	"$PG_BINDIR/psql" "$backfill" -X -q -v ON_ERROR_STOP=1 \
-		--single-transaction >/dev/null 2>&1 || not_ok "apply schema/functions"
-check_eq "004 fills run_figures with the runs stored before it" \
-	"$("$PG_BINDIR/psql" "$backfill" -X -A -t <<-'EOF'
-	SELECT count(*), (SELECT count(*) FROM (SELECT * FROM run_figures_live
-		EXCEPT SELECT * FROM run_figures) AS d),
-	       (SELECT string_agg(method || ' ' || provider || ' ' || instance_type
-				  || ' ' || runs, ',' ORDER BY method)
-		FROM fleet_compare_by(method_key => '*'))
-	FROM run_figures
-EOF
-)" "2|0|quick aws m5.large 1,standard aws m5.large 1"
-
 # --- bad input ----------------------------------------------------------------
 
 # bad NAME STATUS REGEX COMMAND...: exits STATUS, saying what is wrong

@@ -7,7 +7,9 @@
 # `migrate`, then checked: every run, figure, alert (and its
 # acknowledgement), price, tag, setting and grant is still there, compare,
 # kernels, rank, alerts and prices say what that version said in every
-# column both have, and the upgraded database stores new reports.
+# column both have, its schema is the one a new database gets from the
+# baseline, every SQL example of the docs runs on it, and it stores new
+# reports. A user's view over a figure column stops 028, named.
 #
 # Environment: SOURCE_DIR, BUILD_DIR (default SOURCE_DIR/build), COLLECTOR,
 # FLEETBENCH, PG_BINDIR.
@@ -69,11 +71,23 @@ for t in runs:run_id run_results:run_id alerts:id instance_prices:valid_from; do
 	digest "${t%%:*}" "${t#*:}" >"$tmp/${t%%:*}.md5"
 done
 
+# a view of the database's users over a figure column, which 028 moves
+# into the array: migrate stops there and names it
+q <<<"CREATE VIEW user_thp AS SELECT run_id, thp_speedup FROM run_figures"
+"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
+	>"$tmp/migrate-view.out" 2>&1
+check_eq "a user's view over a figure column stops migrate at 028" "$?" 1
+check_grep "naming the view and the column" "$tmp/migrate-view.out" \
+	"migration '028_long_figures' failed, nothing of it applied: .*view user_thp depends on column thp_speedup of table run_figures"
+check_eq "what 028 would change is as it was" "$(holds)" "$(cat "$tmp/before")"
+q <<<"DROP VIEW user_thp"
+
 "$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
 	>"$tmp/migrate.out" 2>&1
 check_eq "migrate exits 0" "$?" 0
-check_grep "migrate applies the migrations after 024" "$tmp/migrate.out" \
-	'^applied 025_costs$'
+check_grep "the migrations before 028 were applied, each its own transaction" \
+	"$tmp/migrate-view.out" '^applied 027_figures$'
+check_grep "then 028 and after" "$tmp/migrate.out" '^applied 028_long_figures$'
 check_grep "and leaves the database current" "$tmp/migrate.out" \
 	'^the database is current'
 
@@ -134,6 +148,40 @@ for f in kernels kernels-c5; do
 	check_match "$f: every change 024 named is still named" "$out" "True *"
 done
 
+# a new database has the schema the upgraded one has: the baseline and
+# the function files make what the chain made (the months' partitions
+# aside: each database makes its own)
+q <<<"CREATE DATABASE fresh" >/dev/null
+fresh=$(db_sibling fresh)
+"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$fresh" \
+	>"$tmp/fresh.out" 2>&1
+check_grep "a new database takes the baseline" "$tmp/fresh.out" \
+	'^applied the baseline '
+# schema_of CONNINFO: its schema as pg_dump writes it
+schema_of() {
+	"$PG_BINDIR/pg_dump" -s --no-owner "$1" |
+		grep -v '^--\|^\\\(un\)\?restrict\|run_results_y[0-9]\|fixture_analyst' |
+		sed '/^$/d'
+}
+schema_of "$conninfo" >"$tmp/upgraded.schema"
+schema_of "$fresh" >"$tmp/fresh.schema"
+check_eq "a new database's schema is the upgraded one's ($(wc -l <"$tmp/fresh.schema") lines)" \
+	"$(diff "$tmp/upgraded.schema" "$tmp/fresh.schema" | head -n 10)" ""
+
+# every SQL example of the docs runs on the upgraded database
+for doc in schema queries; do
+	awk '/^```sql$/ { on = 1; n++; next } /^```$/ { on = 0 }
+	     on { print > (dir "/" doc "." n ".sql") }' \
+		dir="$tmp" doc="$doc" "$SOURCE_DIR/docs/$doc.md"
+done
+for f in "$tmp"/schema.*.sql "$tmp"/queries.*.sql; do
+	if out=$(q <"$f" 2>&1) && [[ $out != *ERROR* ]]; then
+		ok
+	else
+		not_ok "the example $(basename "$f") of docs/: $out"
+	fi
+done
+
 # and it goes on storing
 check_eq "a report stored after the upgrade" \
 	"$(qn -v r="$(cat "$SOURCE_DIR/tests/fixtures/reports/do-thp-always.json")" \
@@ -141,5 +189,28 @@ check_eq "a report stored after the upgrade" \
 check_eq "which compare counts with the one before it" \
 	"$(fb --format csv compare --where provider=digitalocean --all-methods |
 		awk -F, 'NR > 1 { n += $6 } END { print n }')" 2
+
+# 011: a probe stays in its row, compressed with pglz, while the row fits
+# a page
+check_eq "runs' probe is compressed with pglz, rows up to a page" "$(q <<-'EOF'
+	SELECT a.attcompression, c.reloptions::text
+	FROM pg_attribute AS a JOIN pg_class AS c ON c.oid = a.attrelid
+	WHERE a.attrelid = 'runs'::regclass AND a.attname = 'probe'
+EOF
+)" "p|{toast_tuple_target=8160}"
+check_eq "a probe of 2.6 KB compressed stays in its row: nothing in TOAST" \
+	"$(q <<-'EOF'
+	UPDATE runs SET probe = (
+		SELECT jsonb_build_object('cpus', jsonb_agg(jsonb_build_object(
+			'cpu', i, 'mhz', 2000 + (i * 37) % 1000,
+			'id', substr(md5(i::text), 1, 12))))
+		FROM generate_series(1, 120) AS i);
+	VACUUM FULL runs;
+	SELECT min(pg_column_size(probe)) > 2100,
+	       (SELECT pg_relation_size(reltoastrelid) FROM pg_class
+		WHERE oid = 'runs'::regclass)
+	FROM runs
+EOF
+)" "t|0"
 
 finish

@@ -118,7 +118,7 @@ check_report() {
 
 # check_stored SIGNAL BENCHMARK: the collector's rows of run $id.
 #
-# (schema/007_failed_variants.sql: bench_results.failure, status 'failed')
+# (migration 007, schema/baseline.sql: bench_results.failure, status 'failed')
 check_stored() {
 	local sig=$1 bench=$2
 
