@@ -304,7 +304,7 @@ check_eq "no other role may connect to the database" \
 	"$(psql_q "SELECT has_database_privilege('public', 'fleetbench', 'CONNECT')")" f
 check_eq "the migrations are applied" \
 	"$(psql_q 'SELECT count(*) FROM schema_migrations')" \
-	"$(find "$SOURCE_DIR/schema" -name '[0-9][0-9][0-9]_*.sql' | wc -l)"
+	"$(known_migrations "$SOURCE_DIR/schema")"
 check_eq "the access roles exist, and the collector's role is a writer" \
 	"$(psql_q "SELECT string_agg(g.rolname || ':' || g.rolcanlogin || ':' || pg_has_role('fleetbench', g.oid, 'MEMBER'), ' ' ORDER BY g.rolname) FROM pg_roles g WHERE g.rolname IN ('fleetbench_reader', 'fleetbench_writer')")" \
 	"fleetbench_reader:false:false fleetbench_writer:false:true"
