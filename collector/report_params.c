@@ -606,41 +606,33 @@ static void enc_targets(struct enc *e, const Fleetbench__Report *r)
 		      pgparam_int4(e->p, (int32_t)c[i]->rounds));
 }
 
-/* The windows of every variant in run order, as the w_ arrays. */
-static size_t windows_all(const Fleetbench__Report *r,
-			  const Fleetbench__Window ***w)
+/* Window text field k of w (0: noisy_reason, 1: cpus). */
+static const char *window_text(const Fleetbench__Window *w, int k)
 {
-	size_t n = 0, k = 0;
-
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		n += r->benchmarks[i]->n_windows;
-	*w = n ? calloc(n, sizeof(**w)) : NULL;
-	if (n && !*w)
-		return SIZE_MAX;
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		for (size_t j = 0; j < r->benchmarks[i]->n_windows; j++)
-			(*w)[k++] = r->benchmarks[i]->windows[j];
-	return n;
+	return k ? w->cpus : w->noisy_reason;
 }
 
-/* Per window its noisy reason and vCPUs (024), NULL when none has it. */
-static void enc_window_more(struct enc *e, const Fleetbench__Report *r)
+/* Per window, in run order as the w_ arrays, its text field k (024); NULL
+ * when no window has it. */
+static void enc_window_texts(struct enc *e, const Fleetbench__Report *r,
+			     int k)
 {
-	_cleanup_free_ const Fleetbench__Window **w = NULL;
-	size_t n = windows_all(r, &w);
+	bool any = false;
 
-	if (n == SIZE_MAX) {
-		if (!e->r) {
-			e->r = -ENOMEM;
-			snprintf(e->err, PG_ERR_LEN,
-				 "out of memory for the windows");
-		}
-		n = 0;
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_windows; j++)
+			any |= window_text(r->benchmarks[i]->windows[j], k) !=
+			       NULL;
+	if (!any) {
+		pgparam_null(e->p, PGPARAM_TEXT_ARRAY);
+		return;
 	}
-	ENC_OPT_ARRAY(e, PGPARAM_TEXT, n, w[i]->noisy_reason != NULL,
-		      pgparam_text(e->p, w[i]->noisy_reason));
-	ENC_OPT_ARRAY(e, PGPARAM_TEXT, n, w[i]->cpus != NULL,
-		      pgparam_text(e->p, w[i]->cpus));
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_windows; j++)
+			pgparam_text(e->p, window_text(r->benchmarks[i]->windows[j],
+						       k));
+	pgparam_array_end(e->p);
 }
 
 /* Cost i of the report's costs and then its total. */
@@ -728,7 +720,8 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_method_more(&e, r->method);
 	enc_tags(&e, r);
 	enc_targets(&e, r);
-	enc_window_more(&e, r);
+	enc_window_texts(&e, r, 0);
+	enc_window_texts(&e, r, 1);
 	enc_costs(&e, r);
 	attrs = p->record_n;
 	pgparam_record_end(p);

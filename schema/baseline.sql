@@ -4,8 +4,9 @@
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
 -- applied after this file on a new database and after the chain on an
--- old one. The functions named here are stubs; the function files,
--- which migrate runs next, define them.
+-- old one. The functions that tables name are declared here by their
+-- signatures; the function files, which migrate runs next, define
+-- them, and serve refuses a database until they have.
 --
 -- covers: 001_init 002_views 004_queries 005_alerts 006_partition_results 007_failed_variants
 -- covers: 008_method 009_retire_views 010_lean 011_probe_inline 012_ingest_validated 013_dirty_levels
