@@ -74,6 +74,7 @@ int cmd_serve(const struct collector_config *cfg);
 int cmd_migrate(const struct collector_config *cfg);
 int cmd_keygen(const struct collector_config *cfg);
 int cmd_prune(const struct collector_config *cfg);
+int cmd_load(const struct collector_config *cfg);
 
 /* The database and what the schema directory holds. */
 struct db {

@@ -35,6 +35,7 @@ static const struct command {
 	{ "migrate", cmd_migrate, false, false },
 	{ "keygen", cmd_keygen, true, false },
 	{ "prune", cmd_prune, false, true },
+	{ "load", cmd_load, false, false },
 };
 
 static const struct cli_program program = {

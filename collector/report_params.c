@@ -102,7 +102,25 @@ static const unsigned method_types[] = {
 
 /* caps_present .. container: Report.capabilities, or NULLs and
  * caps_present false */
-static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c)
+/* A list item of the probe that it could not read ("opcodes: unknown
+ * (EINVAL: IORING_REGISTER_PROBE not supported)") is NULL, unknown, not
+ * an empty list: no kernel lacks every opcode. */
+static void enc_probe_list(struct enc *e, char *const *v, size_t n,
+			   const Fleetbench__Probe *probe, const char *path)
+{
+	bool unknown = false;
+
+	if (!n && probe)
+		probe_not_taken(probe, path, &unknown);
+	if (unknown)
+		pgparam_null(e->p, PGPARAM_TEXT_ARRAY);
+	else
+		enc_texts(e, v, n);
+}
+
+/* c derived from probe, or from an older agent's field 14 (probe NULL) */
+static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c,
+		     const Fleetbench__Probe *probe)
 {
 	struct pgparam *p = e->p;
 
@@ -145,8 +163,10 @@ static void enc_caps(struct enc *e, const Fleetbench__Capabilities *c)
 	enc_int4(e, c->has_io_uring_setup_errno, c->io_uring_setup_errno);
 	pgparam_text(p, c->sqpoll);
 	enc_int4(e, c->has_sqpoll_errno, c->sqpoll_errno);
-	enc_texts(e, c->io_uring_opcodes, c->n_io_uring_opcodes);
-	enc_texts(e, c->io_uring_features, c->n_io_uring_features);
+	enc_probe_list(e, c->io_uring_opcodes, c->n_io_uring_opcodes, probe,
+		       "io_uring.opcodes");
+	enc_probe_list(e, c->io_uring_features, c->n_io_uring_features, probe,
+		       "io_uring.features");
 	if (c->has_vcpus && c->vcpus > INT32_MAX && !e->r) {
 		e->r = -ERANGE;
 		snprintf(e->err, PG_ERR_LEN,
@@ -178,7 +198,7 @@ static void enc_report_caps(struct enc *e, const Fleetbench__Report *r)
 	char why[CODEC_ERR_LEN];
 
 	if (!r->probe) {
-		enc_caps(e, r->capabilities);
+		enc_caps(e, r->capabilities, NULL);
 		return;
 	}
 	if (probe_derive_capabilities(r->probe, &c) < 0) {
@@ -194,7 +214,7 @@ static void enc_report_caps(struct enc *e, const Fleetbench__Report *r)
 		fleetbench__capabilities__free_unpacked(c, NULL);
 		c = NULL;
 	}
-	enc_caps(e, c);
+	enc_caps(e, c, r->probe);
 	if (c)
 		fleetbench__capabilities__free_unpacked(c, NULL);
 }

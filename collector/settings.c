@@ -146,7 +146,9 @@ static const struct cli_help help = {
 		"           function files when a migration ran or a file changed\n"
 		"  keygen   write the collector's CURVE keypair (NAME.key, NAME.pub)\n"
 		"  prune    drop the months of runs older than --older-than AGE\n"
-		"           (partitions and runs; months with open alerts kept)\n",
+		"           (partitions and runs; months with open alerts kept)\n"
+		"  load     store the reports on standard input, JSON as\n"
+		"           `fleetbench-agent show` prints them, as serve would\n",
 	.keys = "SIZE takes K, M suffixes (powers of 1024). Every option but --config\n"
 		"and those of keygen and prune is also a key of the config file, the\n"
 		"option in brackets where it is not the key with '_' written '-':\n",

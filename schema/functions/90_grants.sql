@@ -63,8 +63,7 @@ BEGIN
 	FOR f IN SELECT p.oid::regprocedure FROM pg_proc AS p
 		 WHERE p.pronamespace = s::regnamespace
 		   AND p.proname IN ('fleetbench_ingest_run',
-				     'fleetbench_ingest_end',
-				     'fleetbench_ingest')
+				     'fleetbench_ingest_end')
 		 ORDER BY p.oid LOOP
 		EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = %I, pg_temp',
 			       f, s);

@@ -10,9 +10,8 @@
 #
 # Environment: SOURCE_DIR (the source tree, default: this file's), PG_BINDIR
 # (the PostgreSQL 15 server binaries), BUILD_DIR (default SOURCE_DIR/build),
-# COLLECTOR, AGENT, ZSEND and FIGURES_SQL (the binaries, default under
-# BUILD_DIR),
-# COLLECTOR_WRAPPER (a command to run serve under, such as "valgrind
+# COLLECTOR, AGENT and ZSEND (the binaries, default under BUILD_DIR),
+# COLLECTOR_WRAPPER (a command to run serve and load under, such as "valgrind
 # --leak-check=full --error-exitcode=1"), COLLECTOR_AS_WRITER=1 (serve
 # connects as a login that is only a member of fleetbench_writer, not the
 # schema's owner: writer_dsn below).
@@ -26,7 +25,6 @@ BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 COLLECTOR=${COLLECTOR:-$BUILD_DIR/collector/fleetbench-collector}
 AGENT=${AGENT:-$BUILD_DIR/agent/fleetbench-agent}
 ZSEND=${ZSEND:-$BUILD_DIR/tests/integration/zsend}
-FIGURES_SQL=${FIGURES_SQL:-$BUILD_DIR/tests/integration/figures_sql}
 read -r -a wrapper <<<"${COLLECTOR_WRAPPER:-}"
 # timeouts are multiplied by this: slower under a wrapper such as valgrind
 slow=1
@@ -379,6 +377,29 @@ serve_dsn() {
 	fi
 }
 
+# load_json [DSN]: the reports on standard input, JSON as `fleetbench-agent
+# show` prints them, stored through `fleetbench-collector load` (the codec
+# and the ingest serve uses; docs/operations.md) with serve_dsn, or DSN;
+# prints load's lines ("RUN_ID stored", "RUN_ID duplicate", "RUN_ID
+# rejected: why") and returns its status; its log goes to standard error
+load_json() {
+	"${wrapper[@]}" "$COLLECTOR" load --schema-dir "$SOURCE_DIR/schema" \
+		--dsn "${1:-$(serve_dsn)}"
+}
+
+# load_one [DSN]: one report on standard input through load_json; prints
+# t when it was stored, f when it was a duplicate, else what load said
+# (its reason, or its error)
+load_one() {
+	local out
+	out=$(load_json "$@" 2>&1)
+	case $out in
+	*" stored"$'\n'*) echo t ;;
+	*" duplicate"$'\n'*) echo f ;;
+	*) printf '%s\n' "$out" ;;
+	esac
+}
+
 nstart=0
 # start_collector [BIND [SERVE OPTIONS]]: serve with $keys/collector.key
 # and $allow in the background, connected with serve_dsn; sets pid, log,
@@ -575,9 +596,3 @@ fleet_send() {
 		>"$tmp/send.log" 2>&1
 }
 
-# functions_sql: the function files in one stream, as `migrate` applies
-# them: first the one it makes from proto/figures.def (figures_sql), whose
-# table figures the others read, then schema/functions in name order
-functions_sql() {
-	"$FIGURES_SQL" && cat "$SOURCE_DIR"/schema/functions/[0-9][0-9]_*.sql
-}

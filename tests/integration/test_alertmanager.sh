@@ -125,15 +125,15 @@ expected() {
 }
 
 # run HOST PROVIDER TYPE KERNEL MINUTE SQPOLL: stores report B as a run of
-# HOST on KERNEL, MINUTE minutes after 2024-11-25 09:00, in its own
-# transaction, as the collector commits
+# HOST on KERNEL, MINUTE minutes after 2024-11-25 09:00, through
+# `fleetbench-collector load`, in its own transaction
 nrun=0
 run() {
 	local out
 
 	nrun=$((nrun + 1))
-	out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF
-		SELECT fleetbench_ingest(jsonb_set(jsonb_set(jsonb_set(jsonb_set(
+	out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF | load_one
+		SELECT jsonb_set(jsonb_set(jsonb_set(jsonb_set(
 		       jsonb_set(jsonb_set(jsonb_set(jsonb_set(jsonb_set(:'b',
 			'{run_id}', to_jsonb('$(printf '00000000-0000-4000-8000-%012d' "$nrun")'::text)),
 			'{host,machine_id}', to_jsonb(md5('$1'))),
@@ -143,7 +143,7 @@ run() {
 			'{kernel,release}', to_jsonb('$4'::text)),
 			'{started_unix_ms}', to_jsonb(1732525200000 + $5 * 60000::bigint)),
 			'{finished_unix_ms}', to_jsonb(1732525230000 + $5 * 60000::bigint)),
-			'{probe,io_uring,sqpoll}', to_jsonb('$6'::text)))
+			'{probe,io_uring,sqpoll}', to_jsonb('$6'::text))
 	EOF
 	)
 	[ "$out" = t ] || not_ok "run $1 $4 $5 not stored: $out"

@@ -9,8 +9,8 @@
 #
 # Runs are made from tests/fixtures/reports/aws-m5.large-b.json (standard
 # profile, 5 repeats) by a SQL function of the test database and stored
-# with fleetbench_ingest(), each in its own transaction as the collector
-# commits them.
+# by `fleetbench-collector load`, each in its own transaction, as the
+# collector commits what arrives alone.
 #
 # Environment: SOURCE_DIR, BUILD_DIR, COLLECTOR, FLEETBENCH and ZSEND (the
 # binaries, default under BUILD_DIR), PG_BINDIR.
@@ -102,8 +102,8 @@ run() {
 	[ -n "$scales" ] || scales='{1,1,1,1,1}'
 	nrun=$((nrun + 1))
 	run_id=$(printf '00000000-0000-4000-8000-%012d' "$nrun")
-	out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF
-		SELECT fleetbench_ingest($edit)
+	out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF | load_one
+		SELECT $edit
 		FROM test_report(:'b', '$run_id', '$1', '${6:-aws}', '${7:-m5.large}',
 				 '$2', $3, '${4:-ok}', '$scales') AS r
 	EOF
@@ -177,9 +177,9 @@ check_eq "3 repeats a side cannot reach p < 0.01: no gain alert" \
 
 n_before=$(q <<<"SELECT count(*) FROM alerts")
 h1_run=00000000-0000-4000-8000-000000000007
-check_eq "re-sending h1's run on 6.8 stores nothing" "$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF
-	SELECT fleetbench_ingest(test_report(:'b', '$h1_run', 'h1', 'aws',
-			       'm5.large', '6.8', 60, 'EPERM', '{1,1,1,1,1}'))
+check_eq "re-sending h1's run on 6.8 stores nothing" "$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF | load_one
+	SELECT test_report(:'b', '$h1_run', 'h1', 'aws',
+			   'm5.large', '6.8', 60, 'EPERM', '{1,1,1,1,1}')
 EOF
 )" f
 run h1 6.8 120 EPERM
@@ -333,20 +333,19 @@ EOF
 check_eq "no fleet alert is left half made" \
 	"$(q <<<"SELECT count(*) FROM alerts WHERE hostname = 'boom'")" 0
 # a batch of reports, as the collector commits them: one transaction
-out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-'EOF'
-	BEGIN;
-	SELECT fleetbench_ingest(test_report(:'b', '10000000-0000-4000-8000-000000000001', 'boom', 'aws', 'm5.large', '6.9', 90, 'ENOSYS', '{1,1,1,1,1}'));
-	SELECT fleetbench_ingest(test_report(:'b', '10000000-0000-4000-8000-000000000002', 'b2', 'aws', 'm5.large', '6.1', 0, 'ok', '{1,1,1,1,1}'));
-	SELECT fleetbench_ingest(test_report(:'b', '10000000-0000-4000-8000-000000000003', 'b2', 'aws', 'm5.large', '6.9', 90, 'ENOSYS', '{1,1,1,1,1}'));
-	COMMIT;
+# (load stores up to batch_max reports in one)
+out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-'EOF' | load_json 2>/dev/null
+	SELECT test_report(:'b', '10000000-0000-4000-8000-000000000001', 'boom', 'aws', 'm5.large', '6.9', 90, 'ENOSYS', '{1,1,1,1,1}');
+	SELECT test_report(:'b', '10000000-0000-4000-8000-000000000002', 'b2', 'aws', 'm5.large', '6.1', 0, 'ok', '{1,1,1,1,1}');
+	SELECT test_report(:'b', '10000000-0000-4000-8000-000000000003', 'b2', 'aws', 'm5.large', '6.9', 90, 'ENOSYS', '{1,1,1,1,1}');
 EOF
 )
 check_eq "a batch with a failing check commits whole" "$out|$(q <<-EOF
 	SELECT count(*) FROM runs WHERE run_id::text LIKE '10000000-%'
 EOF
-)" "t
-t
-t|3"
+)" "10000000-0000-4000-8000-000000000001 stored
+10000000-0000-4000-8000-000000000002 stored
+10000000-0000-4000-8000-000000000003 stored|3"
 check_eq "and the other runs of the batch still alert" "$(alerts_of b2)" \
 	"fingerprint:6.1>6.9"
 q <<<"ALTER TABLE alerts DROP CONSTRAINT test_refuse"

@@ -144,23 +144,25 @@ check_grep "with the instance type's two runs and their median wall" \
 	"$tmp/report.html" \
 	"<tr><td>test t1</td><td><code>quick[^<]*</code></td><td class=\"num\">2</td><td class=\"num\">$want</td>"
 
-# --- the jsonb contract ----------------------------------------------------------
+# --- a report as JSON (fleetbench-collector load) --------------------------------
 
 report=$(cat "$SOURCE_DIR/tests/fixtures/reports/aws-m5.large-a.json")
+# ingest COSTS: report A with a new run_id and COSTS (a JSON array), through
+# load_one
 ingest() {
-	qn -v r="$report" -v c="$1" <<-'EOF'
-		SELECT fleetbench_ingest(jsonb_set(jsonb_set(:'r'::jsonb,
+	qn -v r="$report" -v c="$1" <<-'EOF' | load_one
+		SELECT jsonb_set(jsonb_set(:'r'::jsonb,
 			'{run_id}', to_jsonb(gen_random_uuid()::text)),
-			'{costs}', :'c'::jsonb))
+			'{costs}', :'c'::jsonb)
 	EOF
 }
-check_eq "the jsonb contract stores a cost" \
+check_eq "a report as JSON stores its cost" \
 	"$(ingest '[{"benchmark":"thp_chase","wall_s":1.5,"cpu_s":1.25,"peak_memory_bytes":1048576,"written_bytes":0}]')" t
 check_eq "as given" "$(qn <<<"SELECT wall_s, cpu_s FROM run_costs WHERE benchmark = 'thp_chase'")" "1.5|1.25"
 ingest '[{"benchmark":"thp_chase","wall_s":-1,"cpu_s":1,"peak_memory_bytes":0,"written_bytes":0}]' \
 	>"$tmp/neg.out" 2>&1
-check_eq "a negative wall time is refused" "$?" 3
-check_grep "naming it" "$tmp/neg.out" 'wall_s'
+check_grep "a negative wall time is refused, named" "$tmp/neg.out" \
+	' rejected: costs\[0\]\.wall_s'
 
 stop_collector
 check_eq "the collector exits 0" "$?" 0

@@ -43,8 +43,8 @@ run() {
 	else
 		topo="jsonb_set(r, '{probe,topology}', jsonb_build_object('placement', '$4'::text, 'threads_per_core', 1))"
 	fi
-	out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF
-		SELECT fleetbench_ingest($topo)
+	out=$(q -v b="$(cat "$fixtures/aws-m5.large-b.json")" <<-EOF | load_one
+		SELECT $topo
 		FROM (SELECT jsonb_set(jsonb_set(jsonb_set(jsonb_set(jsonb_set(
 			jsonb_set(jsonb_set(:'b'::jsonb,
 			'{run_id}', to_jsonb('$run_id'::text)),

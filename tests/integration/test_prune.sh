@@ -44,19 +44,20 @@ report=$(cat "$SOURCE_DIR/tests/fixtures/reports/aws-m5.large-a.json")
 # ingest DATE: a run of the fixture started on the 10th of DATE's month;
 # prints its run_id
 ingest() {
-	local id
+	local id out
 
 	id=$(uuid)
-	"$PG_BINDIR/psql" "$conninfo" -X -q -A -t -v ON_ERROR_STOP=1 \
-		-v r="$report" -v id="$id" -v d="$1" >/dev/null <<-'EOF' ||
-		SELECT fleetbench_ingest(jsonb_set(jsonb_set(jsonb_set(:'r'::jsonb,
+	out=$("$PG_BINDIR/psql" "$conninfo" -X -q -A -t -v ON_ERROR_STOP=1 \
+		-v r="$report" -v id="$id" -v d="$1" <<-'EOF' | load_one
+		SELECT jsonb_set(jsonb_set(jsonb_set(:'r'::jsonb,
 			'{run_id}', to_jsonb(:'id'::text)),
 			'{started_unix_ms}', to_jsonb(ms)),
-			'{finished_unix_ms}', to_jsonb(ms + 1000)))
+			'{finished_unix_ms}', to_jsonb(ms + 1000))
 		FROM (SELECT (extract(epoch FROM (:'d'::timestamp + interval '9 days 12 hours')
 					       AT TIME ZONE 'UTC') * 1000)::bigint AS ms) AS t
 	EOF
-		not_ok "ingest a run of $1"
+	)
+	[ "$out" = t ] || not_ok "ingest a run of $1: $out"
 	echo "$id"
 }
 # partition DATE: makes its month's partition of run_results

@@ -140,7 +140,7 @@ for sql in "INSERT INTO alert_settings DEFAULT VALUES" \
 	"UPDATE runs SET hostname = 'x'" "DELETE FROM run_figures" \
 	"DELETE FROM fleet_dirty" "TRUNCATE runs" "TRUNCATE run_results" \
 	"DROP TABLE alert_errors" \
-	"SELECT fleetbench_ingest('{}')" "SELECT fleetbench_ingest_end()" \
+	"SELECT fleetbench_ingest_run(NULL)" "SELECT fleetbench_ingest_end()" \
 	"SELECT fleetbench_alert_ack(1)" \
 	"SELECT * FROM fleetbench_prune_month('2020-01-01', '1 month')"; do
 	out=$(as "$reader" <<<"$sql")

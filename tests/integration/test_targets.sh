@@ -201,23 +201,23 @@ check_eq "fleetbench report exits 0" "$?" 0
 check_grep "the report marks the cell's wide runs ($top_share)" \
 	"$tmp/report.html" "data-trust=\"wide\" data-share=\"$top_share\">wide in "
 
-# --- the jsonb contract (docs/schema.md) ------------------------------------
+# --- a report as JSON (fleetbench-collector load) ---------------------------
 
 # ingest FIELDS [WINDOW]: the fixture with run_id $id, the first
 # comparison's fields replaced by FIELDS and its first window's by WINDOW
-# (jsonb objects), through fleetbench_ingest()
+# (JSON objects), through `fleetbench-collector load` (load_one)
 ingest() {
 	sql -v b="$(cat "$fixtures/aws-m5.large-b.json")" -v f="$1" \
-		-v w="${2:-"{}"}" -v id="$id" 2>&1 <<-'EOF'
-		SELECT fleetbench_ingest(jsonb_set(jsonb_set(jsonb_set(:'b'::jsonb,
+		-v w="${2:-"{}"}" -v id="$id" <<-'EOF' | load_one
+		SELECT jsonb_set(jsonb_set(jsonb_set(:'b'::jsonb,
 			'{run_id}', to_jsonb(:'id'::text)),
 			'{comparisons,0}', (:'b'::jsonb #> '{comparisons,0}') || :'f'::jsonb),
 			'{benchmarks,0,windows,0}',
-			(:'b'::jsonb #> '{benchmarks,0,windows,0}') || :'w'::jsonb))
+			(:'b'::jsonb #> '{benchmarks,0,windows,0}') || :'w'::jsonb)
 	EOF
 }
 id=$(uuid)
-check_eq "a jsonb report with a target and a noisy window is stored" \
+check_eq "a JSON report with a target and a noisy window is stored" \
 	"$(ingest '{"target_half_width": 0.05, "target_reached": false, "rounds": 20}' \
 		'{"noisy": true, "noisy_reason": "steal 7.0% > 5%", "cpus": "1"}')" t
 check_eq "its first window's reason and vCPUs are in bench_results" \
@@ -232,10 +232,11 @@ id=$(uuid)
 ingest '{"target_half_width": 2, "target_reached": true, "rounds": 5}' \
 	>"$tmp/bad1.out"
 check_grep "a half-width over 1 is refused, named" "$tmp/bad1.out" \
-	'target_half_width 2 is outside \(0, 1\]'
+	'comparisons\[0\]\.target_half_width: 2 is outside \(0, 1\]'
 ingest '{"target_half_width": 0.1, "target_reached": true, "rounds": 0}' \
 	>"$tmp/bad2.out"
-check_grep "0 rounds are refused, named" "$tmp/bad2.out" 'rounds 0 is below 1'
+check_grep "0 rounds are refused, named" "$tmp/bad2.out" \
+	'comparisons\[0\]\.rounds: 0 is outside \[1, '
 check_eq "neither was stored" \
 	"$(sql <<<"SELECT count(*) FROM runs WHERE run_id = '$id'")" 0
 

@@ -185,7 +185,8 @@ done
 # and it goes on storing
 check_eq "a report stored after the upgrade" \
 	"$(qn -v r="$(cat "$SOURCE_DIR/tests/fixtures/reports/do-thp-always.json")" \
-		<<<"SELECT fleetbench_ingest(jsonb_set(:'r'::jsonb, '{run_id}', '\"5d1e0f2a-0000-4000-8000-000000000001\"'))")" t
+		<<<"SELECT jsonb_set(:'r'::jsonb, '{run_id}', '\"5d1e0f2a-0000-4000-8000-000000000001\"')" |
+		load_one)" t
 check_eq "which compare counts with the one before it" \
 	"$(fb --format csv compare --where provider=digitalocean --all-methods |
 		awk -F, 'NR > 1 { n += $6 } END { print n }')" 2
