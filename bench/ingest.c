@@ -151,7 +151,7 @@ static void print_mib(const char *what, long kb, const char *target,
 
 static void print_results(const struct fleet *b, const struct phase *p1,
 			  double copy, size_t copy_rows, double copy_cpu,
-			  double disk, const struct phase *p3, size_t msg_len,
+			  const double *disk, const struct phase *p3, size_t msg_len,
 			  const char *counters)
 {
 	double ratio = copy > 0 ? p1->steady_rate / copy : 0;
@@ -213,8 +213,10 @@ static void print_results(const struct fleet *b, const struct phase *p1,
 	       p1->cpu_agents);
 	printf("  %-44s %10.2f\n", "CPU ms per report: COPY's backend", copy_cpu);
 	snprintf(target, sizeof(target), "<= %.0f", BEFORE_DISK_BYTES / 3);
-	printf("  %-44s %10.0f  %-10s %s\n", "bytes on disk per report", disk,
-	       target, verdict(disk <= BEFORE_DISK_BYTES / 3));
+	printf("  %-44s %10.0f  %-10s %s\n", "bytes on disk per report", disk[0],
+	       target, verdict(disk[0] <= BEFORE_DISK_BYTES / 3));
+	printf("  %-44s runs %.0f, run_results %.0f, run_figures %.0f, run_costs %.0f\n",
+	       "  of which", disk[1], disk[2], disk[3], disk[4]);
 	print_mib("collector peak RSS while sending, MiB", p1->hwm_kb, "", "");
 	if (arg_connections) {
 		char what[64];
@@ -256,7 +258,7 @@ int main(int argc, char **argv)
 	struct phase p1 = { 0 }, p3 = { 0 };
 	char counters[512] = "";
 	size_t msg_len = 0, copy_rows = 0, n_sockets;
-	double copy = -1, copy_cpu = -1, disk = -1;
+	double copy = -1, copy_cpu = -1, disk[DISK_TABLES + 1] = { -1 };
 	int args, ret = 1, r;
 
 	log_init("ingest");
@@ -312,7 +314,7 @@ int main(int argc, char **argv)
 		goto out;
 
 	fprintf(stderr, "ingest: COPY of the same rows\n");
-	copy = ingest_copy_rate(&b, &p1, &copy_rows, &copy_cpu, &disk);
+	copy = ingest_copy_rate(&b, &p1, &copy_rows, &copy_cpu, disk);
 	if (copy < 0)
 		goto out;
 

@@ -64,9 +64,16 @@ void ingest_phase_release(struct phase *ph);
  * The rows the committed reports became, under fresh run_ids, through COPY
  * FROM STDIN into the same tables in one transaction. Only the load and
  * its COMMIT are timed: the export, like the packing of the reports sent,
- * is preparation. Returns the COPY's reports per second, or -1.
+ * is preparation. Measures the bytes on disk per report first. Returns
+ * the COPY's reports per second, or -1.
  */
+/* The tables whose bytes a report adds are measured in, as ret_disk[1..]
+ * of ingest_copy_rate (ret_disk[0] their sum): runs, run_results,
+ * run_figures, run_costs */
+#define DISK_TABLES 4
+
 double ingest_copy_rate(const struct fleet *b, const struct phase *ph,
-			size_t *ret_rows, double *ret_cpu, double *ret_disk);
+			size_t *ret_rows, double *ret_cpu,
+			double ret_disk[DISK_TABLES + 1]);
 
 #endif

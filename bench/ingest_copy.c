@@ -36,12 +36,16 @@ static const struct copy_table {
 	  "COPY run_results FROM STDIN" },
 };
 
-/* Bytes on disk of the reports' rows, heap + indexes + TOAST, per run */
+/* Bytes on disk of the rows a report adds, heap + indexes + TOAST, per
+ * run, table by table (DISK_TABLES, in ingest.h's order): every table the
+ * ingest writes a row per run or per benchmark into */
 #define DISK_BYTES_SQL                                                        \
-	"SELECT ((SELECT pg_total_relation_size('runs')) +"                    \
-	"        (SELECT sum(pg_total_relation_size(relid))"                   \
-	"         FROM pg_partition_tree('run_results')))::float8 /"          \
-	"       greatest((SELECT count(*) FROM runs), 1)"
+	"SELECT t, (SELECT sum(pg_total_relation_size(relid))"                \
+	"           FROM pg_partition_tree(t))::float8 /"                     \
+	"       greatest((SELECT count(*) FROM runs), 1)"                      \
+	" FROM unnest(ARRAY['runs', 'run_results', 'run_figures',"            \
+	"                   'run_costs']::regclass[]) WITH ORDINALITY AS x(t, i)" \
+	" ORDER BY i"
 
 struct idmap {
 	char old_id[37], new_id[37];
@@ -178,7 +182,8 @@ static int copy_load(PGconn *pg, const struct copy_table *t,
 }
 
 double ingest_copy_rate(const struct fleet *b, const struct phase *ph,
-			size_t *ret_rows, double *ret_cpu, double *ret_disk)
+			size_t *ret_rows, double *ret_cpu,
+			double ret_disk[DISK_TABLES + 1])
 {
 	double cpu0;
 	struct buf rows[ARRAY_SIZE(copy_tables)] = { 0 };
@@ -207,10 +212,14 @@ double ingest_copy_rate(const struct fleet *b, const struct phase *ph,
 	qsort(map, ph->committed, sizeof(*map), cmp_idmap);
 	{
 		PGresult *res = PQexec(pg, DISK_BYTES_SQL);
-		bool ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+		bool ok = PQresultStatus(res) == PGRES_TUPLES_OK &&
+			  PQntuples(res) == DISK_TABLES;
 
-		if (ok)
-			*ret_disk = strtod(PQgetvalue(res, 0, 0), NULL);
+		ret_disk[0] = 0;
+		for (int i = 0; ok && i < DISK_TABLES; i++) {
+			ret_disk[i + 1] = strtod(PQgetvalue(res, i, 1), NULL);
+			ret_disk[0] += ret_disk[i + 1];
+		}
 		PQclear(res);
 		if (!ok) {
 			pg_fail(pg, "cannot measure the tables' size");

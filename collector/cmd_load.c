@@ -93,8 +93,8 @@ static int load_wait(struct load *l, char err[PG_ERR_LEN])
 	int r;
 
 	while ((r = pg_batch_step(l->pg, err)) == 0) {
-		struct pollfd pfd = { .fd = pg_socket(l->pg),
-				      .events = pg_batch_events(l->pg) };
+		struct pollfd pfd = {.fd = pg_socket(l->pg),
+				     .events = pg_batch_events(l->pg)};
 
 		if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
 			snprintf(err, PG_ERR_LEN, "poll: %s", strerror(errno));
@@ -117,9 +117,9 @@ static int load_flush(struct load *l)
 	for (;;) {
 		for (size_t i = 0; i < l->n; i++)
 			l->pg_items[i] = (struct pg_item){
-				.params = l->items[i].why ? NULL :
-							    &l->items[i].params
-			};
+				.params = l->items[i].why ?
+						  NULL :
+						  &l->items[i].params};
 		r = pg_batch_send(l->pg, l->pg_items, l->n, err);
 		if (r == -ENODATA) /* none to send: all refused, or none */
 			r = 1;
@@ -242,7 +242,8 @@ static int load_stream(struct load *l)
 				break;
 			}
 			if (e != json_tokener_success) {
-				ret = log_error("standard input, after report %lu: not JSON: %s",
+				ret = log_error("standard input, after report "
+						"%lu: not JSON: %s",
 						l->seen,
 						json_tokener_error_desc(e));
 				break;
@@ -266,8 +267,8 @@ static int load_stream(struct load *l)
 
 int cmd_load(const struct collector_config *cfg)
 {
-	struct db d = { 0 };
-	struct load l = { 0 };
+	struct db d = {0};
+	struct load l = {0};
 	int ret = 1;
 
 	if (isatty(STDIN_FILENO)) {
@@ -290,7 +291,8 @@ int cmd_load(const struct collector_config *cfg)
 	else
 		load_flush(&l); /* what was read is stored all the same */
 	fflush(stdout);
-	log_info("%lu reports: %lu stored, %lu duplicate, %lu rejected, %lu not stored",
+	log_info("%lu reports: %lu stored, %lu duplicate, %lu rejected, %lu "
+		 "not stored",
 		 l.seen, l.stored, l.duplicate, l.rejected, l.failed);
 	if (l.failed)
 		ret = 1;
