@@ -40,8 +40,9 @@ static const struct copy_table {
  * run, table by table (DISK_TABLES, in ingest.h's order): every table the
  * ingest writes a row per run or per benchmark into */
 #define DISK_BYTES_SQL                                                        \
-	"SELECT t, (SELECT sum(pg_total_relation_size(relid))"                \
-	"           FROM pg_partition_tree(t))::float8 /"                     \
+	"SELECT t, coalesce((SELECT sum(pg_total_relation_size(relid))"       \
+	"                    FROM pg_partition_tree(t)),"                     \
+	"                   pg_total_relation_size(t))::float8 /"            \
 	"       greatest((SELECT count(*) FROM runs), 1)"                      \
 	" FROM unnest(ARRAY['runs', 'run_results', 'run_figures',"            \
 	"                   'run_costs']::regclass[]) WITH ORDINALITY AS x(t, i)" \
