@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The fleet-level test of a kernel change (schema/functions/52_fleet_change.sql,
+# issue 39) on stored runs: the fleet fixture's gcp n2-standard-2, whose
+# io_uring gain collapses on its 3 hosts (a change too few hosts cannot
+# make significant, said so: no interval); then two groups of 30 hosts
+# stored through `fleetbench-collector load`, each host measured on both
+# kernels: one whose hosts each lose 8% of io_uring's gain over pread
+# (the paired test finds it, its interval covering -8%), one that only
+# has noise (nothing found, the interval covering 0).
+#
+# Environment: SOURCE_DIR, BUILD_DIR, COLLECTOR, AGENT, FLEETGEN, PG_BINDIR.
+set -uo pipefail
+
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+tmp_new fleet-change
+chmod 0755 "$tmp"
+fleet_load
+
+# change PROVIDER TYPE METHOD OLD NEW FIGURE: the test's row, rounded, '-'
+# for no interval
+change() {
+	qn <<-EOF
+		SELECT concat_ws('|', hosts_old, hosts_new, hosts_paired, paired,
+				 test, round(change::numeric, 3),
+				 coalesce(round(change_lo::numeric, 3)::text, '-'),
+				 coalesce(round(change_hi::numeric, 3)::text, '-'),
+				 round(p::numeric, 4))
+		FROM fleetbench_fleet_change('$1', '$2', '$3', '$4', '$5',
+					     '{$6}')
+	EOF
+}
+
+check_eq "the fixture's collapse on 3 hosts: -63%, p = 0.1, no interval" \
+	"$(change gcp n2-standard-2 full 5.15.0-1042-gcp 6.2.0-1014-gcp iouring_vs_pread)" \
+	"3|3|3|f|Mann-Whitney U, exact|-0.634|-|-|0.1000"
+check_eq "a figure of one side only is not listed" \
+	"$(change gcp n2-standard-2 full 5.15.0-1042-gcp 9.9 iouring_vs_pread)" ""
+
+# 30 hosts on 6.1 and again on 6.8: report B with the iouring_vs_pread
+# comparison (and its interval) scaled by the host's own level, a
+# run's noise (3%) and, in group "loss", 0.92 on 6.8
+/usr/bin/python3 - "$SOURCE_DIR/tests/fixtures/reports/aws-m5.large-b.json" \
+	>"$tmp/hosts.json" <<-'EOF'
+	import copy, hashlib, json, random, sys
+	base = json.load(open(sys.argv[1]))
+	r = random.Random(8)
+	n = 0
+	for group, factor in (("loss", 0.92), ("noise", 1.0)):
+	    for h in range(30):
+	        level = r.lognormvariate(0, 0.10)
+	        for k, (kernel, f) in enumerate((("6.1", 1.0), ("6.8", factor))):
+	            n += 1
+	            rep = copy.deepcopy(base)
+	            name = "%s-%02d" % (group, h)
+	            rep["run_id"] = "00000000-0000-4000-8000-%012d" % n
+	            rep["host"]["hostname"] = name
+	            rep["host"]["instance_type"] = "fc-" + group
+	            rep["host"]["machine_id"] = hashlib.md5(name.encode()).hexdigest()
+	            rep["kernel"]["release"] = kernel
+	            rep["started_unix_ms"] += k * 86400000 + h * 60000
+	            rep["finished_unix_ms"] += k * 86400000 + h * 60000
+	            s = level * f * r.lognormvariate(0, 0.03)
+	            for c in rep["comparisons"]:
+	                if c["name"] == "iouring_vs_pread":
+	                    for key in ("ratio", "ci_low", "ci_high"):
+	                        c[key] *= s
+	            print(json.dumps(rep))
+EOF
+load_json <"$tmp/hosts.json" >"$tmp/load.out" 2>"$tmp/load.err"
+check_eq "the 120 runs are stored ($(tail -n 1 "$tmp/load.err"))" \
+	"$?|$(grep -c ' stored$' "$tmp/load.out")" "0|120"
+
+out=$(change aws fc-loss standard 6.1 6.8 iouring_vs_pread)
+check_match "30 hosts that each lose 8%: paired, exact, significant ($out)" \
+	"$out" "30|30|30|t|Wilcoxon signed-rank, exact|-0.0*|-0.*|-0.*|0.0000"
+IFS='|' read -r _ _ _ _ _ est lo hi _ <<<"$out"
+check_eq "the estimate is within 2 points of -8% and its interval covers it ($est [$lo, $hi])" \
+	"$(awk -v e="$est" -v l="$lo" -v h="$hi" 'BEGIN {
+		print (e > -0.10 && e < -0.06 && l < -0.08 && h > -0.08) }')" 1
+out=$(change aws fc-noise standard 6.1 6.8 iouring_vs_pread)
+IFS='|' read -r _ _ _ paired _ est lo hi p <<<"$out"
+check_eq "30 hosts with noise only: nothing significant, the interval covers 0 ($out)" \
+	"$(awk -v l="$lo" -v h="$hi" -v p="$p" 'BEGIN {
+		print (l < 0 && h > 0 && p > 0.05) }')|$paired" "1|t"
+
+finish
