@@ -286,16 +286,14 @@ int cmd_load(const struct collector_config *cfg)
 		log_error("out of memory");
 		goto out;
 	}
-	if (load_stream(&l) == 0 && load_flush(&l) == 0 && !l.rejected)
-		ret = 0;
-	else
-		load_flush(&l); /* what was read is stored all the same */
+	/* what was read before bad input is stored all the same */
+	ret = load_stream(&l) < 0;
+	if (load_flush(&l) < 0 || l.rejected)
+		ret = 1;
 	fflush(stdout);
 	log_info("%lu reports: %lu stored, %lu duplicate, %lu rejected, %lu "
 		 "not stored",
 		 l.seen, l.stored, l.duplicate, l.rejected, l.failed);
-	if (l.failed)
-		ret = 1;
 out:
 	for (size_t i = 0; i < l.n; i++) {
 		pgparam_release(&l.items[i].params);

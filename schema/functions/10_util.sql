@@ -92,6 +92,34 @@ END
 $$;
 
 /*
+ * The counts of the Mann-Whitney statistic U over the C(m+n, m) equally
+ * likely splits of m + n untied values: c[u + 1] splits give U = u, for u
+ * in 0 .. mn. They are the coefficients of the Gaussian binomial
+ * [m+n choose m](q) = prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i), built one
+ * factor at a time (O(m * m * n)).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_mann_whitney_counts(m integer,
+							  n integer)
+RETURNS double precision[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+	big integer := m * n;
+	c double precision[] := array_fill(0::double precision, ARRAY[big + 1]);
+BEGIN
+	c[1] := 1;
+	FOR i IN 1 .. m LOOP
+		FOR j IN REVERSE big .. n + i LOOP
+			c[j + 1] := c[j + 1] - c[j + 1 - (n + i)];
+		END LOOP;
+		FOR j IN i .. big LOOP
+			c[j + 1] := c[j + 1] + c[j + 1 - i];
+		END LOOP;
+	END LOOP;
+	RETURN c;
+END
+$$;
+
+/*
  * The two-sided Mann-Whitney U test of x against y: u counts the pairs
  * (x_i, y_j) with x_i > y_j, ties counting one half. Without ties and with
  * at most 30 values in all the p-value is exact: the counts of every U
@@ -116,7 +144,6 @@ DECLARE
 	c double precision[];
 	total double precision := 0;
 	below double precision := 0;
-	k integer;
 	sigma double precision;
 BEGIN
 	IF m = 0 OR n = 0 THEN
@@ -133,18 +160,7 @@ BEGIN
 	      GROUP BY v) AS g;
 	exact := distinct_values = m + n AND m + n <= 30;
 	IF exact THEN
-		-- c[j + 1] is the number of arrangements with U = j
-		c := array_fill(0::double precision, ARRAY[big + 1]);
-		c[1] := 1;
-		FOR i IN 1..m LOOP
-			k := n + i;
-			FOR j IN REVERSE big..k LOOP
-				c[j + 1] := c[j + 1] - c[j + 1 - k];
-			END LOOP;
-			FOR j IN i..big LOOP
-				c[j + 1] := c[j + 1] + c[j + 1 - i];
-			END LOOP;
-		END LOOP;
+		c := fleetbench_mann_whitney_counts(m, n);
 		FOR j IN 0..big LOOP
 			total := total + c[j + 1];
 			IF j <= least(u, big - u) THEN

@@ -182,18 +182,7 @@ BEGIN
 	diff := ARRAY(SELECT b - a FROM unnest(x) AS a, unnest(y) AS b
 		      ORDER BY 1);
 	IF m + n <= 30 THEN
-		-- the Gaussian binomial's coefficients, as in
-		-- fleetbench_mann_whitney()
-		c := array_fill(0::double precision, ARRAY[big + 1]);
-		c[1] := 1;
-		FOR i IN 1 .. m LOOP
-			FOR j IN REVERSE big .. n + i LOOP
-				c[j + 1] := c[j + 1] - c[j + 1 - (n + i)];
-			END LOOP;
-			FOR j IN i .. big LOOP
-				c[j + 1] := c[j + 1] + c[j + 1 - i];
-			END LOOP;
-		END LOOP;
+		c := fleetbench_mann_whitney_counts(m, n);
 		k := fleetbench_rank_interval_k(c, 0.05);
 	ELSE
 		k := floor(big / 2.0 - 1.959964
