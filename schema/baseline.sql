@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 029_ingest_contract leave, for a
+-- The baseline: the schema that migrations 001_init to 030_result_shapes leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -12,7 +12,7 @@
 -- covers: 008_method 009_retire_views 010_lean 011_probe_inline 012_ingest_validated 013_dirty_levels
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
--- covers: 027_figures 028_long_figures 029_ingest_contract
+-- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -203,7 +203,7 @@ COMMENT ON COLUMN fleet_summary.figures_per_vcpu IS 'the estimate of each run''s
 CREATE FUNCTION fleetbench_mark_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_mark_changed() is made by the function files: run fleetbench-collector migrate'; END$$;
 
-CREATE FUNCTION fleetbench_results_valid(v_benchmark text[], v_variant text[], v_status text[], v_reason text[], v_param_end integer[], p_key text[], p_kind text, p_value text[], v_window_end integer[], w_steal_pct double precision[], w_loadavg1 double precision[], w_wall_s double precision[], w_noisy boolean[], v_metric_end integer[], m_metric text[], m_unit text[], m_median double precision[], m_sample_end integer[], v_sample_end integer[], samples double precision[]) RETURNS boolean
+CREATE FUNCTION fleetbench_results_valid(v_status text[], v_reason text[], p_value text[], v_window_end integer[], w_steal_pct double precision[], w_loadavg1 double precision[], w_wall_s double precision[], w_noisy boolean[], m_median double precision[], m_sample_end integer[], v_sample_end integer[], samples double precision[]) RETURNS boolean
 LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_results_valid() is made by the function files: run fleetbench-collector migrate'; END$$;
 
 CREATE TABLE run_figures (
@@ -246,6 +246,9 @@ LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_runs_deleted() is made b
 
 CREATE FUNCTION fleetbench_runs_valid(c_name text[], c_benchmark text[], c_metric text[], c_numerator text[], c_denominator text[], c_ratio double precision[], c_ci_low double precision[], c_ci_high double precision[], c_level double precision[], c_method text[], c_reason text[], hugepage_sizes_kb integer[], hugepage_nr bigint[], hugepage_free bigint[]) RETURNS boolean
 LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_runs_valid() is made by the function files: run fleetbench-collector migrate'; END$$;
+
+CREATE FUNCTION fleetbench_shape_valid(v_benchmark text[], v_variant text[], v_param_end integer[], p_key text[], p_kind text, v_metric_end integer[], m_metric text[], m_unit text[]) RETURNS boolean
+LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_shape_valid() is made by the function files: run fleetbench-collector migrate'; END$$;
 
 CREATE TABLE alert_errors (
     run_id uuid NOT NULL,
@@ -302,63 +305,6 @@ ALTER TABLE alerts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
-
-CREATE TABLE run_results (
-    run_id uuid NOT NULL,
-    started_at timestamp with time zone NOT NULL,
-    v_benchmark text[] NOT NULL,
-    v_variant text[] NOT NULL,
-    v_status text[] NOT NULL,
-    v_reason text[] NOT NULL,
-    v_param_end integer[] NOT NULL,
-    p_key text[],
-    p_kind text,
-    p_value text[],
-    v_window_end integer[] NOT NULL,
-    w_steal_pct double precision[],
-    w_loadavg1 double precision[],
-    w_wall_s double precision[],
-    w_noisy boolean[],
-    v_metric_end integer[] NOT NULL,
-    m_metric text[],
-    m_unit text[],
-    m_median double precision[],
-    m_sample_end integer[],
-    v_sample_end integer[] NOT NULL,
-    samples double precision[],
-    w_noisy_reason text[],
-    w_cpus text[],
-    CONSTRAINT run_results_valid CHECK (fleetbench_results_valid(v_benchmark, v_variant, v_status, v_reason, v_param_end, p_key, p_kind, p_value, v_window_end, w_steal_pct, w_loadavg1, w_wall_s, w_noisy, v_metric_end, m_metric, m_unit, m_median, m_sample_end, v_sample_end, samples))
-)
-PARTITION BY RANGE (started_at);
-ALTER TABLE ONLY run_results ALTER COLUMN v_benchmark SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN v_variant SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN v_status SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN v_reason SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN v_param_end SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN p_key SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN p_kind SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN p_value SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN v_window_end SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN w_steal_pct SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN w_loadavg1 SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN w_wall_s SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN w_noisy SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN v_metric_end SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN m_metric SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN m_unit SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN m_median SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN m_sample_end SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN v_sample_end SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN samples SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN w_noisy_reason SET COMPRESSION lz4;
-ALTER TABLE ONLY run_results ALTER COLUMN w_cpus SET COMPRESSION lz4;
-
-COMMENT ON TABLE run_results IS 'one row per run with results: its variants, parameters, repeat windows, metrics with medians and samples, as arrays (docs/schema.md)';
-
-COMMENT ON COLUMN run_results.w_noisy_reason IS 'per window (as w_noisy): why it was flagged noisy, NULL when it was not or the agent did not say';
-
-COMMENT ON COLUMN run_results.w_cpus IS 'per window (as w_noisy): the vCPUs its measuring thread ran on, at start and end ("0" or "0,1"), NULL when unknown';
 
 CREATE TABLE runs (
     run_id uuid NOT NULL,
@@ -594,6 +540,34 @@ CREATE TABLE methods (
 
 COMMENT ON TABLE methods IS 'one row per method key: the profile and the parameters that change what a run measures';
 
+CREATE TABLE result_shapes (
+    shape_id bigint NOT NULL,
+    digest bytea NOT NULL,
+    v_benchmark text[] NOT NULL,
+    v_variant text[] NOT NULL,
+    v_param_end integer[] NOT NULL,
+    p_key text[],
+    p_kind text,
+    v_metric_end integer[] NOT NULL,
+    m_metric text[],
+    m_unit text[],
+    CONSTRAINT result_shapes_valid CHECK (fleetbench_shape_valid(v_benchmark, v_variant, v_param_end, p_key, p_kind, v_metric_end, m_metric, m_unit))
+);
+ALTER TABLE ONLY result_shapes ALTER COLUMN p_key SET COMPRESSION lz4;
+ALTER TABLE ONLY result_shapes ALTER COLUMN m_metric SET COMPRESSION lz4;
+ALTER TABLE ONLY result_shapes ALTER COLUMN m_unit SET COMPRESSION lz4;
+
+COMMENT ON TABLE result_shapes IS 'the names, units and ends of a report''s variants, parameters and metrics, stored once per distinct shape (030); run_results.shape_id refers to one';
+
+ALTER TABLE result_shapes ALTER COLUMN shape_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME result_shapes_shape_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE run_costs (
     run_id uuid NOT NULL,
     benchmark text NOT NULL,
@@ -616,6 +590,48 @@ COMMENT ON TABLE run_costs IS 'what each benchmark of a run cost its host (issue
 COMMENT ON COLUMN run_costs.allowance_s IS 'the seconds the benchmark was allowed (the total: the run''s max_seconds); null from agents before 026';
 
 COMMENT ON COLUMN run_costs.rounds IS 'the rounds the benchmark measured; null in the total and from agents before 026';
+
+CREATE TABLE run_results (
+    run_id uuid NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    v_status text[] NOT NULL,
+    v_reason text[] NOT NULL,
+    p_value text[],
+    v_window_end integer[] NOT NULL,
+    w_steal_pct double precision[],
+    w_loadavg1 double precision[],
+    w_wall_s double precision[],
+    w_noisy boolean[],
+    m_median double precision[],
+    m_sample_end integer[],
+    v_sample_end integer[] NOT NULL,
+    samples double precision[],
+    w_noisy_reason text[],
+    w_cpus text[],
+    shape_id bigint NOT NULL,
+    CONSTRAINT run_results_valid CHECK (fleetbench_results_valid(v_status, v_reason, p_value, v_window_end, w_steal_pct, w_loadavg1, w_wall_s, w_noisy, m_median, m_sample_end, v_sample_end, samples))
+)
+PARTITION BY RANGE (started_at);
+ALTER TABLE ONLY run_results ALTER COLUMN v_status SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN v_reason SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN p_value SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN v_window_end SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN w_steal_pct SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN w_loadavg1 SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN w_wall_s SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN w_noisy SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN m_median SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN m_sample_end SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN v_sample_end SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN samples SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN w_noisy_reason SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN w_cpus SET COMPRESSION lz4;
+
+COMMENT ON TABLE run_results IS 'one row per run with results: its variants, parameters, repeat windows, metrics with medians and samples, as arrays (docs/schema.md)';
+
+COMMENT ON COLUMN run_results.w_noisy_reason IS 'per window (as w_noisy): why it was flagged noisy, NULL when it was not or the agent did not say';
+
+COMMENT ON COLUMN run_results.w_cpus IS 'per window (as w_noisy): the vCPUs its measuring thread ran on, at start and end ("0" or "0,1"), NULL when unknown';
 
 ALTER TABLE ONLY alert_settings
     ADD CONSTRAINT alert_settings_pkey PRIMARY KEY (one);
@@ -646,6 +662,12 @@ ALTER TABLE ONLY instance_prices
 
 ALTER TABLE ONLY methods
     ADD CONSTRAINT methods_pkey PRIMARY KEY (key);
+
+ALTER TABLE ONLY result_shapes
+    ADD CONSTRAINT result_shapes_digest_key UNIQUE (digest);
+
+ALTER TABLE ONLY result_shapes
+    ADD CONSTRAINT result_shapes_pkey PRIMARY KEY (shape_id);
 
 ALTER TABLE ONLY run_costs
     ADD CONSTRAINT run_costs_pkey PRIMARY KEY (run_id, benchmark);
@@ -705,6 +727,9 @@ ALTER TABLE ONLY alerts
 
 ALTER TABLE ONLY run_costs
     ADD CONSTRAINT run_costs_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(run_id) ON DELETE CASCADE;
+
+ALTER TABLE run_results
+    ADD CONSTRAINT run_results_shape_id_fkey FOREIGN KEY (shape_id) REFERENCES result_shapes(shape_id);
 
 -- the partitions, after their parents' indexes, which they take
 CREATE TABLE run_results_default PARTITION OF run_results DEFAULT;

@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- The results of runs: the views bench_results, bench_metrics and
--- comparisons over run_results and runs (the tables of those names until
+-- comparisons over run_results with its result_shapes row (030) and runs
+-- (the tables of those names until
 -- migration 010), and the trigger functions that keep run_results and
 -- fleet_dirty with runs and run_figures, and the functions of the array
 -- checks of run_results and runs. A function file
@@ -24,7 +25,8 @@ $$;
 
 /*
  * The checks of a run_results row (the table's one CHECK,
- * run_results_valid, since migration 014) and of a runs row's comparisons
+ * run_results_valid, since migration 014), of a result_shapes row
+ * (result_shapes_valid, 030) and of a runs row's comparisons
  * and hugetlb pools (runs_arrays_valid). Each rule keeps the name of the
  * constraint it was until 014 and raises check_violation naming it, as
  * that constraint did; a rule whose value is NULL passes, as a CHECK
@@ -36,34 +38,22 @@ $$;
  * expressions prepared once per transaction (docs/performance.md).
  */
 CREATE OR REPLACE FUNCTION fleetbench_results_valid(
-	v_benchmark text[], v_variant text[], v_status text[],
-	v_reason text[], v_param_end integer[], p_key text[], p_kind text,
-	p_value text[], v_window_end integer[],
-	w_steal_pct double precision[], w_loadavg1 double precision[],
-	w_wall_s double precision[], w_noisy boolean[],
-	v_metric_end integer[], m_metric text[], m_unit text[],
-	m_median double precision[], m_sample_end integer[],
-	v_sample_end integer[], samples double precision[])
+	v_status text[], v_reason text[], p_value text[],
+	v_window_end integer[], w_steal_pct double precision[],
+	w_loadavg1 double precision[], w_wall_s double precision[],
+	w_noisy boolean[], m_median double precision[],
+	m_sample_end integer[], v_sample_end integer[],
+	samples double precision[])
 RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
-	nv integer := cardinality(v_benchmark);
-	np integer := coalesce(cardinality(p_key), 0);
+	nv integer := cardinality(v_status);
 	nw integer := coalesce(cardinality(w_steal_pct), 0);
-	nm integer := coalesce(cardinality(m_metric), 0);
 BEGIN
 	IF (nv > 0
-		    AND cardinality(v_variant) = nv
-		    AND cardinality(v_status) = nv
 		    AND cardinality(v_reason) = nv
-		    AND cardinality(v_param_end) = nv
 		    AND cardinality(v_window_end) = nv
-		    AND cardinality(v_metric_end) = nv
 		    AND cardinality(v_sample_end) = nv
-		    AND array_position(v_benchmark, NULL) IS NULL
-		    AND array_position(v_variant, NULL) IS NULL
-		    AND array_position(v_param_end, NULL) IS NULL
 		    AND array_position(v_window_end, NULL) IS NULL
-		    AND array_position(v_metric_end, NULL) IS NULL
 		    AND array_position(v_sample_end, NULL) IS NULL) IS FALSE THEN
 		PERFORM fleetbench_check_failed('run_results_variants_aligned',
 			'the v_ arrays must have one element, not NULL, per variant');
@@ -77,14 +67,9 @@ BEGIN
 		PERFORM fleetbench_check_failed('run_results_reason_unless_ok',
 			'a variant has a reason exactly when it is not ok');
 	END IF;
-	IF (v_param_end[nv] = np
-		    AND coalesce(cardinality(p_value), 0) = np
-		    AND coalesce(length(p_kind), 0) = np
-		    AND p_kind ~ '^[isdbj]*$'
-		    AND array_position(p_key, NULL) IS NULL
-		    AND array_position(p_value, NULL) IS NULL) IS FALSE THEN
+	IF (array_position(p_value, NULL) IS NULL) IS FALSE THEN
 		PERFORM fleetbench_check_failed('run_results_parameters_aligned',
-			'p_key, p_kind and p_value must line up and end at v_param_end');
+			'a parameter has no value');
 	END IF;
 	IF (v_window_end[nv] = nw
 		    AND coalesce(cardinality(w_loadavg1), 0) = nw
@@ -93,21 +78,57 @@ BEGIN
 		PERFORM fleetbench_check_failed('run_results_windows_aligned',
 			'the w_ arrays must line up and end at v_window_end');
 	END IF;
-	IF (v_metric_end[nv] = nm
-		    AND coalesce(cardinality(m_unit), 0) = nm
-		    AND coalesce(cardinality(m_median), 0) = nm
-		    AND coalesce(cardinality(m_sample_end), 0) = nm
-		    AND array_position(m_metric, NULL) IS NULL
-		    AND array_position(m_unit, NULL) IS NULL
+	IF (coalesce(cardinality(m_sample_end), 0)
+		    = coalesce(cardinality(m_median), 0)
 		    AND array_position(m_sample_end, NULL) IS NULL) IS FALSE THEN
 		PERFORM fleetbench_check_failed('run_results_metrics_aligned',
-			'the m_ arrays must line up and end at v_metric_end');
+			'm_median and m_sample_end must line up');
 	END IF;
 	IF (v_sample_end[nv] = coalesce(cardinality(samples), 0)
 		    AND coalesce(array_ndims(samples), 1) = 1
 		    AND NOT samples && '{NaN,Infinity,-Infinity}') IS FALSE THEN
 		PERFORM fleetbench_check_failed('run_results_samples_finite',
 			'a sample is NaN or infinite, or the samples are not one dimension ending at v_sample_end');
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- result_shapes_valid: the names and ends of one shape (030)
+CREATE OR REPLACE FUNCTION fleetbench_shape_valid(
+	v_benchmark text[], v_variant text[], v_param_end integer[],
+	p_key text[], p_kind text, v_metric_end integer[],
+	m_metric text[], m_unit text[])
+RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	nv integer := cardinality(v_benchmark);
+	np integer := coalesce(cardinality(p_key), 0);
+	nm integer := coalesce(cardinality(m_metric), 0);
+BEGIN
+	IF (nv > 0
+		    AND cardinality(v_variant) = nv
+		    AND cardinality(v_param_end) = nv
+		    AND cardinality(v_metric_end) = nv
+		    AND array_position(v_benchmark, NULL) IS NULL
+		    AND array_position(v_variant, NULL) IS NULL
+		    AND array_position(v_param_end, NULL) IS NULL
+		    AND array_position(v_metric_end, NULL) IS NULL) IS FALSE THEN
+		PERFORM fleetbench_check_failed('result_shapes_variants_aligned',
+			'the v_ arrays must have one element, not NULL, per variant');
+	END IF;
+	IF (v_param_end[nv] = np
+		    AND coalesce(length(p_kind), 0) = np
+		    AND p_kind ~ '^[isdbj]*$'
+		    AND array_position(p_key, NULL) IS NULL) IS FALSE THEN
+		PERFORM fleetbench_check_failed('result_shapes_parameters_aligned',
+			'p_key and p_kind must line up and end at v_param_end');
+	END IF;
+	IF (v_metric_end[nv] = nm
+		    AND coalesce(cardinality(m_unit), 0) = nm
+		    AND array_position(m_metric, NULL) IS NULL
+		    AND array_position(m_unit, NULL) IS NULL) IS FALSE THEN
+		PERFORM fleetbench_check_failed('result_shapes_metrics_aligned',
+			'm_metric and m_unit must line up and end at v_metric_end');
 	END IF;
 	RETURN true;
 END
@@ -221,8 +242,8 @@ SELECT x.run_id, e.benchmark, e.variant, e.i::integer AS position, e.status,
        coalesce((SELECT jsonb_object_agg(p.k, CASE WHEN p.t = 's'
 						   THEN to_jsonb(p.v)
 						   ELSE p.v::jsonb END)
-		 FROM unnest(x.p_key[e.pe0 + 1 : e.pe1],
-			     string_to_array(substr(x.p_kind, e.pe0 + 1,
+		 FROM unnest(sh.p_key[e.pe0 + 1 : e.pe1],
+			     string_to_array(substr(sh.p_kind, e.pe0 + 1,
 						    e.pe1 - e.pe0), NULL),
 			     x.p_value[e.pe0 + 1 : e.pe1]) AS p(k, t, v)), '{}')
 	       AS parameters,
@@ -241,11 +262,12 @@ SELECT x.run_id, e.benchmark, e.variant, e.i::integer AS position, e.status,
        coalesce(true = ANY (x.w_noisy[e.we0 + 1 : e.we1]), false) AS noisy,
        x.started_at,
        CASE WHEN e.status = 'failed' THEN e.reason END AS failure
-FROM run_results x,
-     LATERAL (SELECT v.*, coalesce(x.v_param_end[v.i - 1], 0) AS pe0,
+FROM run_results x
+JOIN result_shapes sh ON sh.shape_id = x.shape_id,
+     LATERAL (SELECT v.*, coalesce(sh.v_param_end[v.i - 1], 0) AS pe0,
 		     coalesce(x.v_window_end[v.i - 1], 0) AS we0
-	      FROM unnest(x.v_benchmark, x.v_variant, x.v_status, x.v_reason,
-			  x.v_param_end, x.v_window_end)
+	      FROM unnest(sh.v_benchmark, sh.v_variant, x.v_status, x.v_reason,
+			  sh.v_param_end, x.v_window_end)
 		      WITH ORDINALITY AS v(benchmark, variant, status, reason,
 					   pe1, we1, i)) AS e;
 
@@ -257,12 +279,13 @@ SELECT x.run_id, e.benchmark, e.variant, m.metric, m.unit,
 						(x.m_sample_end[e.me0 + 1 : e.me1])[m.k - 1], 0) + 1
 				   : e.se0 + m.se] AS samples,
        m.median, x.started_at
-FROM run_results x,
-     LATERAL (SELECT v.*, coalesce(x.v_metric_end[v.i - 1], 0) AS me0,
+FROM run_results x
+JOIN result_shapes sh ON sh.shape_id = x.shape_id,
+     LATERAL (SELECT v.*, coalesce(sh.v_metric_end[v.i - 1], 0) AS me0,
 		     coalesce(x.v_sample_end[v.i - 1], 0) AS se0
-	      FROM unnest(x.v_benchmark, x.v_variant, x.v_metric_end)
+	      FROM unnest(sh.v_benchmark, sh.v_variant, sh.v_metric_end)
 		      WITH ORDINALITY AS v(benchmark, variant, me1, i)) AS e,
-     unnest(x.m_metric[e.me0 + 1 : e.me1], x.m_unit[e.me0 + 1 : e.me1],
+     unnest(sh.m_metric[e.me0 + 1 : e.me1], sh.m_unit[e.me0 + 1 : e.me1],
 	    x.m_median[e.me0 + 1 : e.me1], x.m_sample_end[e.me0 + 1 : e.me1])
 	     WITH ORDINALITY AS m(metric, unit, median, se, k);
 

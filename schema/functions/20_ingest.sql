@@ -85,6 +85,8 @@ DECLARE
 	targets boolean; -- some comparison has one; else the run keeps NULLs
 	problem text;
 	state text;
+	shape bigint; -- its result_shapes row
+	shape_digest bytea;
 	-- the typed capabilities, from caps or the probe
 	t_thp_enabled text; t_thp_defrag text; t_thp_shmem text;
 	t_sizes integer[]; t_nr bigint[]; t_free bigint[]; t_1g boolean;
@@ -542,13 +544,40 @@ BEGIN
 	END IF;
 
 	IF nv > 0 THEN
-		INSERT INTO run_results
-		VALUES (r.run_id, started, r.v_benchmark,
-			r.v_variant, r.v_status, r.v_reason, r.v_param_end, r.p_key,
-			array_to_string(r.p_kind, ''), r.p_value, r.v_window_end,
-			r.w_steal_pct, r.w_loadavg1, r.w_wall_s, r.w_noisy, r.v_metric_end,
-			r.m_metric, r.m_unit, r.m_median, r.m_sample_end, r.v_sample_end,
-			r.samples,
+		-- the report's shape (030): its names, units and ends, stored
+		-- once in result_shapes and found again by their digest
+		-- (030_result_shapes.sql makes it the same way)
+		shape_digest := sha256(convert_to(ROW(r.v_benchmark, r.v_variant,
+			r.v_param_end, r.p_key, array_to_string(r.p_kind, ''),
+			r.v_metric_end, r.m_metric, r.m_unit)::text, 'UTF8'));
+		SELECT s.shape_id INTO shape FROM result_shapes AS s
+		WHERE s.digest = shape_digest;
+		IF NOT FOUND THEN
+			INSERT INTO result_shapes (digest, v_benchmark, v_variant,
+						   v_param_end, p_key, p_kind,
+						   v_metric_end, m_metric, m_unit)
+			VALUES (shape_digest, r.v_benchmark, r.v_variant,
+				r.v_param_end, r.p_key,
+				array_to_string(r.p_kind, ''), r.v_metric_end,
+				r.m_metric, r.m_unit)
+			ON CONFLICT (digest) DO NOTHING
+			RETURNING shape_id INTO shape;
+			-- another transaction stored it since (and committed)
+			IF shape IS NULL THEN
+				SELECT s.shape_id INTO shape FROM result_shapes AS s
+				WHERE s.digest = shape_digest;
+			END IF;
+		END IF;
+		INSERT INTO run_results (run_id, started_at, shape_id, v_status,
+					 v_reason, p_value, v_window_end,
+					 w_steal_pct, w_loadavg1, w_wall_s,
+					 w_noisy, m_median, m_sample_end,
+					 v_sample_end, samples, w_noisy_reason,
+					 w_cpus)
+		VALUES (r.run_id, started, shape, r.v_status, r.v_reason,
+			r.p_value, r.v_window_end, r.w_steal_pct, r.w_loadavg1,
+			r.w_wall_s, r.w_noisy, r.m_median, r.m_sample_end,
+			r.v_sample_end, r.samples,
 			-- all NULL (an older agent, no window noisy): NULL
 			CASE WHEN array_remove(r.w_noisy_reason, NULL) <> '{}'
 			     THEN r.w_noisy_reason END,
@@ -710,17 +739,18 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
 FROM runs r
 LEFT JOIN LATERAL (
 	SELECT true = ANY (x.w_noisy) AS noisy, m.*
-	FROM run_results x,
+	FROM run_results x
+	JOIN result_shapes sh ON sh.shape_id = x.shape_id,
 	     LATERAL (
 		SELECT (SELECT array_agg(f.b || '/' || f.v ORDER BY f.i)
-			FROM unnest(x.v_benchmark, x.v_variant, x.v_status)
+			FROM unnest(sh.v_benchmark, sh.v_variant, x.v_status)
 				WITH ORDINALITY AS f(b, v, s, i)
 			WHERE f.s = 'failed') AS failed%s
-		FROM (SELECT u.*, coalesce(x.v_metric_end[u.i - 1], 0) AS me0
-		      FROM unnest(x.v_benchmark, x.v_variant, x.v_status,
-				  x.v_metric_end)
+		FROM (SELECT u.*, coalesce(sh.v_metric_end[u.i - 1], 0) AS me0
+		      FROM unnest(sh.v_benchmark, sh.v_variant, x.v_status,
+				  sh.v_metric_end)
 			      WITH ORDINALITY AS u(b, v, s, me1, i)) AS v
-		LEFT JOIN LATERAL unnest(x.m_metric[v.me0 + 1 : v.me1])
+		LEFT JOIN LATERAL unnest(sh.m_metric[v.me0 + 1 : v.me1])
 			WITH ORDINALITY AS k(metric, j) ON true) AS m
 	WHERE x.run_id = r.run_id AND x.started_at = r.started_at) AS b ON true$f$,
 		coalesce(elems, ''), coalesce(vals, ''));

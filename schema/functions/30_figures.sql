@@ -406,8 +406,10 @@ BEGIN
 				     AND c.c_name @> ARRAY[f.name]
 				   UNION ALL
 				   SELECT v.run_id FROM run_results AS v
+				   JOIN result_shapes AS sh
+					ON sh.shape_id = v.shape_id
 				   WHERE f.kind = 'value'
-				     AND v.v_benchmark @> ARRAY[f.benchmark])
+				     AND sh.v_benchmark @> ARRAY[f.benchmark])
 		  AND l.figures[f.id] IS NOT NULL;
 		GET DIAGNOSTICS n = ROW_COUNT;
 		INSERT INTO figures_filled (id) VALUES (f.id);

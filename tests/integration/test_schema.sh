@@ -434,9 +434,15 @@ hand_refused() {
 	)
 	check_match "$1" "$(printf '%s\n' "$out" | head -n 1)" "*ERROR:  23514: $3"
 }
-hand_refused "a run_results row whose units do not line up with its metrics" \
-	"UPDATE run_results SET m_unit = m_unit[2:]" \
-	"run_results_metrics_aligned: the m_ arrays must line up*"
+hand_refused "a shape whose units do not line up with its metrics" \
+	"UPDATE result_shapes SET m_unit = m_unit[2:]" \
+	"result_shapes_metrics_aligned: m_metric and m_unit must line up*"
+hand_refused "a shape whose parameter kinds do not line up with its keys" \
+	"UPDATE result_shapes SET p_kind = p_kind || 'i'" \
+	"result_shapes_parameters_aligned: *"
+hand_refused "a run_results row whose medians do not line up" \
+	"UPDATE run_results SET m_median = m_median[2:]" \
+	"run_results_metrics_aligned: m_median and m_sample_end must line up"
 hand_refused "an infinite sample written by hand" \
 	"UPDATE run_results SET samples[1] = 'Infinity'" \
 	"run_results_samples_finite: a sample is NaN or infinite*"
@@ -564,7 +570,13 @@ ended
 67108864|NULL|100663296|200|NULL|t|3|0
 1"
 check_eq "one run_results row" \
-	"$(q <<<"SELECT count(*), min(cardinality(v_benchmark)) FROM run_results WHERE run_id = '$LR'")" "1|2"
+	"$(q <<<"SELECT count(*), min(cardinality(v_status)) FROM run_results WHERE run_id = '$LR'")" "1|2"
+check_eq "two runs of one shape share one result_shapes row, which names their variants" "$(q <<-EOF
+	SELECT count(DISTINCT x.shape_id), min(array_to_string(sh.v_variant, ','))
+	FROM run_results AS x JOIN result_shapes AS sh USING (shape_id)
+	WHERE x.run_id IN ('$LR', '$LM')
+EOF
+)" "1|v1,v2"
 check_eq "the variants, as bench_results" "$(q <<-EOF
 	SELECT position, status, skip_reason, parameters, windows, noisy
 	FROM bench_results WHERE run_id = '$LR' ORDER BY position

@@ -93,10 +93,24 @@ check_grep "and leaves the database current" "$tmp/migrate.out" \
 
 check_eq "every run, result, figure row, tag, alert, price and method is still there" \
 	"$(holds)" "$(cat "$tmp/before")"
-for t in runs:run_id run_results:run_id alerts:id instance_prices:valid_from; do
+for t in runs:run_id alerts:id instance_prices:valid_from; do
 	check_eq "${t%%:*}: every row as it was, column for column" \
 		"$(digest "${t%%:*}" "${t#*:}")" "$(cat "$tmp/${t%%:*}.md5")"
 done
+# 030 moved the names, units and ends to result_shapes: joined again,
+# each row reads as it did, column for column in 024's order
+check_eq "run_results with its shape: every row as it was, column for column" \
+	"$(digest "(SELECT x.run_id, x.started_at, s.v_benchmark, s.v_variant,
+			   x.v_status, x.v_reason, s.v_param_end, s.p_key,
+			   s.p_kind, x.p_value, x.v_window_end, x.w_steal_pct,
+			   x.w_loadavg1, x.w_wall_s, x.w_noisy, s.v_metric_end,
+			   s.m_metric, s.m_unit, x.m_median, x.m_sample_end,
+			   x.v_sample_end, x.samples, x.w_noisy_reason, x.w_cpus
+		    FROM run_results AS x
+		    JOIN result_shapes AS s USING (shape_id))" run_id)" \
+	"$(cat "$tmp/run_results.md5")"
+check_eq "the fixture's runs of one shape share its row" \
+	"$(q <<<"SELECT count(DISTINCT shape_id) < count(*) FROM run_results")" t
 check_eq "the alert setting changed by the operator is kept" \
 	"$(q <<<"SELECT gain_alpha FROM alert_settings")" 0.02
 check_eq "the operator's grant on a view that migrate made again is kept" \
