@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 030_result_shapes leave, for a
+-- The baseline: the schema that migrations 001_init to 031_probe_parts leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -12,7 +12,7 @@
 -- covers: 008_method 009_retire_views 010_lean 011_probe_inline 012_ingest_validated 013_dirty_levels
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
--- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes
+-- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -341,7 +341,6 @@ CREATE TABLE runs (
     memory_kb bigint,
     vm text,
     container text,
-    probe jsonb NOT NULL,
     method text NOT NULL,
     thp_shmem_enabled text,
     hugepage_nr bigint[],
@@ -363,12 +362,12 @@ CREATE TABLE runs (
     c_target_half_width double precision[],
     c_target_reached boolean[],
     c_rounds integer[],
+    probe_part bigint NOT NULL,
+    probe_rest jsonb NOT NULL,
     CONSTRAINT runs_arrays_valid CHECK (fleetbench_runs_valid(c_name, c_benchmark, c_metric, c_numerator, c_denominator, c_ratio, c_ci_low, c_ci_high, c_level, c_method, c_reason, hugepage_sizes_kb, hugepage_nr, hugepage_free)),
     CONSTRAINT runs_finished_after_start CHECK ((finished_at >= started_at)),
-    CONSTRAINT runs_probe_is_object CHECK ((jsonb_typeof(probe) = 'object'::text))
-)
-WITH (toast_tuple_target='8160');
-ALTER TABLE ONLY runs ALTER COLUMN probe SET COMPRESSION pglz;
+    CONSTRAINT runs_probe_rest_is_object CHECK ((jsonb_typeof(probe_rest) = 'object'::text))
+);
 ALTER TABLE ONLY runs ALTER COLUMN c_name SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_benchmark SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_metric SET COMPRESSION lz4;
@@ -404,6 +403,10 @@ COMMENT ON COLUMN runs.c_target_half_width IS 'per comparison (as c_name): the r
 COMMENT ON COLUMN runs.c_target_reached IS 'per comparison (as c_name): whether its interval reached c_target_half_width before the budget or the most repeats ended the rounds, NULL without a target';
 
 COMMENT ON COLUMN runs.c_rounds IS 'per comparison (as c_name): the interleaved rounds its interval was computed from, NULL without a target';
+
+COMMENT ON COLUMN runs.probe_part IS 'the probe''s sections that do not change between runs (probe_parts); r.probe is the whole probe (probe(runs))';
+
+COMMENT ON COLUMN runs.probe_rest IS 'the probe''s sections that change between runs: meta, host, steal, psi, vmstat';
 
 CREATE TABLE figures (
     name text NOT NULL,
@@ -540,6 +543,24 @@ CREATE TABLE methods (
 
 COMMENT ON TABLE methods IS 'one row per method key: the profile and the parameters that change what a run measures';
 
+CREATE TABLE probe_parts (
+    part_id bigint NOT NULL,
+    digest bytea NOT NULL,
+    body jsonb NOT NULL,
+    CONSTRAINT probe_parts_body_is_object CHECK ((jsonb_typeof(body) = 'object'::text))
+);
+
+COMMENT ON TABLE probe_parts IS 'the sections of probes that do not change between runs of a host, stored once per distinct value (031); runs.probe_part refers to one';
+
+ALTER TABLE probe_parts ALTER COLUMN part_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME probe_parts_part_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE result_shapes (
     shape_id bigint NOT NULL,
     digest bytea NOT NULL,
@@ -663,6 +684,12 @@ ALTER TABLE ONLY instance_prices
 ALTER TABLE ONLY methods
     ADD CONSTRAINT methods_pkey PRIMARY KEY (key);
 
+ALTER TABLE ONLY probe_parts
+    ADD CONSTRAINT probe_parts_digest_key UNIQUE (digest);
+
+ALTER TABLE ONLY probe_parts
+    ADD CONSTRAINT probe_parts_pkey PRIMARY KEY (part_id);
+
 ALTER TABLE ONLY result_shapes
     ADD CONSTRAINT result_shapes_digest_key UNIQUE (digest);
 
@@ -730,6 +757,9 @@ ALTER TABLE ONLY run_costs
 
 ALTER TABLE run_results
     ADD CONSTRAINT run_results_shape_id_fkey FOREIGN KEY (shape_id) REFERENCES result_shapes(shape_id);
+
+ALTER TABLE ONLY runs
+    ADD CONSTRAINT runs_probe_part_fkey FOREIGN KEY (probe_part) REFERENCES probe_parts(part_id);
 
 -- the partitions, after their parents' indexes, which they take
 CREATE TABLE run_results_default PARTITION OF run_results DEFAULT;

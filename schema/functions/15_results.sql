@@ -183,6 +183,16 @@ BEGIN
 END
 $$;
 
+-- runs.probe (031): the whole probe, its unchanging part (probe_parts)
+-- and the sections that change (runs.probe_rest); `r.probe` calls it
+CREATE OR REPLACE FUNCTION probe(r runs) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+	SELECT x.body || r.probe_rest FROM probe_parts AS x
+	WHERE x.part_id = r.probe_part
+$$;
+COMMENT ON FUNCTION probe(runs) IS
+	'a run''s whole probe, as runs.probe was until 031: r.probe';
+
 -- A run's results and figures go with it (there is no foreign key to
 -- cascade). Updating a run's run_id or started_at is not supported.
 CREATE OR REPLACE FUNCTION fleetbench_runs_deleted() RETURNS trigger

@@ -56,6 +56,19 @@ END
 $$;
 
 /*
+ * A probe as runs keeps it (migration 031): part, its sections that do
+ * not change between runs of a host, stored once in probe_parts; rest,
+ * the ones that do (times, free memory, counters), kept in the run's row.
+ * probe(runs) (functions/15_results.sql) joins them again.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_probe_split(p jsonb, OUT part jsonb,
+						  OUT rest jsonb)
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT x.part, p - ARRAY(SELECT jsonb_object_keys(x.part))
+	FROM (SELECT p - '{meta,host,steal,psi,vmstat}'::text[] AS part) AS x
+$$;
+
+/*
  * fleetbench_ingest_run(r) stores one report, given as one value of the
  * composite type fleetbench_report (the contract of docs/schema.md, made
  * by migrations: a field added to the report is an attribute added to
@@ -87,6 +100,9 @@ DECLARE
 	state text;
 	shape bigint; -- its result_shapes row
 	shape_digest bytea;
+	split record; -- the probe's part and rest
+	part bigint; -- its probe_parts row
+	part_digest bytea;
 	-- the typed capabilities, from caps or the probe
 	t_thp_enabled text; t_thp_defrag text; t_thp_shmem text;
 	t_sizes integer[]; t_nr bigint[]; t_free bigint[]; t_1g boolean;
@@ -98,6 +114,11 @@ BEGIN
 	PERFORM fleetbench_schema_guard();
 	started := timestamptz 'epoch' + r.started_ms * interval '1 millisecond';
 	p := r.probe::jsonb;
+	IF jsonb_typeof(p) IS DISTINCT FROM 'object' THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'probe: a JSON object is expected, not %s',
+			coalesce(jsonb_typeof(p), 'nothing')));
+	END IF;
 	targets := coalesce(cardinality(array_remove(r.c_target_half_width, NULL)), 0)
 		   + coalesce(cardinality(array_remove(r.c_target_reached, NULL)), 0)
 		   + coalesce(cardinality(array_remove(r.c_rounds, NULL)), 0) > 0;
@@ -492,6 +513,23 @@ BEGIN
 		END IF;
 	END IF;
 
+	-- the probe's unchanging part (031), found by its digest or stored
+	SELECT * INTO split FROM fleetbench_probe_split(p);
+	part_digest := sha256(convert_to(split.part::text, 'UTF8'));
+	SELECT x.part_id INTO part FROM probe_parts AS x
+	WHERE x.digest = part_digest;
+	IF NOT FOUND THEN
+		INSERT INTO probe_parts (digest, body)
+		VALUES (part_digest, split.part)
+		ON CONFLICT (digest) DO NOTHING
+		RETURNING part_id INTO part;
+		-- another transaction stored it since (and committed)
+		IF part IS NULL THEN
+			SELECT x.part_id INTO part FROM probe_parts AS x
+			WHERE x.digest = part_digest;
+		END IF;
+	END IF;
+
 	INSERT INTO runs (run_id, started_at, finished_at, schema_version,
 			  agent_version, provider, instance_type, region,
 			  provider_source, instance_type_source, region_source,
@@ -501,7 +539,7 @@ BEGIN
 			  io_uring_disabled, io_uring_setup, io_uring_setup_errno,
 			  sqpoll, sqpoll_errno, io_uring_opcodes,
 			  io_uring_features, vcpus, memory_kb, vm, container,
-			  probe, method, thp_shmem_enabled, hugepage_nr,
+			  probe_part, probe_rest, method, thp_shmem_enabled, hugepage_nr,
 			  hugepage_free, cpu_model, c_name, c_benchmark,
 			  c_metric, c_numerator, c_denominator, c_ratio,
 			  c_ci_low, c_ci_high, c_level, c_method, c_reason,
@@ -518,7 +556,8 @@ BEGIN
 		r.kernel_cmdline, r.profile, r.seed, t_thp_enabled, t_thp_defrag,
 		t_sizes, t_1g, t_disabled, t_setup, t_setup_errno, t_sqpoll,
 		t_sqpoll_errno, t_opcodes, t_features, t_vcpus, t_memory,
-		t_vm, t_container, p, mkey, t_thp_shmem, t_nr, t_free, t_cpu,
+		t_vm, t_container, part, split.rest, mkey, t_thp_shmem, t_nr,
+		t_free, t_cpu,
 		CASE WHEN nc > 0 THEN r.c_name END,
 		CASE WHEN nc > 0 THEN r.c_benchmark END,
 		CASE WHEN nc > 0 THEN r.c_metric END,

@@ -161,7 +161,7 @@ check_eq "the probe is stored whole" "$(q -v r="$(cat "$fixtures/aws-m5.large-b.
 	       (SELECT string_agg(k || '=' || (probe -> k), ' ' ORDER BY k)
 		FROM jsonb_object_keys(probe) AS k
 		WHERE NOT :'r'::jsonb -> 'probe' ? k)
-	FROM runs WHERE run_id = '$B'
+	FROM (SELECT r.probe FROM runs AS r WHERE r.run_id = '$B') AS x
 EOF
 )" "t|pmu=null psi=null topology=null"
 

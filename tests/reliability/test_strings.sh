@@ -37,7 +37,7 @@ fields=(
 	"runs|kernel_version|true"
 	"runs|kernel_cmdline|true"
 	"runs|profile|true"
-	"runs|probe->>'text'|true"
+	"runs|runs.probe->>'text'|true"
 	"bench_results|benchmark|benchmark = :'t'"
 	"bench_results|variant|benchmark = :'t'"
 	"bench_results|skip_reason|benchmark = :'t'"
