@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 031_probe_parts leave, for a
+-- The baseline: the schema that migrations 001_init to 032_comparison_names leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -12,7 +12,7 @@
 -- covers: 008_method 009_retire_views 010_lean 011_probe_inline 012_ingest_validated 013_dirty_levels
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
--- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts
+-- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -160,6 +160,9 @@ CREATE TYPE fleetbench_report AS (
 
 COMMENT ON TYPE fleetbench_report IS 'one report as the collector stores it through fleetbench_ingest_run() (docs/schema.md): a new report field is a new attribute, the function''s signature stays';
 
+CREATE FUNCTION fleetbench_comparison_names_valid(c_name text[], c_benchmark text[], c_metric text[], c_numerator text[], c_denominator text[]) RETURNS boolean
+LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_comparison_names_valid() is made by the function files: run fleetbench-collector migrate'; END$$;
+
 CREATE TABLE fleet_summary (
     level smallint,
     provider text,
@@ -244,7 +247,7 @@ COMMENT ON COLUMN run_figures.figures IS 'the run''s headline figures: element i
 CREATE FUNCTION fleetbench_runs_deleted() RETURNS trigger
 LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_runs_deleted() is made by the function files: run fleetbench-collector migrate'; END$$;
 
-CREATE FUNCTION fleetbench_runs_valid(c_name text[], c_benchmark text[], c_metric text[], c_numerator text[], c_denominator text[], c_ratio double precision[], c_ci_low double precision[], c_ci_high double precision[], c_level double precision[], c_method text[], c_reason text[], hugepage_sizes_kb integer[], hugepage_nr bigint[], hugepage_free bigint[]) RETURNS boolean
+CREATE FUNCTION fleetbench_runs_valid(c_ratio double precision[], c_ci_low double precision[], c_ci_high double precision[], c_level double precision[], c_method text[], c_reason text[], hugepage_sizes_kb integer[], hugepage_nr bigint[], hugepage_free bigint[]) RETURNS boolean
 LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_runs_valid() is made by the function files: run fleetbench-collector migrate'; END$$;
 
 CREATE FUNCTION fleetbench_shape_valid(v_benchmark text[], v_variant text[], v_param_end integer[], p_key text[], p_kind text, v_metric_end integer[], m_metric text[], m_unit text[]) RETURNS boolean
@@ -306,107 +309,27 @@ ALTER TABLE alerts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
-CREATE TABLE runs (
-    run_id uuid NOT NULL,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    started_at timestamp with time zone NOT NULL,
-    finished_at timestamp with time zone NOT NULL,
-    schema_version integer NOT NULL,
-    agent_version text NOT NULL,
-    provider text DEFAULT 'unknown'::text NOT NULL,
-    instance_type text DEFAULT 'unknown'::text NOT NULL,
-    region text DEFAULT 'unknown'::text NOT NULL,
-    provider_source text,
-    instance_type_source text,
-    region_source text,
-    hostname text NOT NULL,
-    machine_id text NOT NULL,
-    kernel_release text NOT NULL,
-    kernel_version text,
-    kernel_cmdline text,
-    profile text,
-    seed bigint,
-    thp_enabled text,
-    thp_defrag text,
-    hugepage_sizes_kb integer[],
-    hugepage_1g_present boolean,
-    io_uring_disabled integer,
-    io_uring_setup text,
-    io_uring_setup_errno integer,
-    sqpoll text,
-    sqpoll_errno integer,
-    io_uring_opcodes text[],
-    io_uring_features text[],
-    vcpus integer,
-    memory_kb bigint,
-    vm text,
-    container text,
-    method text NOT NULL,
-    thp_shmem_enabled text,
-    hugepage_nr bigint[],
-    hugepage_free bigint[],
-    cpu_model text,
-    c_name text[],
-    c_benchmark text[],
-    c_metric text[],
-    c_numerator text[],
-    c_denominator text[],
-    c_ratio double precision[],
-    c_ci_low double precision[],
-    c_ci_high double precision[],
-    c_level double precision[],
-    c_method text[],
-    c_reason text[],
-    tags jsonb DEFAULT '{}'::jsonb NOT NULL,
-    placement text,
-    c_target_half_width double precision[],
-    c_target_reached boolean[],
-    c_rounds integer[],
-    probe_part bigint NOT NULL,
-    probe_rest jsonb NOT NULL,
-    CONSTRAINT runs_arrays_valid CHECK (fleetbench_runs_valid(c_name, c_benchmark, c_metric, c_numerator, c_denominator, c_ratio, c_ci_low, c_ci_high, c_level, c_method, c_reason, hugepage_sizes_kb, hugepage_nr, hugepage_free)),
-    CONSTRAINT runs_finished_after_start CHECK ((finished_at >= started_at)),
-    CONSTRAINT runs_probe_rest_is_object CHECK ((jsonb_typeof(probe_rest) = 'object'::text))
+CREATE TABLE comparison_names (
+    names_id bigint NOT NULL,
+    digest bytea NOT NULL,
+    c_name text[] NOT NULL,
+    c_benchmark text[] NOT NULL,
+    c_metric text[] NOT NULL,
+    c_numerator text[] NOT NULL,
+    c_denominator text[] NOT NULL,
+    CONSTRAINT comparison_names_valid CHECK (fleetbench_comparison_names_valid(c_name, c_benchmark, c_metric, c_numerator, c_denominator))
 );
-ALTER TABLE ONLY runs ALTER COLUMN c_name SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_benchmark SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_metric SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_numerator SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_denominator SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_ratio SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_ci_low SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_ci_high SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_level SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_method SET COMPRESSION lz4;
-ALTER TABLE ONLY runs ALTER COLUMN c_reason SET COMPRESSION lz4;
 
-COMMENT ON TABLE runs IS 'one row per agent run: labels, kernel, typed probe columns and the whole probe';
+COMMENT ON TABLE comparison_names IS 'the names of a run''s comparisons (c_name .. c_denominator), stored once per distinct list (032); runs.comparison_names_id refers to one';
 
-COMMENT ON COLUMN runs.method IS 'the method key (methods); runs stored before migration 008 are keyed by their profile alone';
-
-COMMENT ON COLUMN runs.thp_shmem_enabled IS 'the selected mode of /sys/kernel/mm/transparent_hugepage/shmem_enabled';
-
-COMMENT ON COLUMN runs.hugepage_nr IS 'the hugetlb pool of each size of hugepage_sizes_kb, in pages (nr_hugepages)';
-
-COMMENT ON COLUMN runs.hugepage_free IS 'the free pages of each pool of hugepage_nr';
-
-COMMENT ON COLUMN runs.cpu_model IS 'the CPU model name';
-
-COMMENT ON COLUMN runs.c_name IS 'the run''s comparisons, one element each (view comparisons): name; c_benchmark, c_metric, c_numerator, c_denominator, c_ratio, c_ci_low, c_ci_high, c_level, c_method and c_reason are aligned with it';
-
-COMMENT ON COLUMN runs.tags IS 'the run''s tags, {"key": "value"} (Report.tags; {} without any)';
-
-COMMENT ON COLUMN runs.placement IS 'the vCPU placement the guest saw (probe topology.placement), NULL when unknown';
-
-COMMENT ON COLUMN runs.c_target_half_width IS 'per comparison (as c_name): the relative half-width its interval aimed at (0.05: within 5%), NULL without a target';
-
-COMMENT ON COLUMN runs.c_target_reached IS 'per comparison (as c_name): whether its interval reached c_target_half_width before the budget or the most repeats ended the rounds, NULL without a target';
-
-COMMENT ON COLUMN runs.c_rounds IS 'per comparison (as c_name): the interleaved rounds its interval was computed from, NULL without a target';
-
-COMMENT ON COLUMN runs.probe_part IS 'the probe''s sections that do not change between runs (probe_parts); r.probe is the whole probe (probe(runs))';
-
-COMMENT ON COLUMN runs.probe_rest IS 'the probe''s sections that change between runs: meta, host, steal, psi, vmstat';
+ALTER TABLE comparison_names ALTER COLUMN names_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME comparison_names_names_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 CREATE TABLE figures (
     name text NOT NULL,
@@ -654,6 +577,99 @@ COMMENT ON COLUMN run_results.w_noisy_reason IS 'per window (as w_noisy): why it
 
 COMMENT ON COLUMN run_results.w_cpus IS 'per window (as w_noisy): the vCPUs its measuring thread ran on, at start and end ("0" or "0,1"), NULL when unknown';
 
+CREATE TABLE runs (
+    run_id uuid NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    schema_version integer NOT NULL,
+    agent_version text NOT NULL,
+    provider text DEFAULT 'unknown'::text NOT NULL,
+    instance_type text DEFAULT 'unknown'::text NOT NULL,
+    region text DEFAULT 'unknown'::text NOT NULL,
+    provider_source text,
+    instance_type_source text,
+    region_source text,
+    hostname text NOT NULL,
+    machine_id text NOT NULL,
+    kernel_release text NOT NULL,
+    kernel_version text,
+    kernel_cmdline text,
+    profile text,
+    seed bigint,
+    thp_enabled text,
+    thp_defrag text,
+    hugepage_sizes_kb integer[],
+    hugepage_1g_present boolean,
+    io_uring_disabled integer,
+    io_uring_setup text,
+    io_uring_setup_errno integer,
+    sqpoll text,
+    sqpoll_errno integer,
+    io_uring_opcodes text[],
+    io_uring_features text[],
+    vcpus integer,
+    memory_kb bigint,
+    vm text,
+    container text,
+    method text NOT NULL,
+    thp_shmem_enabled text,
+    hugepage_nr bigint[],
+    hugepage_free bigint[],
+    cpu_model text,
+    c_ratio double precision[],
+    c_ci_low double precision[],
+    c_ci_high double precision[],
+    c_level double precision[],
+    c_method text[],
+    c_reason text[],
+    tags jsonb DEFAULT '{}'::jsonb NOT NULL,
+    placement text,
+    c_target_half_width double precision[],
+    c_target_reached boolean[],
+    c_rounds integer[],
+    probe_part bigint NOT NULL,
+    probe_rest jsonb NOT NULL,
+    comparison_names_id bigint,
+    CONSTRAINT runs_arrays_valid CHECK (fleetbench_runs_valid(c_ratio, c_ci_low, c_ci_high, c_level, c_method, c_reason, hugepage_sizes_kb, hugepage_nr, hugepage_free)),
+    CONSTRAINT runs_finished_after_start CHECK ((finished_at >= started_at)),
+    CONSTRAINT runs_probe_rest_is_object CHECK ((jsonb_typeof(probe_rest) = 'object'::text))
+);
+ALTER TABLE ONLY runs ALTER COLUMN c_ratio SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN c_ci_low SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN c_ci_high SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN c_level SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN c_method SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN c_reason SET COMPRESSION lz4;
+
+COMMENT ON TABLE runs IS 'one row per agent run: labels, kernel, typed probe columns and the whole probe';
+
+COMMENT ON COLUMN runs.method IS 'the method key (methods); runs stored before migration 008 are keyed by their profile alone';
+
+COMMENT ON COLUMN runs.thp_shmem_enabled IS 'the selected mode of /sys/kernel/mm/transparent_hugepage/shmem_enabled';
+
+COMMENT ON COLUMN runs.hugepage_nr IS 'the hugetlb pool of each size of hugepage_sizes_kb, in pages (nr_hugepages)';
+
+COMMENT ON COLUMN runs.hugepage_free IS 'the free pages of each pool of hugepage_nr';
+
+COMMENT ON COLUMN runs.cpu_model IS 'the CPU model name';
+
+COMMENT ON COLUMN runs.tags IS 'the run''s tags, {"key": "value"} (Report.tags; {} without any)';
+
+COMMENT ON COLUMN runs.placement IS 'the vCPU placement the guest saw (probe topology.placement), NULL when unknown';
+
+COMMENT ON COLUMN runs.c_target_half_width IS 'per comparison (as c_name): the relative half-width its interval aimed at (0.05: within 5%), NULL without a target';
+
+COMMENT ON COLUMN runs.c_target_reached IS 'per comparison (as c_name): whether its interval reached c_target_half_width before the budget or the most repeats ended the rounds, NULL without a target';
+
+COMMENT ON COLUMN runs.c_rounds IS 'per comparison (as c_name): the interleaved rounds its interval was computed from, NULL without a target';
+
+COMMENT ON COLUMN runs.probe_part IS 'the probe''s sections that do not change between runs (probe_parts); r.probe is the whole probe (probe(runs))';
+
+COMMENT ON COLUMN runs.probe_rest IS 'the probe''s sections that change between runs: meta, host, steal, psi, vmstat';
+
+COMMENT ON COLUMN runs.comparison_names_id IS 'the names of the run''s comparisons (comparison_names), NULL when it has none; element i of the c_ arrays is comparison i';
+
 ALTER TABLE ONLY alert_settings
     ADD CONSTRAINT alert_settings_pkey PRIMARY KEY (one);
 
@@ -662,6 +678,12 @@ ALTER TABLE ONLY alerts
 
 ALTER TABLE ONLY alerts
     ADD CONSTRAINT alerts_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY comparison_names
+    ADD CONSTRAINT comparison_names_digest_key UNIQUE (digest);
+
+ALTER TABLE ONLY comparison_names
+    ADD CONSTRAINT comparison_names_pkey PRIMARY KEY (names_id);
 
 ALTER TABLE ONLY figures_filled
     ADD CONSTRAINT figures_filled_pkey PRIMARY KEY (id);
@@ -757,6 +779,9 @@ ALTER TABLE ONLY run_costs
 
 ALTER TABLE run_results
     ADD CONSTRAINT run_results_shape_id_fkey FOREIGN KEY (shape_id) REFERENCES result_shapes(shape_id);
+
+ALTER TABLE ONLY runs
+    ADD CONSTRAINT runs_comparison_names_id_fkey FOREIGN KEY (comparison_names_id) REFERENCES comparison_names(names_id);
 
 ALTER TABLE ONLY runs
     ADD CONSTRAINT runs_probe_part_fkey FOREIGN KEY (probe_part) REFERENCES probe_parts(part_id);

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- The results of runs: the views bench_results, bench_metrics and
 -- comparisons over run_results with its result_shapes row (030) and runs
--- (the tables of those names until
+-- with its comparison_names row (032) (the tables of those names until
 -- migration 010), and the trigger functions that keep run_results and
 -- fleet_dirty with runs and run_figures, and the functions of the array
 -- checks of run_results and runs. A function file
@@ -26,8 +26,9 @@ $$;
 /*
  * The checks of a run_results row (the table's one CHECK,
  * run_results_valid, since migration 014), of a result_shapes row
- * (result_shapes_valid, 030) and of a runs row's comparisons
- * and hugetlb pools (runs_arrays_valid). Each rule keeps the name of the
+ * (result_shapes_valid, 030), of a runs row's comparisons' values
+ * and hugetlb pools (runs_arrays_valid) and of their names
+ * (comparison_names_valid, 032). Each rule keeps the name of the
  * constraint it was until 014 and raises check_violation naming it, as
  * that constraint did; a rule whose value is NULL passes, as a CHECK
  * does. Why a function: PostgreSQL reads a table's CHECK expressions
@@ -135,36 +136,21 @@ END
 $$;
 
 CREATE OR REPLACE FUNCTION fleetbench_runs_valid(
-	c_name text[], c_benchmark text[], c_metric text[],
-	c_numerator text[], c_denominator text[],
 	c_ratio double precision[], c_ci_low double precision[],
 	c_ci_high double precision[], c_level double precision[],
 	c_method text[], c_reason text[], hugepage_sizes_kb integer[],
 	hugepage_nr bigint[], hugepage_free bigint[])
 RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
-	nc integer := coalesce(cardinality(c_name), 0);
+	nc integer := coalesce(cardinality(c_ratio), 0);
 BEGIN
-	IF (coalesce(cardinality(c_benchmark), 0) = nc
-	    AND coalesce(cardinality(c_metric), 0) = nc
-	    AND coalesce(cardinality(c_numerator), 0) = nc
-	    AND coalesce(cardinality(c_denominator), 0) = nc
-	    AND coalesce(cardinality(c_ratio), 0) = nc
-	    AND coalesce(cardinality(c_ci_low), 0) = nc
+	IF (coalesce(cardinality(c_ci_low), 0) = nc
 	    AND coalesce(cardinality(c_ci_high), 0) = nc
 	    AND coalesce(cardinality(c_level), 0) = nc
 	    AND coalesce(cardinality(c_method), 0) = nc
 	    AND coalesce(cardinality(c_reason), 0) = nc) IS FALSE THEN
 		PERFORM fleetbench_check_failed('runs_comparisons_aligned',
-			'the eleven c_ arrays must have one length');
-	END IF;
-	IF (array_position(c_name, NULL) IS NULL
-	    AND array_position(c_benchmark, NULL) IS NULL
-	    AND array_position(c_metric, NULL) IS NULL
-	    AND array_position(c_numerator, NULL) IS NULL
-	    AND array_position(c_denominator, NULL) IS NULL) IS FALSE THEN
-		PERFORM fleetbench_check_failed('runs_comparisons_named',
-			'a comparison''s name, benchmark, metric, numerator and denominator must not be NULL');
+			'the six c_ arrays of values must have one length');
 	END IF;
 	IF (NOT (c_ratio || c_ci_low || c_ci_high || c_level)
 		&& '{NaN,Infinity,-Infinity}') IS FALSE THEN
@@ -178,6 +164,34 @@ BEGIN
 	   IS FALSE THEN
 		PERFORM fleetbench_check_failed('runs_hugepage_pools_aligned',
 			'hugepage_nr and hugepage_free must have one element per size of hugepage_sizes_kb');
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- comparison_names_valid: one list of comparisons' names (032)
+CREATE OR REPLACE FUNCTION fleetbench_comparison_names_valid(
+	c_name text[], c_benchmark text[], c_metric text[],
+	c_numerator text[], c_denominator text[])
+RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	nc integer := cardinality(c_name);
+BEGIN
+	IF (nc > 0
+	    AND cardinality(c_benchmark) = nc
+	    AND cardinality(c_metric) = nc
+	    AND cardinality(c_numerator) = nc
+	    AND cardinality(c_denominator) = nc) IS FALSE THEN
+		PERFORM fleetbench_check_failed('comparison_names_aligned',
+			'the five name arrays must have one length, at least 1');
+	END IF;
+	IF (array_position(c_name, NULL) IS NULL
+	    AND array_position(c_benchmark, NULL) IS NULL
+	    AND array_position(c_metric, NULL) IS NULL
+	    AND array_position(c_numerator, NULL) IS NULL
+	    AND array_position(c_denominator, NULL) IS NULL) IS FALSE THEN
+		PERFORM fleetbench_check_failed('comparison_names_named',
+			'a comparison''s name, benchmark, metric, numerator and denominator must not be NULL');
 	END IF;
 	RETURN true;
 END
@@ -304,13 +318,17 @@ DROP VIEW IF EXISTS comparisons CASCADE;
 CREATE VIEW comparisons AS
 SELECT r.run_id, c.name, c.benchmark, c.metric, c.numerator, c.denominator,
        c.ratio, c.ci_low, c.ci_high, c.level, c.method, c.reason,
-       r.started_at
-FROM runs r,
-     unnest(r.c_name, r.c_benchmark, r.c_metric, r.c_numerator,
-	    r.c_denominator, r.c_ratio, r.c_ci_low, r.c_ci_high, r.c_level,
-	    r.c_method, r.c_reason)
+       r.started_at, c.target_half_width, c.target_reached, c.rounds
+FROM runs r
+JOIN comparison_names n ON n.names_id = r.comparison_names_id,
+     -- the targets' arrays are NULL for a run without any (024): NULLs
+     unnest(n.c_name, n.c_benchmark, n.c_metric, n.c_numerator,
+	    n.c_denominator, r.c_ratio, r.c_ci_low, r.c_ci_high, r.c_level,
+	    r.c_method, r.c_reason, r.c_target_half_width,
+	    r.c_target_reached, r.c_rounds)
 	     AS c(name, benchmark, metric, numerator, denominator, ratio,
-		  ci_low, ci_high, level, method, reason);
+		  ci_low, ci_high, level, method, reason, target_half_width,
+		  target_reached, rounds);
 
 COMMENT ON VIEW bench_results IS
 	'one row per benchmark variant of a run: status, parameters, repeat windows (over run_results)';

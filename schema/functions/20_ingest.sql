@@ -101,6 +101,8 @@ DECLARE
 	shape bigint; -- its result_shapes row
 	shape_digest bytea;
 	split record; -- the probe's part and rest
+	names bigint; -- the comparisons' comparison_names row, if any
+	names_digest bytea;
 	part bigint; -- its probe_parts row
 	part_digest bytea;
 	-- the typed capabilities, from caps or the probe
@@ -530,6 +532,30 @@ BEGIN
 		END IF;
 	END IF;
 
+	-- the comparisons' names (032), found by their digest or stored
+	IF nc > 0 THEN
+		names_digest := sha256(convert_to(ROW(r.c_name, r.c_benchmark,
+			r.c_metric, r.c_numerator, r.c_denominator)::text,
+			'UTF8'));
+		SELECT x.names_id INTO names FROM comparison_names AS x
+		WHERE x.digest = names_digest;
+		IF NOT FOUND THEN
+			INSERT INTO comparison_names (digest, c_name, c_benchmark,
+						      c_metric, c_numerator,
+						      c_denominator)
+			VALUES (names_digest, r.c_name, r.c_benchmark,
+				r.c_metric, r.c_numerator, r.c_denominator)
+			ON CONFLICT (digest) DO NOTHING
+			RETURNING names_id INTO names;
+			-- another transaction stored it since (and committed)
+			IF names IS NULL THEN
+				SELECT x.names_id INTO names
+				FROM comparison_names AS x
+				WHERE x.digest = names_digest;
+			END IF;
+		END IF;
+	END IF;
+
 	INSERT INTO runs (run_id, started_at, finished_at, schema_version,
 			  agent_version, provider, instance_type, region,
 			  provider_source, instance_type_source, region_source,
@@ -540,8 +566,7 @@ BEGIN
 			  sqpoll, sqpoll_errno, io_uring_opcodes,
 			  io_uring_features, vcpus, memory_kb, vm, container,
 			  probe_part, probe_rest, method, thp_shmem_enabled, hugepage_nr,
-			  hugepage_free, cpu_model, c_name, c_benchmark,
-			  c_metric, c_numerator, c_denominator, c_ratio,
+			  hugepage_free, cpu_model, comparison_names_id, c_ratio,
 			  c_ci_low, c_ci_high, c_level, c_method, c_reason,
 			  tags, placement, c_target_half_width,
 			  c_target_reached, c_rounds)
@@ -558,11 +583,7 @@ BEGIN
 		t_sqpoll_errno, t_opcodes, t_features, t_vcpus, t_memory,
 		t_vm, t_container, part, split.rest, mkey, t_thp_shmem, t_nr,
 		t_free, t_cpu,
-		CASE WHEN nc > 0 THEN r.c_name END,
-		CASE WHEN nc > 0 THEN r.c_benchmark END,
-		CASE WHEN nc > 0 THEN r.c_metric END,
-		CASE WHEN nc > 0 THEN r.c_numerator END,
-		CASE WHEN nc > 0 THEN r.c_denominator END,
+		names,
 		CASE WHEN nc > 0 THEN r.c_ratio END,
 		CASE WHEN nc > 0 THEN r.c_ci_low END,
 		CASE WHEN nc > 0 THEN r.c_ci_high END,
@@ -753,7 +774,7 @@ BEGIN
 	INTO vals
 	FROM figures AS f WHERE f.kind = 'value';
 	SELECT string_agg(CASE f.kind
-			WHEN 'ratio' THEN format('r.c_ratio[array_position(r.c_name, %L)]', f.name)
+			WHEN 'ratio' THEN format('r.c_ratio[array_position(n.c_name, %L)]', f.name)
 			WHEN 'value' THEN format('b.v%s', f.id)
 			ELSE 'NULL' END, E',\n\t       ' ORDER BY i)
 	INTO elems
@@ -776,6 +797,7 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
        r.tags,
        fleetbench_figures_trim(ARRAY[%s]::double precision[]) AS figures
 FROM runs r
+LEFT JOIN comparison_names n ON n.names_id = r.comparison_names_id
 LEFT JOIN LATERAL (
 	SELECT true = ANY (x.w_noisy) AS noisy, m.*
 	FROM run_results x

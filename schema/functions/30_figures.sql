@@ -402,8 +402,10 @@ BEGIN
 		FROM run_figures_live AS l
 		WHERE l.run_id = r.run_id
 		  AND l.run_id IN (SELECT c.run_id FROM runs AS c
+				   JOIN comparison_names AS n
+					ON n.names_id = c.comparison_names_id
 				   WHERE f.kind = 'ratio'
-				     AND c.c_name @> ARRAY[f.name]
+				     AND n.c_name @> ARRAY[f.name]
 				   UNION ALL
 				   SELECT v.run_id FROM run_results AS v
 				   JOIN result_shapes AS sh

@@ -209,13 +209,15 @@ BEGIN
 	FOR g IN
 		WITH p AS (
 			SELECT a.figure, a.label, a.min_change, r.run_id,
-			       coalesce(r.c_benchmark[i.i], a.benchmark) AS b,
-			       coalesce(r.c_numerator[i.i], a.numerator) AS num,
-			       coalesce(r.c_denominator[i.i], a.denominator) AS den,
-			       coalesce(r.c_metric[i.i], a.metric) AS metric
+			       coalesce(n.c_benchmark[i.i], a.benchmark) AS b,
+			       coalesce(n.c_numerator[i.i], a.numerator) AS num,
+			       coalesce(n.c_denominator[i.i], a.denominator) AS den,
+			       coalesce(n.c_metric[i.i], a.metric) AS metric
 			FROM fleetbench_alert_gains() AS a
 			CROSS JOIN runs AS r
-			CROSS JOIN LATERAL (SELECT array_position(r.c_name,
+			LEFT JOIN comparison_names AS n
+				ON n.names_id = r.comparison_names_id
+			CROSS JOIN LATERAL (SELECT array_position(n.c_name,
 						   a.figure) AS i) AS i
 			WHERE r.run_id IN (old_run, new_run)
 			      AND a.figure <> ALL (skip)

@@ -447,11 +447,14 @@ hand_refused "an infinite sample written by hand" \
 	"UPDATE run_results SET samples[1] = 'Infinity'" \
 	"run_results_samples_finite: a sample is NaN or infinite*"
 hand_refused "a runs row whose comparisons do not line up" \
-	"UPDATE runs SET c_reason = c_reason[2:] WHERE c_name IS NOT NULL" \
-	"runs_comparisons_aligned: the eleven c_ arrays must have one length"
+	"UPDATE runs SET c_reason = c_reason[2:] WHERE c_ratio IS NOT NULL" \
+	"runs_comparisons_aligned: the six c_ arrays of values must have one length"
 hand_refused "a comparison without a name" \
-	"UPDATE runs SET c_name[1] = NULL WHERE c_name IS NOT NULL" \
-	"runs_comparisons_named: *"
+	"UPDATE comparison_names SET c_name[1] = NULL" \
+	"comparison_names_named: *"
+hand_refused "comparisons' names that do not line up" \
+	"UPDATE comparison_names SET c_metric = c_metric || 'x'::text" \
+	"comparison_names_aligned: *"
 check_eq "nothing of the refused reports is stored" "$(q <<-EOF
 	SELECT (SELECT count(*) FROM runs),
 	       (SELECT count(*) FROM bench_results

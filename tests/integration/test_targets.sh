@@ -90,13 +90,14 @@ stored() {
 		       coalesce(c.h::text, 'NULL'),
 		       CASE c.r WHEN true THEN 't' WHEN false THEN 'f' ELSE 'NULL' END,
 		       coalesce(c.n::text, 'NULL')
-		FROM runs AS r,
-		     unnest(r.c_name, coalesce(r.c_target_half_width,
-					       array_fill(NULL::float8, ARRAY[cardinality(r.c_name)])),
+		FROM runs AS r
+		JOIN comparison_names AS x ON x.names_id = r.comparison_names_id,
+		     unnest(x.c_name, coalesce(r.c_target_half_width,
+					       array_fill(NULL::float8, ARRAY[cardinality(x.c_name)])),
 			    coalesce(r.c_target_reached,
-				     array_fill(NULL::boolean, ARRAY[cardinality(r.c_name)])),
+				     array_fill(NULL::boolean, ARRAY[cardinality(x.c_name)])),
 			    coalesce(r.c_rounds,
-				     array_fill(NULL::integer, ARRAY[cardinality(r.c_name)])))
+				     array_fill(NULL::integer, ARRAY[cardinality(x.c_name)])))
 			 WITH ORDINALITY AS c(name, h, r, n, i)
 		WHERE r.run_id = '$1'
 		ORDER BY c.i

@@ -67,8 +67,19 @@ digest() {
 	q <<<"SELECT md5(string_agg(t::text, ',' ORDER BY t.$2)) FROM $1 AS t"
 }
 holds >"$tmp/before"
-# runs' columns as 024 has them: after 031 the same, probe read as r.probe
-runs_cols=$(q <<<"SELECT string_agg(CASE column_name WHEN 'probe' THEN 'r.probe' ELSE 'r.' || column_name END, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'runs' AND table_schema = current_schema()")
+# runs' columns as 024 has them: after 031 and 032 the same, the probe
+# read as r.probe, the comparisons' names from comparison_names (n)
+runs_cols=$(q <<-'EOF'
+	SELECT string_agg(CASE WHEN column_name = 'probe' THEN 'r.probe'
+			       WHEN column_name IN ('c_name', 'c_benchmark',
+					'c_metric', 'c_numerator', 'c_denominator')
+			       THEN 'n.' || column_name
+			       ELSE 'r.' || column_name END, ', '
+			  ORDER BY ordinal_position)
+	FROM information_schema.columns
+	WHERE table_name = 'runs' AND table_schema = current_schema()
+EOF
+)
 for t in runs:run_id run_results:run_id alerts:id instance_prices:valid_from; do
 	digest "${t%%:*}" "${t#*:}" >"$tmp/${t%%:*}.md5"
 done
@@ -99,10 +110,12 @@ for t in alerts:id instance_prices:valid_from; do
 	check_eq "${t%%:*}: every row as it was, column for column" \
 		"$(digest "${t%%:*}" "${t#*:}")" "$(cat "$tmp/${t%%:*}.md5")"
 done
-# 031 moved the probe's unchanging sections to probe_parts: r.probe
-# joins them again
-check_eq "runs with r.probe: every row as it was, column for column" \
-	"$(digest "(SELECT $runs_cols FROM runs AS r)" run_id)" \
+# 031 moved the probe's unchanging sections to probe_parts (r.probe
+# joins them again), 032 the comparisons' names to comparison_names
+check_eq "runs with r.probe and its names: every row as it was, column for column" \
+	"$(digest "(SELECT $runs_cols FROM runs AS r
+		    LEFT JOIN comparison_names AS n
+			ON n.names_id = r.comparison_names_id)" run_id)" \
 	"$(cat "$tmp/runs.md5")"
 # 030 moved the names, units and ends to result_shapes: joined again,
 # each row reads as it did, column for column in 024's order
