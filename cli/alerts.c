@@ -55,7 +55,7 @@ static const char fleet_sql[] =
 	"       to_jsonb(old_kernels) AS old_kernels, new_kernel, "
 	"       hosts, summary, change, created_at, last_host_at, "
 	"       acknowledged_at, delivered_at, delivery_attempts, "
-	"       delivery_error "
+	"       delivery_error, effect "
 	"FROM alert_summary " FILTER;
 static const char hosts_sql[] =
 	"SELECT fleet_alert_id AS alert, id AS host_alert, kind, provider, "
@@ -66,7 +66,8 @@ static const char hosts_sql[] =
 
 /* What a terminal's table leaves out; csv and json get everything. */
 static const char *const fleet_table_hide[] = {
-	"change", "last_host_at", "delivery_attempts", "delivery_error", NULL
+	"change", "last_host_at", "delivery_attempts", "delivery_error",
+	"effect", NULL
 };
 static const char *const hosts_table_hide[] = {
 	"host_alert", "machine_id", "diff", "old_run_id", "new_run_id", NULL

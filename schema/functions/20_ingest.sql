@@ -673,7 +673,8 @@ $$;
 /*
  * The commit-time work for the runs given: their run_figures rows (which
  * mark fleet_dirty), then the alert check of each run whose host has a
- * run on another kernel, oldest first. An alert check that fails is
+ * run on another kernel, oldest first, then the fleet-level evaluation of
+ * each kernel those runs are on. An alert check that fails is
  * logged and kept in alert_errors, never fails the caller. Callable by
  * hand for runs stored without fleetbench_ingest_run().
  */
@@ -683,6 +684,8 @@ DECLARE
 	r record;
 	state text;
 	message text;
+	kernels text[] := '{}'; -- the kernels hosts moved to
+	kernel_runs uuid[] := '{}';
 BEGIN
 	INSERT INTO run_figures (run_id, started_at, provider, instance_type,
 				 region, kernel_release, machine_id, hostname,
@@ -698,7 +701,7 @@ BEGIN
 
 	-- the host's first and last kernel: two probes of
 	-- runs_host_kernel_idx
-	FOR r IN SELECT n.run_id FROM runs AS n
+	FOR r IN SELECT n.run_id, n.kernel_release FROM runs AS n
 		 WHERE n.run_id = ANY (ids)
 		   AND ((SELECT min(o.kernel_release) FROM runs AS o
 			 WHERE o.machine_id = n.machine_id) < n.kernel_release
@@ -715,6 +718,27 @@ BEGIN
 				r.run_id, message;
 			INSERT INTO alert_errors (run_id, sqlstate, message)
 			VALUES (r.run_id, state, message);
+		END;
+		-- each new kernel once: its run is the one an error is kept
+		-- against
+		IF NOT r.kernel_release = ANY (kernels) THEN
+			kernels := kernels || r.kernel_release;
+			kernel_runs := kernel_runs || r.run_id;
+		END IF;
+	END LOOP;
+
+	-- the fleet-level test of each kernel a host moved to: one
+	-- evaluation of its roll-out (docs/alerts.md, "Fleet-level alerts")
+	FOR i IN 1 .. coalesce(cardinality(kernels), 0) LOOP
+		BEGIN
+			PERFORM fleetbench_fleet_alerts_raise(kernels[i]);
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE,
+						message = MESSAGE_TEXT;
+			RAISE WARNING 'fleetbench: fleet evaluation of kernel % failed: %',
+				kernels[i], message;
+			INSERT INTO alert_errors (run_id, sqlstate, message)
+			VALUES (kernel_runs[i], state, message);
 		END;
 	END LOOP;
 END

@@ -399,14 +399,45 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	END
 $$;
 
+-- A shift alert's effect in words (033, docs/alerts.md): "io_uring/pread
+-- gain -7.2% [-9.1%, -5.8%] on 30 hosts paired (Wilcoxon signed-rank,
+-- exact), q = 0.0001".
+CREATE OR REPLACE FUNCTION fleetbench_shift_text(effect jsonb)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+	SELECT format('%s %s%% [%s%%, %s%%] on %s hosts %s (%s), q = %s',
+		coalesce((SELECT a.label FROM fleetbench_alert_gains() AS a
+			  WHERE a.figure = effect ->> 'figure'),
+			 effect ->> 'figure'),
+		to_char(100 * (effect ->> 'change')::numeric, 'FMSG990.0'),
+		coalesce(to_char(100 * (effect ->> 'change_lo')::numeric,
+				 'FMSG990.0'), '?'),
+		coalesce(to_char(100 * (effect ->> 'change_hi')::numeric,
+				 'FMSG990.0'), '?'),
+		effect ->> 'hosts',
+		CASE WHEN (effect ->> 'paired')::boolean THEN 'paired'
+		     ELSE 'in two sets' END,
+		effect ->> 'test',
+		CASE WHEN (effect ->> 'q')::numeric < 0.0001
+		     THEN trim(to_char((effect ->> 'q')::float8, '9.9EEEE'))
+		     ELSE round((effect ->> 'q')::numeric, 4)::text END)
+$$;
+
 -- One row per fleet alert: how many hosts show the change and from which
--- old kernels, the newest first. `fleetbench alerts` prints this view.
+-- old kernels, the newest first. `fleetbench alerts` prints this view. A
+-- shift alert (033) has no host alerts: its hosts, old kernel and effect
+-- are its evaluation's (effect).
 DROP VIEW IF EXISTS alert_summary CASCADE;
 CREATE VIEW alert_summary AS
 SELECT f.id, f.kind, f.provider, f.instance_type,
-       array_agg(DISTINCT a.old_kernel ORDER BY a.old_kernel) AS old_kernels,
-       f.new_kernel, count(a.id) AS hosts,
-       fleetbench_alert_text(f.kind, f.change)
+       CASE f.kind WHEN 'shift' THEN ARRAY[f.effect ->> 'old_kernel']
+	    ELSE array_agg(DISTINCT a.old_kernel ORDER BY a.old_kernel)
+       END AS old_kernels,
+       f.new_kernel,
+       CASE f.kind WHEN 'shift' THEN (f.effect ->> 'hosts')::bigint
+	    ELSE count(a.id) END AS hosts,
+       CASE f.kind WHEN 'shift' THEN fleetbench_shift_text(f.effect)
+       ELSE fleetbench_alert_text(f.kind, f.change)
        || CASE f.kind WHEN 'gain' THEN format(' by a median %s%%',
 		round(100 * abs(percentile_cont(0.5) WITHIN GROUP (ORDER BY
 			(a.diff -> a.figure ->> 'change')::double precision))))
@@ -414,16 +445,19 @@ SELECT f.id, f.kind, f.provider, f.instance_type,
        || CASE WHEN fleetbench_alert_placement_changed(f.id) > 0
 	       THEN format(' (vCPU placement changed with it on %s of %s hosts)',
 			   fleetbench_alert_placement_changed(f.id), count(a.id))
-	       ELSE '' END AS summary,
-       f.change, f.created_at, max(a.created_at) AS last_host_at,
+	       ELSE '' END END AS summary,
+       f.change, f.created_at,
+       CASE f.kind WHEN 'shift'
+	    THEN (f.effect ->> 'evaluated_at')::timestamptz
+	    ELSE max(a.created_at) END AS last_host_at,
        f.acknowledged_at, f.delivered_at, f.delivery_attempts,
-       f.delivery_error
+       f.delivery_error, f.effect
 FROM fleet_alerts f
-JOIN alerts a ON a.fleet_alert_id = f.id
+LEFT JOIN alerts a ON a.fleet_alert_id = f.id
 GROUP BY f.id
 ORDER BY f.created_at DESC, f.id DESC;
 COMMENT ON VIEW alert_summary IS
-	'per fleet alert: kind, group, old kernels, new kernel, hosts, change, acknowledgement and delivery';
+	'per fleet alert: kind, group, old kernels, new kernel, hosts, change, acknowledgement and delivery, and a shift alert''s effect';
 
 -- A fleet alert as the hook receives it on standard input (with the
 -- delivery attempt added), its first 100 hosts' alerts in host_alerts.
@@ -437,6 +471,7 @@ LANGUAGE sql STABLE AS $$
 		'hosts', s.hosts, 'summary', s.summary, 'change', s.change,
 		'created_at', s.created_at, 'last_host_at', s.last_host_at,
 		'acknowledged_at', s.acknowledged_at,
+		'effect', s.effect,
 		'host_alerts', (
 			SELECT coalesce(jsonb_agg(jsonb_build_object(
 				'id', a.id, 'machine_id', a.machine_id,

@@ -28,17 +28,20 @@ LANGUAGE sql STABLE AS $$
 			'alertname', CASE s.kind
 				WHEN 'fingerprint'
 				THEN 'FleetbenchIoUringFingerprintChanged'
+				WHEN 'shift' THEN 'FleetbenchFleetShift'
 				ELSE 'FleetbenchGainChanged' END,
 			'fleetbench_alert_id', s.id::text,
 			'kind', s.kind,
-			-- a gain alert's change has one member, its gain
-			'figure', CASE s.kind WHEN 'gain' THEN
+			-- a gain or shift alert's change has one member, its
+			-- figure
+			'figure', CASE WHEN s.kind IN ('gain', 'shift') THEN
 				(SELECT min(k) FROM jsonb_object_keys(s.change) AS k)
 				END,
 			'provider', nullif(s.provider, ''),
 			'instance_type', nullif(s.instance_type, ''),
 			'kernel', s.new_kernel,
-			'previous_kernel', h.first_old_kernel)),
+			'previous_kernel', coalesce(h.first_old_kernel,
+						    s.old_kernels[1]))),
 		'annotations', jsonb_strip_nulls(jsonb_build_object(
 			'summary', s.summary,
 			'description', format('%s host(s) of %s %s on kernel %s (from %s): %s',
@@ -49,6 +52,8 @@ LANGUAGE sql STABLE AS $$
 			'hosts', s.hosts::text,
 			'previous_kernels', array_to_string(s.old_kernels, ' '),
 			'change', s.change::text,
+			-- a shift alert's evaluation: change, interval, q
+			'effect', s.effect::text,
 			'host_alerts', h.figures,
 			'acknowledged_at', s.acknowledged_at::text)),
 		'startsAt', s.created_at,

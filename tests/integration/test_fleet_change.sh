@@ -7,7 +7,9 @@
 # stored through `fleetbench-collector load`, each host measured on both
 # kernels: one whose hosts each lose 8% of io_uring's gain over pread
 # (the paired test finds it, its interval covering -8%), one that only
-# has noise (nothing found, the interval covering 0).
+# has noise (nothing found, the interval covering 0); and the alerts
+# their loading raised: one shift alert for the first, none for the
+# second, the fixture's host alerts as before.
 #
 # Environment: SOURCE_DIR, BUILD_DIR, COLLECTOR, AGENT, FLEETGEN, PG_BINDIR.
 set -uo pipefail
@@ -85,5 +87,41 @@ IFS='|' read -r _ _ _ paired _ est lo hi p <<<"$out"
 check_eq "30 hosts with noise only: nothing significant, the interval covers 0 ($out)" \
 	"$(awk -v l="$lo" -v h="$hi" -v p="$p" 'BEGIN {
 		print (l < 0 && h > 0 && p > 0.05) }')|$paired" "1|t"
+
+# --- the fleet alerts those loads raised (docs/alerts.md) -------------------
+
+check_eq "the fixture's host alerts still fire: SQPOLL refused, the collapsed gain" \
+	"$(qn <<<"SELECT count(*) FILTER (WHERE kind = 'fingerprint' AND summary LIKE 'sqpoll ok -> EPERM%'),
+		       count(*) FILTER (WHERE kind = 'gain' AND provider = 'gcp'
+					AND change ? 'iouring_vs_pread')
+		FROM alert_summary")" "1|1"
+check_eq "the 30 hosts that each lose 8% raise one shift alert, on their figure" \
+	"$(qn <<<"SELECT count(*), min(kind), min(change::text), min(hosts), min(old_kernels[1])
+		FROM alert_summary WHERE instance_type = 'fc-loss'")" \
+	'1|shift|{"iouring_vs_pread": "decreased"}|30|6.1'
+IFS='|' read -r est lo hi q < <(qn <<<"SELECT effect->>'change', effect->>'change_lo',
+	effect->>'change_hi', effect->>'q' FROM fleet_alerts WHERE instance_type = 'fc-loss'")
+check_eq "its effect's interval covers -8%, its q below 0.01 ($est [$lo, $hi], q $q)" \
+	"$(awk -v l="$lo" -v h="$hi" -v q="$q" 'BEGIN {
+		print (l < -0.08 && h > -0.08 && q < 0.01) }')" 1
+check_match "its summary says the change, its interval, the hosts and q" \
+	"$(qn <<<"SELECT summary FROM alert_summary WHERE instance_type = 'fc-loss'")" \
+	"io_uring* -[0-9]*.[0-9]% \[-[0-9]*.[0-9]%, -[0-9]*.[0-9]%\] on 30 hosts paired (Wilcoxon signed-rank, exact), q = *"
+check_eq "the 30 hosts with noise alone raise none" \
+	"$(qn <<<"SELECT count(*) FROM fleet_alerts WHERE instance_type = 'fc-noise'")" 0
+check_eq "no alert check or evaluation failed" \
+	"$(qn <<<"SELECT count(*) FROM alert_errors")" 0
+check_match "the hook's JSON carries the effect" \
+	"$(qn <<<"SELECT fleetbench_alert_json(id)::text FROM fleet_alerts WHERE instance_type = 'fc-loss'")" \
+	'*"effect": {*"q": *"host_alerts": \[\]*'
+check_match "Alertmanager gets it as FleetbenchFleetShift, the figure labelled" \
+	"$(qn <<<"SELECT alert->'labels'->>'alertname', alert->'labels'->>'figure', alert->'labels'->>'previous_kernel'
+		FROM fleetbench_alertmanager_alerts(60000, now()) WHERE id = (SELECT id FROM fleet_alerts WHERE instance_type = 'fc-loss')")" \
+	"FleetbenchFleetShift|iouring_vs_pread|6.1"
+
+# loading the same reports again changes nothing
+load_json <"$tmp/hosts.json" >"$tmp/load2.out" 2>/dev/null
+check_eq "loaded again: duplicates, still one shift alert" \
+	"$(grep -c ' duplicate$' "$tmp/load2.out")|$(qn <<<"SELECT count(*) FROM fleet_alerts WHERE kind = 'shift'")" "120|1"
 
 finish
