@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 033_fleet_shift leave, for a
+-- The baseline: the schema that migrations 001_init to 034_drift leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -13,7 +13,7 @@
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
--- covers: 033_fleet_shift
+-- covers: 033_fleet_shift 034_drift
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -268,7 +268,9 @@ CREATE TABLE alert_settings (
     gain_min_change double precision,
     gain_alpha double precision DEFAULT 0.01 NOT NULL,
     fleet_q double precision,
+    drift_p double precision,
     CONSTRAINT alert_settings_alpha_probability CHECK (((gain_alpha > (0)::double precision) AND (gain_alpha < (1)::double precision))),
+    CONSTRAINT alert_settings_drift_p_probability CHECK (((drift_p > (0)::double precision) AND (drift_p < (1)::double precision))),
     CONSTRAINT alert_settings_fleet_q_probability CHECK (((fleet_q > (0)::double precision) AND (fleet_q < (1)::double precision))),
     CONSTRAINT alert_settings_min_change_positive CHECK ((gain_min_change > (0)::double precision)),
     CONSTRAINT alert_settings_one_row CHECK (one)
@@ -334,6 +336,16 @@ ALTER TABLE comparison_names ALTER COLUMN names_id ADD GENERATED ALWAYS AS IDENT
     CACHE 1
 );
 
+CREATE TABLE drift_checked (
+    provider text NOT NULL,
+    instance_type text NOT NULL,
+    method text NOT NULL,
+    kernel_release text NOT NULL,
+    day date NOT NULL
+);
+
+COMMENT ON TABLE drift_checked IS 'per group, the day up to which its drift was last checked (034)';
+
 CREATE TABLE figures (
     name text NOT NULL,
     id smallint NOT NULL,
@@ -385,12 +397,12 @@ CREATE TABLE fleet_alerts (
     effect jsonb,
     CONSTRAINT fleet_alerts_change_is_object CHECK ((jsonb_typeof(change) = 'object'::text)),
     CONSTRAINT fleet_alerts_effect_is_object CHECK (((effect IS NULL) OR (jsonb_typeof(effect) = 'object'::text))),
-    CONSTRAINT fleet_alerts_kind CHECK ((kind = ANY (ARRAY['fingerprint'::text, 'gain'::text, 'shift'::text])))
+    CONSTRAINT fleet_alerts_kind CHECK ((kind = ANY (ARRAY['fingerprint'::text, 'gain'::text, 'shift'::text, 'drift'::text])))
 );
 
 COMMENT ON TABLE fleet_alerts IS 'one change on one new kernel for a provider and instance type: listed, acknowledged, delivered';
 
-COMMENT ON COLUMN fleet_alerts.effect IS 'a shift alert''s last evaluation (033): figure, change, change_lo, change_hi (relative), hosts, paired, test, p, q, old_kernel, method, evaluated_at; NULL for the other kinds';
+COMMENT ON COLUMN fleet_alerts.effect IS 'a shift or drift alert''s evaluation (033, 034): figure, change, change_lo, change_hi (relative), hosts, test, p, and a shift''s q and old_kernel or a drift''s changed_on and detected_on; NULL for the other kinds';
 
 ALTER TABLE fleet_alerts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME fleet_alerts_id_seq
@@ -692,6 +704,9 @@ ALTER TABLE ONLY comparison_names
 ALTER TABLE ONLY comparison_names
     ADD CONSTRAINT comparison_names_pkey PRIMARY KEY (names_id);
 
+ALTER TABLE ONLY drift_checked
+    ADD CONSTRAINT drift_checked_pkey PRIMARY KEY (provider, instance_type, method, kernel_release);
+
 ALTER TABLE ONLY figures_filled
     ADD CONSTRAINT figures_filled_pkey PRIMARY KEY (id);
 
@@ -797,7 +812,7 @@ ALTER TABLE ONLY runs
 CREATE TABLE run_results_default PARTITION OF run_results DEFAULT;
 
 -- the rows the migrations left
-INSERT INTO alert_settings VALUES (true, NULL, 0.01, NULL);
+INSERT INTO alert_settings VALUES (true, NULL, 0.01, NULL, NULL);
 INSERT INTO figures_filled VALUES (1);
 INSERT INTO figures_filled VALUES (2);
 INSERT INTO figures_filled VALUES (3);

@@ -674,7 +674,8 @@ $$;
  * The commit-time work for the runs given: their run_figures rows (which
  * mark fleet_dirty), then the alert check of each run whose host has a
  * run on another kernel, oldest first, then the fleet-level evaluation of
- * each kernel those runs are on. An alert check that fails is
+ * each kernel those runs are on, then the drift check of each of their
+ * groups. An alert check that fails is
  * logged and kept in alert_errors, never fails the caller. Callable by
  * hand for runs stored without fleetbench_ingest_run().
  */
@@ -739,6 +740,56 @@ BEGIN
 				kernels[i], message;
 			INSERT INTO alert_errors (run_id, sqlstate, message)
 			VALUES (kernel_runs[i], state, message);
+		END;
+	END LOOP;
+
+	-- drift with no kernel change (56_drift.sql): each group of these
+	-- runs once a day, at its first run of a later day than it was
+	-- checked for, over the days before that one
+	FOR r IN WITH g AS (
+			SELECT min(n.run_id::text)::uuid AS run_id, n.provider,
+			       n.instance_type, n.method, n.kernel_release,
+			       (max(n.started_at) AT TIME ZONE 'UTC')::date AS day
+			FROM runs AS n WHERE n.run_id = ANY (ids)
+			GROUP BY n.provider, n.instance_type, n.method,
+				 n.kernel_release),
+		      before AS (SELECT * FROM drift_checked)
+		 INSERT INTO drift_checked AS d (provider, instance_type, method,
+						 kernel_release, day)
+		 SELECT g.provider, g.instance_type, g.method,
+			g.kernel_release, g.day
+		 FROM g
+		 ON CONFLICT (provider, instance_type, method, kernel_release)
+		 DO UPDATE SET day = EXCLUDED.day WHERE d.day < EXCLUDED.day
+		 RETURNING d.provider, d.instance_type, d.method,
+			   d.kernel_release, d.day,
+			   (SELECT g.run_id FROM g
+			    WHERE g.provider = d.provider
+				  AND g.instance_type = d.instance_type
+				  AND g.method = d.method
+				  AND g.kernel_release = d.kernel_release)
+				   AS run_id,
+			   -- the day it was checked for before (the statement's
+			   -- snapshot)
+			   (SELECT b.day FROM before AS b
+			    WHERE b.provider = d.provider
+				  AND b.instance_type = d.instance_type
+				  AND b.method = d.method
+				  AND b.kernel_release = d.kernel_release)
+				   AS checked
+	LOOP
+		BEGIN
+			PERFORM fleetbench_drift_raise(r.provider,
+				r.instance_type, r.method, r.kernel_release,
+				r.day - 1, r.checked);
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE,
+						message = MESSAGE_TEXT;
+			RAISE WARNING 'fleetbench: drift check of % % % failed: %',
+				r.provider, r.instance_type, r.kernel_release,
+				message;
+			INSERT INTO alert_errors (run_id, sqlstate, message)
+			VALUES (r.run_id, state, message);
 		END;
 	END LOOP;
 END

@@ -399,13 +399,32 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	END
 $$;
 
--- A shift alert's effect in words (033, docs/alerts.md): "io_uring/pread
--- gain -7.2% [-9.1%, -5.8%] on 30 hosts paired (Wilcoxon signed-rank,
--- exact), q = 0.0001".
-CREATE OR REPLACE FUNCTION fleetbench_shift_text(effect jsonb)
+-- A shift or drift alert's effect in words (033, 034, docs/alerts.md):
+-- "io_uring/pread gain -7.2% [-9.1%, -5.8%] on 30 hosts paired (Wilcoxon
+-- signed-rank, exact), q = 0.0001"; "io_uring/pread gain drifted -5.0%
+-- [-5.6%, -4.4%] from 2026-11-20, no kernel change, on 20 of 20 hosts
+-- (p = 1.2e-15)".
+CREATE OR REPLACE FUNCTION fleetbench_effect_text(kind text, effect jsonb)
 RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-	SELECT format('%s %s%% [%s%%, %s%%] on %s hosts %s (%s), q = %s',
+	SELECT CASE kind WHEN 'drift' THEN
+	format('%s drifted %s%% [%s%%, %s%%] from %s, no kernel change, on %s of %s hosts (p = %s)%s',
+		coalesce((SELECT a.label FROM fleetbench_alert_gains() AS a
+			  WHERE a.figure = effect ->> 'figure'),
+			 effect ->> 'figure'),
+		to_char(100 * (effect ->> 'change')::numeric, 'FMSG990.0'),
+		to_char(100 * (effect ->> 'change_lo')::numeric, 'FMSG990.0'),
+		to_char(100 * (effect ->> 'change_hi')::numeric, 'FMSG990.0'),
+		effect ->> 'changed_on',
+		jsonb_array_length(coalesce(effect -> 'hosts_moved', '[]')),
+		effect ->> 'hosts',
+		trim(to_char((effect ->> 'p')::float8, '9.9EEEE')),
+		CASE WHEN (effect ->> 'placement_changed')::integer > 0
+		     THEN format(' (vCPU placement changed on %s hosts since a week before)',
+				 effect ->> 'placement_changed')
+		     ELSE '' END)
+	ELSE
+	format('%s %s%% [%s%%, %s%%] on %s hosts %s (%s), q = %s',
 		coalesce((SELECT a.label FROM fleetbench_alert_gains() AS a
 			  WHERE a.figure = effect ->> 'figure'),
 			 effect ->> 'figure'),
@@ -421,22 +440,27 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 		CASE WHEN (effect ->> 'q')::numeric < 0.0001
 		     THEN trim(to_char((effect ->> 'q')::float8, '9.9EEEE'))
 		     ELSE round((effect ->> 'q')::numeric, 4)::text END)
+	END
 $$;
+DROP FUNCTION IF EXISTS fleetbench_shift_text(jsonb);
 
 -- One row per fleet alert: how many hosts show the change and from which
 -- old kernels, the newest first. `fleetbench alerts` prints this view. A
--- shift alert (033) has no host alerts: its hosts, old kernel and effect
--- are its evaluation's (effect).
+-- shift or drift alert (033, 034) has no host alerts: its hosts, old
+-- kernel and effect are its evaluation's (effect).
 DROP VIEW IF EXISTS alert_summary CASCADE;
 CREATE VIEW alert_summary AS
 SELECT f.id, f.kind, f.provider, f.instance_type,
-       CASE f.kind WHEN 'shift' THEN ARRAY[f.effect ->> 'old_kernel']
+       CASE WHEN f.kind IN ('shift', 'drift')
+	    THEN ARRAY[f.effect ->> 'old_kernel']
 	    ELSE array_agg(DISTINCT a.old_kernel ORDER BY a.old_kernel)
        END AS old_kernels,
        f.new_kernel,
-       CASE f.kind WHEN 'shift' THEN (f.effect ->> 'hosts')::bigint
+       CASE WHEN f.kind IN ('shift', 'drift')
+	    THEN (f.effect ->> 'hosts')::bigint
 	    ELSE count(a.id) END AS hosts,
-       CASE f.kind WHEN 'shift' THEN fleetbench_shift_text(f.effect)
+       CASE WHEN f.kind IN ('shift', 'drift')
+	    THEN fleetbench_effect_text(f.kind, f.effect)
        ELSE fleetbench_alert_text(f.kind, f.change)
        || CASE f.kind WHEN 'gain' THEN format(' by a median %s%%',
 		round(100 * abs(percentile_cont(0.5) WITHIN GROUP (ORDER BY
@@ -447,7 +471,7 @@ SELECT f.id, f.kind, f.provider, f.instance_type,
 			   fleetbench_alert_placement_changed(f.id), count(a.id))
 	       ELSE '' END END AS summary,
        f.change, f.created_at,
-       CASE f.kind WHEN 'shift'
+       CASE WHEN f.kind IN ('shift', 'drift')
 	    THEN (f.effect ->> 'evaluated_at')::timestamptz
 	    ELSE max(a.created_at) END AS last_host_at,
        f.acknowledged_at, f.delivered_at, f.delivery_attempts,

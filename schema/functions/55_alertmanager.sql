@@ -29,12 +29,15 @@ LANGUAGE sql STABLE AS $$
 				WHEN 'fingerprint'
 				THEN 'FleetbenchIoUringFingerprintChanged'
 				WHEN 'shift' THEN 'FleetbenchFleetShift'
+				WHEN 'drift' THEN 'FleetbenchDrift'
 				ELSE 'FleetbenchGainChanged' END,
 			'fleetbench_alert_id', s.id::text,
 			'kind', s.kind,
-			-- a gain or shift alert's change has one member, its
-			-- figure
-			'figure', CASE WHEN s.kind IN ('gain', 'shift') THEN
+			-- a gain alert's change has one member, its gain; a
+			-- shift or drift alert's effect names its figure
+			'figure', CASE WHEN s.kind IN ('shift', 'drift')
+				THEN s.effect ->> 'figure'
+				WHEN s.kind = 'gain' THEN
 				(SELECT min(k) FROM jsonb_object_keys(s.change) AS k)
 				END,
 			'provider', nullif(s.provider, ''),

@@ -45,8 +45,10 @@ check_eq "a figure of one side only is not listed" \
 # comparison (and its interval) scaled by the host's own level, a
 # run's noise (3%) and, in group "loss", 0.92 on 6.8
 /usr/bin/python3 - "$SOURCE_DIR/tests/fixtures/reports/aws-m5.large-b.json" \
-	>"$tmp/hosts.json" <<-'EOF'
-	import copy, hashlib, json, random, sys
+	"$SOURCE_DIR/tests/integration" >"$tmp/hosts.json" <<-'EOF'
+	import json, random, sys
+	sys.path.insert(0, sys.argv[2])
+	from scaled_report import scaled_report
 	base = json.load(open(sys.argv[1]))
 	r = random.Random(8)
 	n = 0
@@ -55,21 +57,10 @@ check_eq "a figure of one side only is not listed" \
 	        level = r.lognormvariate(0, 0.10)
 	        for k, (kernel, f) in enumerate((("6.1", 1.0), ("6.8", factor))):
 	            n += 1
-	            rep = copy.deepcopy(base)
-	            name = "%s-%02d" % (group, h)
-	            rep["run_id"] = "00000000-0000-4000-8000-%012d" % n
-	            rep["host"]["hostname"] = name
-	            rep["host"]["instance_type"] = "fc-" + group
-	            rep["host"]["machine_id"] = hashlib.md5(name.encode()).hexdigest()
-	            rep["kernel"]["release"] = kernel
-	            rep["started_unix_ms"] += k * 86400000 + h * 60000
-	            rep["finished_unix_ms"] += k * 86400000 + h * 60000
 	            s = level * f * r.lognormvariate(0, 0.03)
-	            for c in rep["comparisons"]:
-	                if c["name"] == "iouring_vs_pread":
-	                    for key in ("ratio", "ci_low", "ci_high"):
-	                        c[key] *= s
-	            print(json.dumps(rep))
+	            print(json.dumps(scaled_report(
+	                base, n, "%s-%02d" % (group, h), "fc-" + group, kernel,
+	                base["started_unix_ms"] + k * 86400000 + h * 60000, s)))
 EOF
 load_json <"$tmp/hosts.json" >"$tmp/load.out" 2>"$tmp/load.err"
 check_eq "the 120 runs are stored ($(tail -n 1 "$tmp/load.err"))" \
