@@ -82,6 +82,9 @@ DECLARE
 	f record;
 	s record;
 	h record;
+	days date[];
+	cs double precision[];
+	names text[];
 BEGIN
 	SELECT coalesce((SELECT x.drift_p FROM alert_settings AS x), 1e-7)
 	INTO level;
@@ -105,35 +108,46 @@ BEGIN
 	FOR f IN SELECT x.id, x.name FROM figures AS x
 		 WHERE x.alert_min_change IS NOT NULL ORDER BY x.position
 	LOOP
-		-- the best split of the series (ranks with ties averaged)
+		-- the series once, as arrays in the order of its values
+		SELECT array_agg(y.day ORDER BY y.c, y.day),
+		       array_agg(y.c ORDER BY y.c, y.day),
+		       array_agg(y.hostname ORDER BY y.c, y.day)
+		INTO days, cs, names
+		FROM fleetbench_drift_series(p_provider, p_instance_type,
+					     p_method, p_kernel, f.id,
+					     last_day) AS y;
+		IF days IS NULL THEN
+			CONTINUE;
+		END IF;
+		-- the best split (ranks with ties averaged: the values are
+		-- sorted, so a value's rank is its place)
+		WITH v AS (
+			SELECT u.day,
+			       avg(u.i) OVER (PARTITION BY u.c) AS rnk
+			FROM unnest(days, cs) WITH ORDINALITY AS u(day, c, i)
+		), d AS (
+			SELECT v.day, count(*) AS runs, sum(v.rnk) AS r
+			FROM v GROUP BY v.day
+		), k AS (
+			SELECT d.day AS tau,
+			       sum(d.runs) OVER w AS n, sum(d.r) OVER w AS r,
+			       sum(d.runs) OVER () AS big,
+			       count(*) OVER (ORDER BY d.day) - 1 AS days_before
+			FROM d
+			WINDOW w AS (ORDER BY d.day DESC)
+		)
 		SELECT t.tau, t.m, t.n, t.z,
 		       2 * fleetbench_normal_upper(abs(t.z)) AS p
 		INTO s
-		FROM (SELECT d.tau, k.big - k.n AS m, k.n,
+		FROM (SELECT k.tau, k.big - k.n AS m, k.n,
 			     (k.r - k.n * (k.n + 1) / 2.0
 			      - (k.big - k.n) * k.n / 2.0)
 			     / nullif(sqrt((k.big - k.n) * k.n * (k.big + 1)
 					   / 12.0), 0) AS z
-		      FROM (SELECT x.day AS tau FROM (
-				SELECT DISTINCT y.day
-				FROM fleetbench_drift_series(p_provider,
-					p_instance_type, p_method, p_kernel,
-					f.id, last_day) AS y) AS x
-			    WHERE x.day > least(last_day, checked) - 7
-				  AND x.day <= last_day - 1) AS d,
-		      LATERAL (SELECT count(*) FILTER (WHERE a.day >= d.tau) AS n,
-				      sum(a.rnk) FILTER (WHERE a.day >= d.tau) AS r,
-				      count(*) AS big,
-				      count(DISTINCT a.day) FILTER (WHERE a.day < d.tau)
-					      AS days_before
-			       FROM (SELECT y.day,
-					    rank() OVER (ORDER BY y.c)
-					    + (count(*) OVER (PARTITION BY y.c) - 1)
-					      / 2.0 AS rnk
-				     FROM fleetbench_drift_series(p_provider,
-					p_instance_type, p_method, p_kernel,
-					f.id, last_day) AS y) AS a) AS k
-		      WHERE k.days_before >= 7) AS t
+		      FROM k
+		      WHERE k.tau > least(last_day, checked) - 7
+			    AND k.tau <= last_day - 1
+			    AND k.days_before >= 7) AS t
 		WHERE t.z IS NOT NULL
 		ORDER BY abs(t.z) DESC, t.tau
 		LIMIT 1;
@@ -151,35 +165,23 @@ BEGIN
 		change_hi := NULL;
 		hosts_moved := NULL;
 		placement_changed := NULL;
-		SELECT count(DISTINCT y.machine_id) INTO hosts
-		FROM fleetbench_drift_series(p_provider, p_instance_type,
-					     p_method, p_kernel, f.id,
-					     last_day) AS y;
+		SELECT count(DISTINCT u.h) INTO hosts FROM unnest(names) AS u(h);
 		IF s.p < level THEN
 			SELECT x.* INTO h
 			FROM fleetbench_hodges_lehmann(
-				ARRAY(SELECT z.c FROM fleetbench_drift_series(
-					p_provider, p_instance_type, p_method,
-					p_kernel, f.id, last_day) AS z
-				      WHERE z.day < s.tau),
-				ARRAY(SELECT z.c FROM fleetbench_drift_series(
-					p_provider, p_instance_type, p_method,
-					p_kernel, f.id, last_day) AS z
-				      WHERE z.day >= s.tau)) AS x;
+				ARRAY(SELECT u.c FROM unnest(days, cs) AS u(day, c)
+				      WHERE u.day < s.tau),
+				ARRAY(SELECT u.c FROM unnest(days, cs) AS u(day, c)
+				      WHERE u.day >= s.tau)) AS x;
 			change := exp(h.estimate) - 1;
 			change_lo := exp(h.lo) - 1;
 			change_hi := exp(h.hi) - 1;
-			SELECT array_agg(m.hostname ORDER BY m.hostname)
-			INTO hosts_moved
-			FROM (SELECT y.hostname,
-				     percentile_cont(0.5) WITHIN GROUP (
-					ORDER BY y.c) AS med
-			      FROM fleetbench_drift_series(p_provider,
-					p_instance_type, p_method, p_kernel,
-					f.id, last_day) AS y
-			      WHERE y.day >= s.tau
-			      GROUP BY y.hostname
-			      ORDER BY y.hostname) AS m
+			SELECT array_agg(m.h ORDER BY m.h) INTO hosts_moved
+			FROM (SELECT u.h, percentile_cont(0.5) WITHIN GROUP (
+					ORDER BY u.c) AS med
+			      FROM unnest(days, cs, names) AS u(day, c, h)
+			      WHERE u.day >= s.tau
+			      GROUP BY u.h) AS m
 			WHERE m.med * sign(h.estimate) >= abs(h.estimate) / 2;
 			hosts_moved := hosts_moved[1:20];
 			SELECT count(DISTINCT c.machine_id) INTO placement_changed
