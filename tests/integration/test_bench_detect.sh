@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench/detect (issue 39) runs and says what it measured: a few trials with
 # a given noise model, its A/A table and every cell of its detection table,
+# and two drift trials with a step and two without,
 # a shift no rule can miss found by both, and a bad command line refused.
 # The figures themselves are docs/alerts.md's, from a run of 1,000 trials.
 #
@@ -15,8 +16,8 @@ require_built "$COLLECTOR" "$AGENT"
 tmp_new bench-detect
 chmod 0755 "$tmp"
 
-"$SOURCE_DIR/bench/detect" --trials 5 --dir "$tmp/detect" --repeat-sd 0.03 \
-	--run-sd 0.01 --host-sd 0.05 >"$tmp/out" 2>&1
+"$SOURCE_DIR/bench/detect" --trials 5 --drift-trials 2 --dir "$tmp/detect" \
+	--repeat-sd 0.03 --run-sd 0.01 --host-sd 0.05 >"$tmp/out" 2>&1
 check_eq "bench/detect exits 0 ($(tail -n 3 "$tmp/out"))" "$?" 0
 check_grep "it says which noise model it used" "$tmp/out" \
 	"^given on the command line$"
@@ -32,6 +33,10 @@ check_grep "100 hosts that each lose 20%: the fleet rule finds them" "$tmp/out" 
 	"^standard +100 +-20% +[0-9.]+% +100.0%"
 check_grep "and so does the per-host rule" "$tmp/out" \
 	"^standard +100 +-20% +100.0% "
+check_grep "drift: a 5% step of 20 hosts is found within 3 days" "$tmp/out" \
+	"^step: found within 3 days 2 of 2 \(100.0%\); found at all 2, before the step 0; "
+check_grep "drift: the groups without a step, counted in group-years" "$tmp/out" \
+	"^no step: [0-9]+ false drift alerts in 2 groups x 60 days \(0.3 group-years\), "
 
 "$SOURCE_DIR/bench/detect" --trials 5 --repeat-sd 0.03 >"$tmp/bad" 2>&1
 check_eq "a noise model given in part is refused" "$?" 2
