@@ -51,6 +51,102 @@ END
 $$;
 
 /*
+ * The gate's concurrent baseline (issue 39, Kayenta's canary against a
+ * baseline measured at the same time): for each provider, instance type
+ * and method with canary runs on kernel (fleetbench_runs(filter, since)),
+ * the hosts of the same group that ran another kernel in the same window
+ * (from since, or a day before the group's first canary run) and have no
+ * run on kernel; each alerting figure's per-host medians (logs) of the
+ * canaries against the baseline's: the Hodges-Lehmann shift with its 95%
+ * interval and Mann-Whitney's p (both sets of hosts, 12_stats.sql), and
+ * q, Benjamini-Hochberg's over the figures of the group. worse: the
+ * change is in the figure's worse direction (figures.higher_is_better).
+ * A group with no baseline host has one row, figure NULL, baseline 0; a
+ * figure that fewer than 3 hosts of a side measured has no row.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_gate_concurrent(kernel text,
+	since timestamptz DEFAULT NULL, filter jsonb DEFAULT NULL)
+RETURNS TABLE (provider text, instance_type text, method text,
+	       figure text, canaries integer, baseline integer,
+	       baseline_kernels text[], change double precision,
+	       change_lo double precision, change_hi double precision,
+	       p double precision, q double precision, worse boolean)
+LANGUAGE sql STABLE AS $$
+	WITH c AS (
+		SELECT f.* FROM fleetbench_runs(coalesce(filter, '{}')
+				|| jsonb_build_object('kernel', kernel), since) AS f
+	), w AS (
+		SELECT c.provider, c.instance_type, c.method,
+		       coalesce(since, min(c.started_at) - interval '1 day')
+			       AS start,
+		       array_agg(DISTINCT c.machine_id) AS canary_hosts
+		FROM c GROUP BY c.provider, c.instance_type, c.method
+	), b AS (
+		SELECT f.*
+		FROM w
+		CROSS JOIN LATERAL fleetbench_runs(coalesce(filter, '{}')
+				|| jsonb_build_object('provider', w.provider,
+						      'instance_type', w.instance_type,
+						      'method', w.method), w.start) AS f
+		WHERE f.kernel_release <> kernel
+		      AND f.machine_id <> ALL (w.canary_hosts)
+	), per_host AS (
+		SELECT x.side, x.provider, x.instance_type, x.method, fg.name,
+		       fg.position, fg.higher_is_better, x.machine_id,
+		       ln(percentile_cont(0.5) WITHIN GROUP (
+			       ORDER BY x.figures[fg.id])) AS v
+		FROM (SELECT 'c' AS side, c.provider, c.instance_type, c.method,
+			     c.machine_id, c.figures FROM c
+		      UNION ALL
+		      SELECT 'b', b.provider, b.instance_type, b.method,
+			     b.machine_id, b.figures FROM b) AS x
+		CROSS JOIN figures AS fg
+		WHERE fg.alert_min_change IS NOT NULL AND x.figures[fg.id] > 0
+		GROUP BY x.side, x.provider, x.instance_type, x.method, fg.name,
+			 fg.position, fg.higher_is_better, x.machine_id
+	), t AS (
+		SELECT ph.provider, ph.instance_type, ph.method, ph.name,
+		       ph.position, ph.higher_is_better,
+		       array_agg(ph.v) FILTER (WHERE ph.side = 'c') AS cv,
+		       array_agg(ph.v) FILTER (WHERE ph.side = 'b') AS bv
+		FROM per_host AS ph
+		GROUP BY ph.provider, ph.instance_type, ph.method, ph.name,
+			 ph.position, ph.higher_is_better
+		HAVING count(*) FILTER (WHERE ph.side = 'c') >= 3
+		       AND count(*) FILTER (WHERE ph.side = 'b') >= 3
+	), r AS (
+		SELECT t.*, h.estimate, h.lo, h.hi, u.p
+		FROM t,
+		     LATERAL fleetbench_hodges_lehmann(t.bv, t.cv) AS h,
+		     LATERAL fleetbench_mann_whitney(t.bv, t.cv) AS u
+	)
+	SELECT w.provider, w.instance_type, w.method, r.name,
+	       cardinality(w.canary_hosts),
+	       (SELECT count(DISTINCT b.machine_id)::integer FROM b
+		WHERE b.provider = w.provider
+		      AND b.instance_type = w.instance_type
+		      AND b.method = w.method),
+	       (SELECT array_agg(DISTINCT b.kernel_release) FROM b
+		WHERE b.provider = w.provider
+		      AND b.instance_type = w.instance_type
+		      AND b.method = w.method),
+	       exp(r.estimate) - 1, exp(r.lo) - 1, exp(r.hi) - 1, r.p,
+	       (fleetbench_bh(array_agg(r.p) OVER g))[row_number() OVER g2],
+	       CASE WHEN r.higher_is_better THEN r.estimate < 0
+		    ELSE r.estimate > 0 END
+	FROM w
+	LEFT JOIN r ON r.provider = w.provider
+		     AND r.instance_type = w.instance_type
+		     AND r.method = w.method
+	WINDOW g AS (PARTITION BY w.provider, w.instance_type, w.method
+		     ORDER BY r.position
+		     ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
+	       g2 AS (PARTITION BY w.provider, w.instance_type, w.method
+		      ORDER BY r.position)
+	ORDER BY w.provider, w.instance_type, w.method, r.position
+$$;
+
+/*
  * The gate for kernel, one row per provider and instance type with runs
  * on it: those of fleetbench_runs(filter, since) (the filter may not name
  * the kernel, the gate's own). Each run on kernel is paired as the alert
@@ -67,8 +163,11 @@ $$;
  * verdict: 'fail' when any pair shows a change (reasons says which, in
  * words: a fingerprint change with the hosts that show it, a gain per
  * host with its most significant pair and how many of the host's pairs
- * moved), else 'waiting' while fewer than min_hosts hosts are compared,
- * else 'pass'.
+ * moved), or when an alerting figure of the canaries is worse than the
+ * concurrent baseline's (fleetbench_gate_concurrent: q < 0.05, the
+ * change with its interval), else 'waiting' while fewer than min_hosts
+ * hosts are compared, else 'pass'; a pass with no concurrent baseline
+ * says so in reasons.
  */
 CREATE OR REPLACE FUNCTION fleet_gate(kernel text, min_hosts integer DEFAULT 1,
 				      since timestamptz DEFAULT NULL,
@@ -145,6 +244,15 @@ BEGIN
 	), host_pairs AS (
 		SELECT c.machine_id, count(*) AS pairs
 		FROM compared AS c GROUP BY c.machine_id
+	), conc AS MATERIALIZED (
+		-- the canaries against the hosts still on another kernel in
+		-- the same window
+		SELECT x.*, f.label
+		FROM fleetbench_gate_concurrent(kernel, since, filter) AS x
+		LEFT JOIN figures AS f ON f.name = x.figure
+	), baseline AS (
+		SELECT x.provider, x.instance_type, max(x.baseline) AS hosts
+		FROM conc AS x GROUP BY x.provider, x.instance_type
 	), why AS (
 		SELECT f.provider, f.instance_type, 1 AS o, f.what AS k,
 		       format('%s on %s of %s hosts', f.what, f.changed,
@@ -158,6 +266,20 @@ BEGIN
 			      m.pairs_moved, hp.pairs)
 		FROM moved AS m
 		JOIN host_pairs AS hp USING (machine_id)
+		UNION ALL
+		SELECT x.provider, x.instance_type, 3, x.figure,
+		       format('%s %s%% [%s%%, %s%%] on %s canaries against %s hosts still on %s in the same window (q = %s)',
+			      x.label,
+			      to_char(100 * x.change::numeric, 'FMSG990.0'),
+			      to_char(100 * x.change_lo::numeric, 'FMSG990.0'),
+			      to_char(100 * x.change_hi::numeric, 'FMSG990.0'),
+			      x.canaries, x.baseline,
+			      array_to_string(x.baseline_kernels, ', '),
+			      CASE WHEN x.q < 0.0001
+				   THEN trim(to_char(x.q, '9.9EEEE'))
+				   ELSE round(x.q::numeric, 4)::text END)
+		FROM conc AS x
+		WHERE x.q < 0.05 AND x.worse
 	)
 	SELECT gr.provider, gr.instance_type,
 	       CASE WHEN w.reasons IS NOT NULL THEN 'fail'
@@ -172,8 +294,12 @@ BEGIN
 					' (%s more on %s without an earlier run of their method on another kernel)',
 					gr.hosts - gr.compared, kernel)
 				     ELSE '' END)]
+			     -- a pass says when it had no concurrent baseline
+			     WHEN coalesce(bl.hosts, 0) = 0 THEN ARRAY[
+				'no concurrent baseline (no host of the type on another kernel in the same window): compared with history only']
 			     ELSE '{}' END)
 	FROM groups AS gr
+	LEFT JOIN baseline AS bl USING (provider, instance_type)
 	LEFT JOIN (SELECT y.provider, y.instance_type,
 			  array_agg(y.reason ORDER BY y.o, y.k) AS reasons
 		   FROM why AS y GROUP BY y.provider, y.instance_type) AS w

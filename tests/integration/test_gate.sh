@@ -69,8 +69,9 @@ check_eq "the noise-only e2-standard-4 passes, the collapse fails" \
 	"provider,instance_type,verdict,hosts,compared,previous_kernels
 gcp,e2-standard-4,pass,3,3,5.15.0-1042-gcp
 gcp,n2-standard-2,fail,3,3,5.15.0-1042-gcp"
-check_eq "a passing group has no reasons" \
-	"$(grep '^gcp,e2-standard-4,' "$tmp/out" | cut -d, -f7-)" ""
+check_eq "a passing group whose hosts all moved says it had no concurrent baseline" \
+	"$(grep '^gcp,e2-standard-4,' "$tmp/out" | cut -d, -f7-)" \
+	"no concurrent baseline (no host of the type on another kernel in the same window): compared with history only"
 n2_reasons=$(grep '^gcp,n2-standard-2,' "$tmp/out" | cut -d, -f7- |
 	sed 's/^"//; s/"$//; s/; /\n/g')
 check_eq "one reason per host" "$(wc -l <<<"$n2_reasons")" 3
@@ -222,7 +223,7 @@ rc=$?
 gate_pid=
 check_eq "the gate passes once the fourth canary reported: exit 0" "$rc" 0
 check_eq "... four hosts compared" "$(tail -n +2 "$tmp/wait.out")" \
-	"gcp,e2-standard-4,pass,4,4,5.15.0-1042-gcp,"
+	"gcp,e2-standard-4,pass,4,4,5.15.0-1042-gcp,no concurrent baseline (no host of the type on another kernel in the same window): compared with history only"
 check_eq "... and the alerts agree: no alert on e2-standard-4" \
 	"$(q <<<"SELECT count(*) FROM alerts WHERE instance_type = 'e2-standard-4'")" 0
 
