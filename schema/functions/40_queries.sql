@@ -216,12 +216,37 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 /*
+ * The fleet-level alerts of a kernel, in words, for `kernels`' changes:
+ * each shift alert of the instance type on it (the roll-out's test,
+ * docs/alerts.md, with its change, interval, hosts and q) and each drift
+ * seen on it, "; "-joined, NULL when none. PL/pgSQL: the words are
+ * 50_alerts.sql's, made after this file.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_kernel_alerts_text(p_provider text,
+	p_instance_type text, p_kernel text)
+RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+	RETURN (SELECT string_agg(CASE a.kind WHEN 'shift' THEN 'fleet test: '
+					 ELSE '' END
+				  || fleetbench_effect_text(a.kind, a.effect),
+				  '; ' ORDER BY a.id)
+		FROM fleet_alerts AS a
+		WHERE a.provider = p_provider
+		      AND a.instance_type = p_instance_type
+		      AND a.new_kernel = p_kernel
+		      AND a.kind IN ('shift', 'drift'));
+END
+$$;
+
+/*
  * fleet_compare_rows() per provider, instance type and kernel release, each
  * instance type's kernels from oldest to newest (by their first run, then
  * name), with what changed from the kernel before: figures whose
  * intervals moved apart, capability shares, the share of runs with a
  * failed variant and the THP mode that differ; 'nothing beyond noise'
- * when none did, NULL for the first. With a method column. method NULL (the default)
+ * when none did, NULL for the first; then the vCPU placement changes and
+ * the kernel's fleet-level alerts (shift, drift) in words. With a method column. method NULL (the default)
  * chooses per kernel: the standard method when the kernel has runs of
  * it, else its method most run; a kernel whose method differs from the
  * kernel before says 'method OLD -> NEW: figures not compared' in
@@ -311,7 +336,9 @@ LANGUAGE sql VOLATILE AS $$
 		 FROM figures AS f)),
 		''), 'nothing beyond noise') END,
 		fleetbench_placement_text(c.provider, c.instance_type, c.kernel,
-					  $2)), '')
+					  $2),
+		fleetbench_kernel_alerts_text(c.provider, c.instance_type,
+					      c.kernel)), '')
 	FROM c
 	LEFT JOIN c AS p
 		ON p.provider = c.provider AND p.instance_type = c.instance_type

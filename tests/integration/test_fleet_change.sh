@@ -110,6 +110,13 @@ check_match "Alertmanager gets it as FleetbenchFleetShift, the figure labelled" 
 		FROM fleetbench_alertmanager_alerts(60000, now()) WHERE id = (SELECT id FROM fleet_alerts WHERE instance_type = 'fc-loss')")" \
 	"FleetbenchFleetShift|iouring_vs_pread|6.1"
 
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
+check_match "fleetbench kernels says it beside the kernel's changes" \
+	"$(fb --format csv kernels --provider aws --instance-type fc-loss | grep ',6.8,')" \
+	"*fleet test: io_uring/pread gain -*% \[-*%, -*%\] on 30 hosts paired (Wilcoxon signed-rank, exact), q = *"
+check_eq "and not beside the noise-only group's" \
+	"$(fb --format csv kernels --provider aws --instance-type fc-noise | grep -c 'fleet test')" 0
+
 # loading the same reports again changes nothing
 load_json <"$tmp/hosts.json" >"$tmp/load2.out" 2>/dev/null
 check_eq "loaded again: duplicates, still one shift alert" \
