@@ -41,6 +41,10 @@ check_grep "drift: the groups without a step, counted in group-years" "$tmp/out"
 "$SOURCE_DIR/bench/detect" --trials 5 --repeat-sd 0.03 >"$tmp/bad" 2>&1
 check_eq "a noise model given in part is refused" "$?" 2
 check_grep "naming the three" "$tmp/bad" "go together"
+"$SOURCE_DIR/bench/detect" --local-runs 3 --repeat-sd 0.03 --run-sd 0.01 \
+	--host-sd 0.05 >"$tmp/bad" 2>&1
+check_eq "a noise model both fitted here and given is refused" "$?" 2
+check_grep "saying one or the other" "$tmp/bad" "one or the other"
 "$SOURCE_DIR/bench/detect" --trials x >/dev/null 2>&1
 check_eq "a trial count that is no number is refused" "$?" 2
 check_eq "and leaves nothing behind" \
