@@ -166,8 +166,8 @@ $$;
  * moved), or when an alerting figure of the canaries is worse than the
  * concurrent baseline's (fleetbench_gate_concurrent: q < 0.05, the
  * change with its interval), else 'waiting' while fewer than min_hosts
- * hosts are compared, else 'pass'; a pass with no concurrent baseline
- * says so in reasons.
+ * hosts are compared, else 'pass'; a pass with no concurrent baseline,
+ * or one too small to compare, says so in reasons.
  */
 CREATE OR REPLACE FUNCTION fleet_gate(kernel text, min_hosts integer DEFAULT 1,
 				      since timestamptz DEFAULT NULL,
@@ -251,7 +251,8 @@ BEGIN
 		FROM fleetbench_gate_concurrent(kernel, since, filter) AS x
 		LEFT JOIN figures AS f ON f.name = x.figure
 	), baseline AS (
-		SELECT x.provider, x.instance_type, max(x.baseline) AS hosts
+		SELECT x.provider, x.instance_type, max(x.baseline) AS hosts,
+		       count(x.figure) AS figures
 		FROM conc AS x GROUP BY x.provider, x.instance_type
 	), why AS (
 		SELECT f.provider, f.instance_type, 1 AS o, f.what AS k,
@@ -297,6 +298,9 @@ BEGIN
 			     -- a pass says when it had no concurrent baseline
 			     WHEN coalesce(bl.hosts, 0) = 0 THEN ARRAY[
 				'no concurrent baseline (no host of the type on another kernel in the same window): compared with history only']
+			     WHEN bl.figures = 0 THEN ARRAY[format(
+				'concurrent baseline too small (%s host(s) of the type on another kernel in the same window, 3 needed a side): compared with history only',
+				bl.hosts)]
 			     ELSE '{}' END)
 	FROM groups AS gr
 	LEFT JOIN baseline AS bl USING (provider, instance_type)
