@@ -207,7 +207,7 @@ BEGIN
 	-- the denominator's are positive; their medians. One statement: a
 	-- SQL function here would be planned again at every call.
 	FOR g IN
-		WITH p AS (
+		WITH p AS MATERIALIZED (
 			SELECT a.figure, a.label, a.min_change, r.run_id,
 			       coalesce(n.c_benchmark[i.i], a.benchmark) AS b,
 			       coalesce(n.c_numerator[i.i], a.numerator) AS num,
