@@ -754,7 +754,10 @@ BEGIN
 			FROM runs AS n WHERE n.run_id = ANY (ids)
 			GROUP BY n.provider, n.instance_type, n.method,
 				 n.kernel_release),
-		      before AS (SELECT * FROM drift_checked)
+		      -- the batch's groups' rows only, not the whole table
+		      before AS (SELECT c.* FROM drift_checked AS c
+				 JOIN g USING (provider, instance_type, method,
+					       kernel_release))
 		 INSERT INTO drift_checked AS d (provider, instance_type, method,
 						 kernel_release, day)
 		 SELECT g.provider, g.instance_type, g.method,

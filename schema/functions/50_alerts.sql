@@ -442,7 +442,6 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 		     ELSE round((effect ->> 'q')::numeric, 4)::text END)
 	END
 $$;
-DROP FUNCTION IF EXISTS fleetbench_shift_text(jsonb);
 
 -- One row per fleet alert: how many hosts show the change and from which
 -- old kernels, the newest first. `fleetbench alerts` prints this view. A

@@ -43,11 +43,6 @@ LANGUAGE sql STABLE AS $$
 	FROM v JOIN base ON base.machine_id = v.machine_id
 $$;
 
-DROP FUNCTION IF EXISTS fleetbench_drift_evaluate(text, text, text, text);
-DROP FUNCTION IF EXISTS fleetbench_drift_raise(text, text, text, text);
-DROP FUNCTION IF EXISTS fleetbench_drift_evaluate(text, text, text, text, date);
-DROP FUNCTION IF EXISTS fleetbench_drift_raise(text, text, text, text, date);
-
 /*
  * The drift of each alerting figure of one group (provider, instance
  * type, method, kernel), as of the day as_of (its runs up to that day
