@@ -193,6 +193,8 @@ int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv)
 		return CMD_USAGE;
 	params[0] = open;
 	params[1] = since;
+	/* a table that fits: the sentence on lines of its own */
+	ctx->detail = "summary";
 	return cmd_print(ctx, hosts ? hosts_sql : fleet_sql, 2, params,
 			 ctx->format != OUT_TABLE ? NULL :
 			 hosts			  ? hosts_table_hide :

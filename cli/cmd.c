@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "log.h"
@@ -12,6 +14,7 @@
 enum {
 	OPT_DSN = 0x7001,
 	OPT_FORMAT,
+	OPT_WIDE,
 };
 
 #define CMD_MAX_OPTIONS 32
@@ -19,6 +22,7 @@ enum {
 static const struct option common_options[] = {
 	{ "dsn", required_argument, NULL, OPT_DSN },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ "help", no_argument, NULL, 'h' },
 };
 
@@ -27,6 +31,9 @@ static const char common_usage[] =
 	"      --dsn CONNINFO       PostgreSQL conninfo or URI (default:\n"
 	"                           $FLEETBENCH_DSN, else the PG* environment)\n"
 	"      --format FORMAT      table (default), csv or json\n"
+	"      --wide               a table of every column and digit (by\n"
+	"                           default a table fits the terminal, or 100\n"
+	"                           characters, and says what it left out)\n"
 	"  -h, --help               show this help\n";
 
 int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
@@ -59,6 +66,9 @@ int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
 					  optarg);
 				return CMD_OPT_ERROR;
 			}
+			continue;
+		case OPT_WIDE:
+			ctx->wide = true;
 			continue;
 		case 'h':
 			fputs(usage, stdout);
@@ -124,9 +134,25 @@ int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
 	return r == CMD_OK ? cmd_output(ctx, res, hide) : r;
 }
 
+/* The terminal's width when standard output is one, else
+ * CMD_TABLE_WIDTH. */
+static unsigned table_width(void)
+{
+	struct winsize ws;
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_col >= 40)
+		return ws.ws_col;
+	return CMD_TABLE_WIDTH;
+}
+
 int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
 {
-	int r = out_print(stdout, res, ctx->format, hide);
+	struct out_narrow o = { .width = table_width(), .detail = ctx->detail,
+				.note = stderr, .prog = "fleetbench" };
+	int r = ctx->format == OUT_TABLE && !ctx->wide ?
+			out_print_narrow(stdout, res, hide, &o) :
+			out_print(stdout, res, ctx->format, hide);
 
 	PQclear(res);
 	if (r < 0) {

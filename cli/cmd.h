@@ -13,6 +13,7 @@
 
 #include <getopt.h>
 #include <libpq-fe.h>
+#include <stdbool.h>
 
 #include "out.h"
 #include "pg.h"
@@ -25,7 +26,13 @@ struct cmd_ctx {
 	const char *dsn; /* --dsn, else $FLEETBENCH_DSN, else NULL: PG* */
 	enum out_format format; /* --format, default table */
 	struct pg *pg; /* connected by the first cmd_query() */
+	bool wide; /* --wide: a table of every column and digit */
+	/* a table's column printed under each row (out_narrow.detail) */
+	const char *detail;
 };
+
+/* The width a table fits when not --wide: the terminal's, else this. */
+#define CMD_TABLE_WIDTH 100
 
 /* The commands (query.c, report.c). */
 int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv);
@@ -111,7 +118,9 @@ int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
 	      const char *const *values, const char *const *hide);
 
 /* out_print() of res to standard output in the chosen format, without
- * the columns in hide, then PQclear(res). Returns the exit status. */
+ * the columns in hide, then PQclear(res); a table is out_print_narrow()'s
+ * within the terminal's width (CMD_TABLE_WIDTH when standard output is
+ * not one) unless --wide. Returns the exit status. */
 int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide);
 
 #endif

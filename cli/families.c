@@ -25,12 +25,27 @@ bool in_list(const char *list, const char *name)
 	return false;
 }
 
-/* Whether family is declared (len bytes of it). */
-static bool family_known(const char *family, size_t len)
+/* Whether item (len bytes) picks family: its name, or when no family
+ * has that name, the first letters of it. */
+static bool picks(const char *item, size_t len, const char *family)
 {
-	for (size_t i = 0; i < FIGURES_N; i++)
-		if (strlen(figure_decls[i].family) == len &&
-		    !strncmp(figure_decls[i].family, family, len))
+	bool named = false;
+
+	for (size_t i = 0; i < FIGURES_N && !named; i++)
+		named = strlen(figure_decls[i].family) == len &&
+			!strncmp(figure_decls[i].family, item, len);
+	return named ? strlen(family) == len && !strncmp(family, item, len) :
+		       !strncmp(family, item, len);
+}
+
+/* Whether the --figures list picks family. */
+static bool list_picks(const char *list, const char *family)
+{
+	const char *cur = list, *item;
+	size_t len;
+
+	while ((item = list_next(&cur, ',', &len)))
+		if (picks(item, len, family))
 			return true;
 	return false;
 }
@@ -47,29 +62,43 @@ static const char *column(size_t i, int which)
 	return names[i][which];
 }
 
-int families_hide(const char *figures, enum out_format format,
+/* Whether figure i is its family's first (the declaration's order). */
+static bool family_lead(size_t i)
+{
+	return i == 0 || strcmp(figure_decls[i - 1].family,
+				figure_decls[i].family);
+}
+
+int families_hide(const char *figures, enum out_format format, bool wide,
 		  const char **hide, size_t room)
 {
 	const char *cur, *item;
 	size_t n = 0, len;
-	bool all;
+	bool all, leads = false;
 
-	if (!figures)
-		figures = format == OUT_TABLE ? FAMILIES_DEFAULT_TABLE : "all";
-	all = in_list(figures, "all");
+	if (!figures) {
+		leads = format == OUT_TABLE && !wide;
+		figures = "all";
+	}
+	all = in_list(figures, "all") && !leads;
 	cur = figures;
-	while ((item = list_next(&cur, ',', &len)))
-		if (!(len == 3 && !strncmp(item, "all", 3)) &&
-		    !family_known(item, len)) {
+	while ((item = list_next(&cur, ',', &len))) {
+		bool known = len == 3 && !strncmp(item, "all", 3);
+
+		for (size_t i = 0; i < FIGURES_N && !known && len; i++)
+			known = picks(item, len, figure_decls[i].family);
+		if (!known) {
 			log_error("--figures: unknown figure family '%.*s', one of %s",
 				  (int)len, item,
 				  families_usage("{families:0}, all"));
 			return -EINVAL;
 		}
+	}
 	while (hide[n])
 		n++;
 	for (size_t i = 0; !all && i < FIGURES_N; i++) {
-		if (in_list(figures, figure_decls[i].family))
+		if (leads ? family_lead(i) :
+			    list_picks(figures, figure_decls[i].family))
 			continue;
 		for (int c = 0; c < 3; c++) {
 			if (n + 2 > room) {

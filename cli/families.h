@@ -12,16 +12,17 @@
 
 #include "out.h"
 
-/* What a table shows unless --figures says otherwise: the figures it
- * always showed, which fit a terminal already wide; CSV and JSON, read by
- * programs that pick columns by name, show every family. */
-#define FAMILIES_DEFAULT_TABLE "thp,thp_fault,iouring"
-
+/* What --figures takes besides the families: every figure. Unless it is
+ * given, a table fitting a terminal shows each family's first figure (its
+ * headline); a --wide table, CSV and JSON, read by programs that pick
+ * columns by name, show every family. */
 #define FAMILIES_USAGE                                                        \
 	"      --figures FAMILIES   the headline figures shown, comma-separated:\n" \
-	"{families:27}, or all (default: a table\n"                            \
-	"                           " FAMILIES_DEFAULT_TABLE                   \
-	"; CSV and JSON all)\n"
+	"{families:27}, or all; a\n"                                           \
+	"                           family's first letters pick each family\n"   \
+	"                           they begin (io: iouring, ioscale); default:\n" \
+	"                           a table the first figure of each family,\n"  \
+	"                           --wide, CSV and JSON all\n"
 
 /* Whether name is an item of the comma-separated list. */
 bool in_list(const char *list, const char *name);
@@ -29,10 +30,12 @@ bool in_list(const char *list, const char *name);
 /*
  * Appends to hide (NULL-terminated, room entries) the columns (each
  * figure's median, _lo and _hi) of the families that figures (a --figures
- * argument; NULL: the default of the format) leaves out. Returns 0, or
- * logs and returns -EINVAL for an unknown family or -ENOSPC.
+ * argument; NULL: the default, each family's first figure in a table
+ * that is not wide, else all) leaves out. An item that is no family's
+ * name picks the families whose names begin with it. Returns 0, or logs
+ * and returns -EINVAL for an item that picks no family, or -ENOSPC.
  */
-int families_hide(const char *figures, enum out_format format,
+int families_hide(const char *figures, enum out_format format, bool wide,
 		  const char **hide, size_t room);
 
 /*

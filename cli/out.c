@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "figures.h"
 
 /*
  * Type OIDs of the built-in types (catalog/pg_type.dat; fixed since
@@ -121,6 +122,19 @@ static bool named_after(const PGresult *res, int c, int col,
 	return !strncmp(name, base, n) && !strcmp(name + n, suffix);
 }
 
+/* Whether columns c + 1 and c + 2 are column c's interval (X_lo and
+ * X_hi after X): *lo and *hi are set to them, else left. Returns the last
+ * column of the three, or c. */
+static int with_interval(const PGresult *res, int c, int *lo, int *hi)
+{
+	if (!named_after(res, c + 1, c, "_lo") ||
+	    !named_after(res, c + 2, c, "_hi"))
+		return c;
+	*lo = c + 1;
+	*hi = c + 2;
+	return c + 2;
+}
+
 /* The length of the control character (C0, DEL, or C1: U+0080 to U+009F,
  * 0xc2 0x80..0x9f in UTF-8) at s, 0 if none. */
 static size_t control_len(const char *s)
@@ -217,12 +231,7 @@ static int print_table(FILE *f, const PGresult *res, const char *const *hide)
 					   .number = k == KIND_INT ||
 						     k == KIND_FLOAT,
 					   .width = utf8_width(PQfname(res, c)) };
-		if (named_after(res, c + 1, c, "_lo") &&
-		    named_after(res, c + 2, c, "_hi")) {
-			t[n].lo = c + 1;
-			t[n].hi = c + 2;
-			c += 2;
-		}
+		c = with_interval(res, c, &t[n].lo, &t[n].hi);
 		n++;
 	}
 	cell = calloc((size_t)rows * (size_t)n + 1, sizeof(*cell));
@@ -432,5 +441,433 @@ int out_print(FILE *f, const PGresult *res, enum out_format fmt,
 	}
 	if (r == 0 && fflush(f) == EOF)
 		r = -EIO;
+	return r;
+}
+
+/* ---- the narrow table ---- */
+
+#define OID_TIMESTAMP 1114
+#define OID_TIMESTAMPTZ 1184
+/* the longest text cell of a narrow table, ellipsis included */
+#define NARROW_TEXT_MAX 20
+#define ELLIPSIS "\xe2\x80\xa6"
+#define DETAIL_INDENT 4
+
+/* One column of the narrow table. */
+struct ncol {
+	int col, lo, hi;
+	enum kind kind;
+	bool time; /* a timestamp: to the minute, the zone said once */
+	const char *unit; /* the unit line's entry, or NULL */
+	char head[2][64]; /* the header, in one or two lines */
+	size_t width;
+	bool kept;
+};
+
+/* v to three significant digits (the integral part whole), in buf. */
+static void sig3(char *buf, size_t n, double v)
+{
+	double a = fabs(v);
+	int dec;
+
+	if (!isfinite(v)) {
+		snprintf(buf, n, "%s", isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf");
+		return;
+	}
+	if (a >= 100 || a == 0)
+		dec = 0;
+	else if (a >= 10)
+		dec = 1;
+	else if (a >= 1)
+		dec = 2;
+	else
+		dec = 2 - (int)floor(log10(a));
+	if (dec > 9)
+		dec = 9;
+	snprintf(buf, n, "%.*f", dec, v);
+	if (!strcmp(buf, "-0"))
+		snprintf(buf, n, "0");
+}
+
+/* A number of the server's text, or NAN. */
+static double number(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	return end != s && !*end ? v : NAN;
+}
+
+/* The minute of a timestamp's text ("2025-03-03 01:00:00.5+00") in buf,
+ * and its zone ("+00", "" without one) in zone. */
+static void minute(const char *s, char *buf, size_t n, char *zone,
+		   size_t zn)
+{
+	const char *z = strlen(s) > 19 ? s + 19 : "";
+
+	snprintf(buf, n, "%.16s", s);
+	while (*z == '.' || (*z >= '0' && *z <= '9'))
+		z++;
+	snprintf(zone, zn, "%s", z);
+}
+
+/* The strings of a JSON array of strings, comma-separated, or NULL. */
+static char *json_strings(const char *v)
+{
+	struct json_object *a = json_tokener_parse(v);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!a || !json_object_is_type(a, json_type_array)) {
+		json_object_put(a);
+		return NULL;
+	}
+	f = open_memstream(&out, &len);
+	for (size_t i = 0; f && i < json_object_array_length(a); i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(e, json_type_string)) {
+			fclose(f);
+			free(out);
+			f = NULL;
+			out = NULL;
+			break;
+		}
+		fprintf(f, "%s%s", i ? ", " : "", json_object_get_string(e));
+	}
+	if (f && fclose(f) != 0) {
+		free(out);
+		out = NULL;
+	}
+	json_object_put(a);
+	return out;
+}
+
+/* s cut to at most max characters, the last of them an ellipsis. */
+static void cut(char *s, size_t max)
+{
+	size_t n = 0;
+
+	if (utf8_width(s) <= max)
+		return;
+	for (char *p = s; *p; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80 && n++ == max - 1) {
+			strcpy(p, ELLIPSIS);
+			return;
+		}
+}
+
+/* The narrow text of one cell, new; zone gets a timestamp's zone. NULL
+ * on ENOMEM. */
+static char *narrow_cell(const PGresult *res, int r, const struct ncol *t,
+			 bool detail, char *zone, size_t zn)
+{
+	const char *v = PQgetvalue(res, r, t->col);
+	char buf[160], a[32], b[32], c[32];
+	char *s;
+
+	if (PQgetisnull(res, r, t->col))
+		return strdup("");
+	if (t->lo >= 0 && !PQgetisnull(res, r, t->lo) &&
+	    !PQgetisnull(res, r, t->hi)) {
+		double m = number(v), lo = number(PQgetvalue(res, r, t->lo)),
+		       hi = number(PQgetvalue(res, r, t->hi));
+		double p = fmax(hi - m, m - lo) / fabs(m) * 100;
+
+		sig3(a, sizeof(a), m);
+		if (m == 0 || !isfinite(p)) {
+			sig3(b, sizeof(b), lo);
+			sig3(c, sizeof(c), hi);
+			snprintf(buf, sizeof(buf), "%s [%s, %s]", a, b, c);
+		} else {
+			/* ±0.4%, ±0%, ±12% */
+			snprintf(buf, sizeof(buf),
+				 p < 0.95 && p >= 0.05 ? "%s \xc2\xb1%.1f%%" :
+							 "%s \xc2\xb1%.0f%%",
+				 a, p);
+		}
+		return strdup(buf);
+	}
+	switch (t->kind) {
+	case KIND_FLOAT:
+		if (!isfinite(number(v)))
+			return strdup(v);
+		sig3(buf, sizeof(buf), number(v));
+		return strdup(buf);
+	case KIND_BOOL:
+		return strdup(!strcmp(v, "t") ? "yes" : "no");
+	case KIND_INT:
+		return strdup(v);
+	case KIND_JSON:
+	case KIND_TEXT:
+		break;
+	}
+	if (t->time) {
+		minute(v, buf, sizeof(buf), zone, zn);
+		return strdup(buf);
+	}
+	/* a JSON array of strings as the strings, other JSON as its text */
+	s = t->kind == KIND_JSON ? json_strings(v) : NULL;
+	if (!s)
+		s = strdup(v);
+	s = table_safe(s);
+	if (s && !detail)
+		cut(s, NARROW_TEXT_MAX);
+	return s;
+}
+
+/* name in head[0] and, when longer than width, broken in two at the
+ * underscore that makes the longer line shortest. */
+static void head_split(struct ncol *t, const char *name, size_t width)
+{
+	size_t n = strlen(name), best = n, at = 0;
+
+	snprintf(t->head[0], sizeof(t->head[0]), "%s", name);
+	t->head[1][0] = '\0';
+	if (n <= width || n >= sizeof(t->head[0]))
+		return;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (name[i] == '_' && (i + 1 > n - i - 1 ? i + 1 : n - i - 1) < best) {
+			best = i + 1 > n - i - 1 ? i + 1 : n - i - 1;
+			at = i + 1;
+		}
+	if (!at)
+		return;
+	snprintf(t->head[0], sizeof(t->head[0]), "%.*s", (int)at, name);
+	snprintf(t->head[1], sizeof(t->head[1]), "%s", name + at);
+}
+
+/* The unit of a column named after a headline figure, or NULL. */
+static const char *figure_unit(const char *name)
+{
+	for (size_t i = 0; i < FIGURES_N; i++)
+		if (!strcmp(figure_decls[i].name, name))
+			return figure_decls[i].unit;
+	return NULL;
+}
+
+/* text wrapped at blanks within width - DETAIL_INDENT, each line
+ * indented */
+static void print_detail(FILE *f, const char *text, unsigned width)
+{
+	size_t room = width > DETAIL_INDENT + 20 ? width - DETAIL_INDENT : 20;
+	const char *p = text;
+
+	while (*p) {
+		size_t len = strlen(p), take = len;
+
+		if (utf8_width(p) > room) {
+			/* the last blank within room characters */
+			size_t chars = 0, i;
+
+			take = 0;
+			for (i = 0; p[i] && chars <= room; i++) {
+				if (((unsigned char)p[i] & 0xc0) != 0x80)
+					chars++;
+				if (p[i] == ' ' && chars <= room)
+					take = i;
+			}
+			if (!take) /* no blank: cut at room characters */
+				for (take = 0, chars = 0; p[take]; take++)
+					if (((unsigned char)p[take] & 0xc0) != 0x80 &&
+					    chars++ == room)
+						break;
+		}
+		fprintf(f, "%*s%.*s\n", DETAIL_INDENT, "", (int)take, p);
+		p += take;
+		while (*p == ' ')
+			p++;
+	}
+}
+
+int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
+		     const struct out_narrow *o)
+{
+	int rows = PQntuples(res), cols = PQnfields(res), n = 0, r = 0;
+	int detail = -1, dropped = 0;
+	_cleanup_free_ struct ncol *t = calloc((size_t)cols + 1, sizeof(*t));
+	_cleanup_free_ char **cell = NULL;
+	char zone[32] = "", z[32];
+	bool one_zone = true, units = false, two = false;
+	size_t used = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (int c = 0; c < cols; c++) {
+		Oid type = PQftype(res, c);
+
+		if (hidden(PQfname(res, c), hide))
+			continue;
+		t[n] = (struct ncol){ .col = c, .lo = -1, .hi = -1,
+				      .kind = column_kind(res, c),
+				      .time = type == OID_TIMESTAMP ||
+					      type == OID_TIMESTAMPTZ,
+				      .unit = figure_unit(PQfname(res, c)) };
+		c = with_interval(res, c, &t[n].lo, &t[n].hi);
+		if (o->detail && !strcmp(PQfname(res, t[n].col), o->detail))
+			detail = n;
+		n++;
+	}
+	cell = calloc((size_t)rows * (size_t)n + 1, sizeof(*cell));
+	if (!cell)
+		return -ENOMEM;
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < n; j++) {
+			char *v = narrow_cell(res, i, &t[j], j == detail, z,
+					      sizeof(z));
+
+			if (!v) {
+				r = -ENOMEM;
+				goto out;
+			}
+			cell[(size_t)i * n + j] = v;
+			if (t[j].time && !PQgetisnull(res, i, t[j].col)) {
+				if (!zone[0] && one_zone)
+					snprintf(zone, sizeof(zone), "%s", z[0] ? z : "-");
+				else if (strcmp(zone, z[0] ? z : "-"))
+					one_zone = false;
+			}
+			if (utf8_width(v) > t[j].width)
+				t[j].width = utf8_width(v);
+		}
+	/* zones that differ stay in their cells */
+	for (int i = 0; !one_zone && i < rows; i++)
+		for (int j = 0; j < n; j++) {
+			char *v = cell[(size_t)i * n + j], *w;
+
+			if (!t[j].time || PQgetisnull(res, i, t[j].col))
+				continue;
+			minute(PQgetvalue(res, i, t[j].col), z, sizeof(z), zone,
+			       sizeof(zone));
+			if (asprintf(&w, "%s%s", v, zone) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+			free(v);
+			cell[(size_t)i * n + j] = w;
+			if (utf8_width(w) > t[j].width)
+				t[j].width = utf8_width(w);
+		}
+	if (one_zone && zone[0] && strcmp(zone, "-"))
+		snprintf(zone, sizeof(zone), "%s",
+			 !strcmp(zone, "+00") ? "UTC" : zone);
+	else
+		zone[0] = '\0';
+	for (int j = 0; j < n; j++) {
+		bool empty = rows > 0;
+		size_t w;
+
+		for (int i = 0; empty && i < rows; i++)
+			empty = !cell[(size_t)i * n + j][0];
+		if (t[j].time && zone[0])
+			t[j].unit = zone;
+		head_split(&t[j], PQfname(res, t[j].col),
+			   t[j].width > 6 ? t[j].width : 6);
+		w = utf8_width(t[j].head[0]);
+		if (utf8_width(t[j].head[1]) > w)
+			w = utf8_width(t[j].head[1]);
+		if (t[j].unit && strlen(t[j].unit) > w)
+			w = strlen(t[j].unit);
+		if (w > t[j].width)
+			t[j].width = w;
+		if (empty || j == detail)
+			continue;
+		if (!dropped && used + (used ? 2 : 0) + t[j].width <= o->width) {
+			used += (used ? 2 : 0) + t[j].width;
+			t[j].kept = true;
+			two |= t[j].head[1][0] != '\0';
+			units |= t[j].unit != NULL;
+		} else {
+			dropped++;
+		}
+	}
+	for (int line = 0; line < 2 + units; line++) {
+		size_t blanks = 0; /* owed before the next text: none at the end */
+		bool first = true;
+
+		if (line == 1 && !two)
+			continue;
+		for (int j = 0; j < n; j++) {
+			const char *h = line < 2 ? t[j].head[line] :
+					t[j].unit ? t[j].unit : "";
+			size_t gap;
+
+			if (!t[j].kept)
+				continue;
+			blanks += first ? 0 : 2;
+			first = false;
+			gap = t[j].width - utf8_width(h);
+			if (t[j].kind == KIND_INT || t[j].kind == KIND_FLOAT)
+				blanks += gap;
+			if (*h) {
+				pad(f, blanks);
+				fputs(h, f);
+				blanks = 0;
+			}
+			if (t[j].kind != KIND_INT && t[j].kind != KIND_FLOAT)
+				blanks += gap;
+		}
+		fputc('\n', f);
+	}
+	for (int j = 0, first = 1; j < n; j++) {
+		if (!t[j].kept)
+			continue;
+		fputs(first ? "" : "  ", f);
+		first = 0;
+		for (size_t i = 0; i < t[j].width; i++)
+			fputc('-', f);
+	}
+	fputc('\n', f);
+	for (int i = 0; i < rows; i++) {
+		for (int j = 0, first = 1; j < n; j++) {
+			const char *v = cell[(size_t)i * n + j];
+			size_t gap = t[j].width - utf8_width(v);
+			bool last = true, number = t[j].kind == KIND_INT ||
+						  t[j].kind == KIND_FLOAT;
+
+			if (!t[j].kept)
+				continue;
+			for (int k = j + 1; k < n; k++)
+				last &= !t[k].kept;
+			fputs(first ? "" : "  ", f);
+			first = 0;
+			if (number)
+				pad(f, gap);
+			fputs(v, f);
+			if (!number && !last)
+				pad(f, gap);
+		}
+		fputc('\n', f);
+		if (detail >= 0 && cell[(size_t)i * n + detail][0])
+			print_detail(f, cell[(size_t)i * n + detail], o->width);
+	}
+	fprintf(f, "(%d row%s)\n", rows, rows == 1 ? "" : "s");
+	if (dropped && o->note) {
+		int listed = 0;
+
+		/* after the table, where a terminal shows both */
+		fflush(f);
+		fprintf(o->note, "%s: %d more column%s did not fit %u characters:",
+			o->prog ? o->prog : "fleetbench", dropped,
+			dropped == 1 ? "" : "s", o->width);
+		for (int j = 0; j < n; j++) {
+			bool empty = rows > 0;
+
+			for (int i = 0; empty && i < rows; i++)
+				empty = !cell[(size_t)i * n + j][0];
+			if (t[j].kept || j == detail || empty)
+				continue;
+			if (listed++ < 8)
+				fprintf(o->note, "%s %s", listed > 1 ? "," : "",
+					PQfname(res, t[j].col));
+		}
+		fprintf(o->note, "%s (--wide prints every column)\n",
+			listed > 8 ? ", ..." : "");
+	}
+	r = ferror(f) ? -EIO : 0;
+out:
+	for (size_t i = 0; i < (size_t)rows * n; i++)
+		free(cell[i]);
 	return r;
 }

@@ -46,4 +46,43 @@ int out_format_parse(const char *name, enum out_format *ret);
 int out_print(FILE *f, const PGresult *res, enum out_format fmt,
 	      const char *const *hide);
 
+/* How out_print_narrow() lays a table out. */
+struct out_narrow {
+	/* the most characters a line may take (a terminal's width) */
+	unsigned width;
+	/* a column printed on lines of its own under each row, wrapped
+	 * within width and indented (a sentence: an alert's summary), or
+	 * NULL */
+	const char *detail;
+	/* where the columns left out are named (standard error), or NULL */
+	FILE *note;
+	/* how the note names the program ("fleetbench") */
+	const char *prog;
+};
+
+/*
+ * The table of out_print() laid out to be read in a terminal of
+ * o->width characters (the default of the `fleetbench` commands; --wide
+ * gives out_print()'s):
+ *
+ * - an estimate with its interval is "1.38 ±2%" (three significant
+ *   digits, the interval's farther end as a share of the estimate; "1.38"
+ *   alone without an interval), every other fractional number three
+ *   significant digits; booleans yes and no; times to the minute, their
+ *   zone said once under the header ("UTC"); a JSON array of strings as
+ *   the strings, comma-separated; text longer than 20 characters cut
+ *   with an ellipsis;
+ * - a header longer than its column's values is broken in two at an
+ *   underscore; under it, a line of units: each headline figure's unit
+ *   from its declaration (proto/figures.def), the times' zone;
+ * - a column that is empty in every row is left out; the columns are
+ *   then kept from the left while the line fits o->width, and the ones
+ *   that do not fit are named on o->note, with how to see them (--wide).
+ *
+ * CSV and JSON are out_print()'s alone: every column, every digit.
+ * Returns 0, -ENOMEM or -EIO.
+ */
+int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
+		     const struct out_narrow *o);
+
 #endif

@@ -275,7 +275,7 @@ static int print_groups(struct cmd_ctx *ctx, const char *sql, int nparams,
 	int r;
 
 	if (with_figures &&
-	    families_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 16) < 0)
+	    families_hide(figures, ctx->format, ctx->wide, hide, ARRAY_SIZE(hide) - 16) < 0)
 		return CMD_USAGE;
 	while (hide[n])
 		n++;
@@ -656,7 +656,7 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!by)
 		hide[0] = "tags";
 	/* room for output_by_method()'s column */
-	if (families_hide(figures, ctx->format, hide, ARRAY_SIZE(hide) - 1) < 0)
+	if (families_hide(figures, ctx->format, ctx->wide, hide, ARRAY_SIZE(hide) - 1) < 0)
 		return CMD_USAGE;
 	{
 		const char *params[] = { provider, type, since, method,
@@ -680,5 +680,7 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		PQclear(res);
 		return CMD_FAILED;
 	}
+	/* a table that fits: what changed on lines of its own */
+	ctx->detail = "changes";
 	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 }

@@ -144,7 +144,7 @@ check_eq "JSON: the same rows, estimates as numbers" "$(python3 - "$tmp/m.json" 
 EOF
 )" "$(expect "$m" provider,instance_type,kernel)"
 
-fb compare --metric "$m" --where instance_type=n2-standard-2 >"$tmp/m.txt"
+fb compare --metric "$m" --where instance_type=n2-standard-2 --wide >"$tmp/m.txt"
 want=$(expect "$m" provider,instance_type,kernel | grep '^gcp,n2-standard-2,5\.' | cut -d, -f7-9)
 check_eq "table: the metric and the method said once above it" \
 	"$(head -2 "$tmp/m.txt")" "metric: $m

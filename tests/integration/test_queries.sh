@@ -180,7 +180,7 @@ check_eq "JSON and the view agree on every value" \
 		FROM fleet_compare) AS d
 EOF
 )" 0
-fb compare >"$tmp/compare.txt"
+fb compare --wide >"$tmp/compare.txt"
 check_grep "the table prints an estimate with its interval" "$tmp/compare.txt" \
 	'^aws +c6i\.xlarge +6\.1\.0-18-cloud-amd64 +3 +9 +f +[0-9.]+ \[[0-9.]+, [0-9.]+\]'
 check_grep "the table ends with its row count" "$tmp/compare.txt" '^\(14 rows\)$'
@@ -284,15 +284,24 @@ check_eq "the database ran on the hetzner hosts only (--with-database)" \
 	"aws| gcp| hetzner|ran ovh| "
 in_range "cx22's write-back p99" \
 	"$(field "$tmp/compare.csv" instance_type writeback_p99_us | grep '^cx22' | head -1 | cut -d'|' -f2)" 4500 6000
-fb compare >"$tmp/compare.txt"
-check_eq "the default table keeps to the figures it always showed" \
-	"$(head -2 "$tmp/compare.txt" | grep -c -e mmap_thp_speedup -e membw -e writeback -e db_p99)" 0
-fb compare --figures mmap,writeback >"$tmp/compare-fig.txt"
+fb compare >"$tmp/compare.txt" 2>"$tmp/compare.err"
+check_eq "the default table fits 100 characters" \
+	"$(($(LC_ALL=C.UTF-8 wc -L <"$tmp/compare.txt") <= 100))" 1
+check_grep "with each family's first figure, its unit under its name" "$tmp/compare.txt" \
+	'^ +runs +speedup +p99_us +vs_pread$'
+check_grep "an estimate with its interval as a share of it" "$tmp/compare.txt" \
+	'^aws +c6i\.xlarge +6\.1\.0-18-cloud-amd64 +3 +9 +no +1\.[0-9][0-9] ±[0-9]+%'
+check_grep "a long label cut with an ellipsis" "$tmp/compare.txt" '^aws +c6i\.xlarge +6\.5\.0-0\.deb12\.4-clo… '
+check_grep "and the columns left out named on standard error" "$tmp/compare.err" \
+	'more columns did not fit 100 characters: mmap_thp_speedup, .*--wide prints every column'
+check_eq "a family's other figures are left out" \
+	"$(head -4 "$tmp/compare.txt" | grep -c -e huge_ -e vs_libaio -e mmap_)" 0
+fb compare --figures mmap,writeback --wide >"$tmp/compare-fig.txt"
 check_grep "--figures mmap,writeback: those families' columns" "$tmp/compare-fig.txt" \
 	'^provider +instance_type +kernel +hosts +runs +few_runs +mmap_thp_speedup +mmap_hugetlb_speedup +writeback_p99_us +writeback_stalls +writeback_tuned_vs_host +iouring_share'
 check_eq "--figures leaves the other figures out" \
 	"$(head -2 "$tmp/compare-fig.txt" | grep -c -w -e thp_speedup -e iouring_vs_pread -e membw_thp_gain)" 0
-fb compare --figures all >"$tmp/compare-all.txt"
+fb compare --figures all --wide >"$tmp/compare-all.txt"
 fb rank --metric sqpoll_vs_iouring --format csv >"$tmp/rank-sqpoll.csv"
 check_eq "rank by SQPOLL's gain (a figure declared later, issue 37): the types that measured it in 6 runs" \
 	"$(field "$tmp/rank-sqpoll.csv" metric | sort -u)|$(($(wc -l <"$tmp/rank-sqpoll.csv") > 1))" "sqpoll_vs_iouring|1"
@@ -300,7 +309,7 @@ check_grep "compare --figures all shows it, last of its family" "$tmp/compare-al
 	'pread_iops +sqpoll_vs_iouring +mmap_thp_speedup'
 check_grep "--figures all: every figure" "$tmp/compare-all.txt" \
 	'thp_speedup .*iouring_vs_libaio .*mmap_thp_speedup .*db_p99_always_vs_never '
-fb kernels --provider hetzner --instance-type ccx23 --figures db >"$tmp/k-fig.txt"
+fb kernels --provider hetzner --instance-type ccx23 --figures db --wide >"$tmp/k-fig.txt"
 check_grep "kernels --figures db: the database's column, and what changed" "$tmp/k-fig.txt" \
 	'^hetzner +ccx23 +6.1.0-21-amd64 .* 1.6[0-9]* \[.*db_p99_always_vs_never 1.[01][0-9]* -> 1.6'
 check_eq "kernels --figures db leaves the THP columns out" \
@@ -365,7 +374,7 @@ fb rank --metric iouring_vs_pread --where kernel=6.2.0-1014-gcp --where kernel=6
 check_eq "--where: only those kernels' runs (n2 after its collapse last)" \
 	"$(field "$tmp/rank-where.csv" instance_type | tr '\n' ' ')" \
 	"e2-standard-4 ccx23 cx22 n2-standard-2 "
-fb rank --metric thp_speedup >"$tmp/rank.txt"
+fb rank --metric thp_speedup --wide >"$tmp/rank.txt"
 check_grep "rank's table: the median with its interval" "$tmp/rank.txt" \
 	'^thp_speedup +1 +[tf] +hetzner +ccx23 +1\.[0-9]+ \[1\.[0-9]+, 1\.[0-9]+\]'
 
@@ -659,7 +668,7 @@ check_eq "its groups are marked changed: the database ran on hetzner only" \
 	"$(q <<<"SELECT string_agg(DISTINCT provider, ' ') FROM fleet_dirty")" hetzner
 check_eq "and the figure is noted as filled" \
 	"$(q <<<"SELECT count(*) FROM figures_filled WHERE id = $fid")" 1
-fb kernels --provider hetzner --instance-type ccx23 --figures db >"$tmp/k-fill.txt"
+fb kernels --provider hetzner --instance-type ccx23 --figures db --wide >"$tmp/k-fill.txt"
 check_grep "kernels shows it again" "$tmp/k-fill.txt" \
 	'db_p99_always_vs_never 1.[01][0-9]* -> 1.6'
 

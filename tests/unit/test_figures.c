@@ -96,7 +96,7 @@ static void test_hide(void)
 	const char *hide[3 * FIGURES_N + 2] = { NULL };
 	size_t n = 0;
 
-	CHECK_OK(families_hide("db", OUT_TABLE, hide, ARRAY_SIZE(hide)));
+	CHECK_OK(families_hide("db", OUT_TABLE, false, hide, ARRAY_SIZE(hide)));
 	while (hide[n])
 		n++;
 	/* every figure's three columns but db's */
@@ -105,11 +105,35 @@ static void test_hide(void)
 		CHECK_(strncmp(hide[i], "db_", 3), "db's column %s hidden",
 		       hide[i]);
 	hide[0] = NULL;
-	CHECK_OK(families_hide("all", OUT_TABLE, hide, ARRAY_SIZE(hide)));
+	CHECK_OK(families_hide("all", OUT_TABLE, false, hide, ARRAY_SIZE(hide)));
 	CHECK(hide[0] == NULL);
-	CHECK_OK(families_hide(NULL, OUT_CSV, hide, ARRAY_SIZE(hide)));
+	CHECK_OK(families_hide(NULL, OUT_CSV, false, hide, ARRAY_SIZE(hide)));
 	CHECK(hide[0] == NULL);
-	CHECK(families_hide("thp,nope", OUT_TABLE, hide, ARRAY_SIZE(hide)) < 0);
+	CHECK_OK(families_hide(NULL, OUT_TABLE, true, hide, ARRAY_SIZE(hide)));
+	CHECK(hide[0] == NULL);
+	CHECK(families_hide("thp,nope", OUT_TABLE, false, hide, ARRAY_SIZE(hide)) < 0);
+	/* a table that fits: each family's first figure, the rest hidden */
+	CHECK_OK(families_hide(NULL, OUT_TABLE, false, hide, ARRAY_SIZE(hide)));
+	for (n = 0; hide[n]; n++) {
+		CHECK_(strcmp(hide[n], "thp_speedup") &&
+			       strcmp(hide[n], "iouring_vs_pread"),
+		       "a family's first figure %s hidden", hide[n]);
+	}
+	CHECK(n > 0);
+	/* io: the families that begin with it; thp: thp alone */
+	hide[0] = NULL;
+	CHECK_OK(families_hide("io", OUT_TABLE, false, hide, ARRAY_SIZE(hide)));
+	for (n = 0; hide[n]; n++)
+		CHECK_(strncmp(hide[n], "iouring", 7) && strcmp(hide[n], "pread_iops") &&
+			       strcmp(hide[n], "sqpoll_vs_iouring"),
+		       "io hides %s", hide[n]);
+	hide[0] = NULL;
+	CHECK_OK(families_hide("thp", OUT_TABLE, false, hide, ARRAY_SIZE(hide)));
+	for (n = 0; hide[n]; n++)
+		CHECK_(strncmp(hide[n], "thp_fault", 9) == 0 || strncmp(hide[n], "thp", 3),
+		       "thp hides %s", hide[n]);
+	hide[0] = NULL;
+	CHECK(families_hide("zz", OUT_TABLE, false, hide, ARRAY_SIZE(hide)) < 0);
 }
 
 int main(void)

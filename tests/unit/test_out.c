@@ -260,9 +260,94 @@ static void test_interval_and_hide(void)
 	PQclear(res);
 }
 
+/* The narrow table: a result of every kind of column. */
+static PGresult *build_narrow(void)
+{
+	static const char *const n[] = { "kernel", "thp_speedup", "thp_speedup_lo",
+					 "thp_speedup_hi", "iouring_iops", "few_runs",
+					 "old_kernels", "empty", "first_run", "summary" };
+	static const Oid ty[] = { 25, 1700, 1700, 1700, 701, 16, 3802, 25, 1184, 25 };
+	static const char *const v[][10] = {
+		{ "6.5.0-0.deb12.4-cloud-amd64", "1.384", "1.356", "1.413",
+		  "63363.476", "f", "[\"6.1.0-18\", \"6.1.0-21\"]", NULL,
+		  "2025-03-03 01:00:00.123+00",
+		  "io_uring/pread gain decreased by a median 64% on 3 hosts" },
+		{ "6.1", "0.0691", "0.069", "0.0692", "0.5", "t", "[]", NULL,
+		  "2025-03-17 01:40:59+00", NULL },
+	};
+	PGresAttDesc att[10];
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+
+	memset(att, 0, sizeof(att));
+	for (int c = 0; c < 10; c++) {
+		att[c].name = (char *)n[c];
+		att[c].typid = ty[c];
+		att[c].typlen = -1;
+	}
+	PQsetResultAttrs(res, 10, att);
+	for (int i = 0; i < 2; i++)
+		for (int c = 0; c < 10; c++)
+			PQsetvalue(res, i, c, (char *)v[i][c],
+				   v[i][c] ? (int)strlen(v[i][c]) : -1);
+	return res;
+}
+
+static char *print_narrow(const PGresult *res, unsigned width, char **note)
+{
+	char *buf = NULL, *nbuf = NULL;
+	size_t len = 0, nlen = 0;
+	FILE *f = open_memstream(&buf, &len), *nf = open_memstream(&nbuf, &nlen);
+	struct out_narrow o = { .width = width, .detail = "summary",
+				.note = nf, .prog = "t" };
+
+	CHECK_OK(out_print_narrow(f, res, NULL, &o));
+	fclose(f);
+	fclose(nf);
+	*note = nbuf;
+	return buf;
+}
+
+/* Three significant digits, the interval as a share, yes/no, times to
+ * the minute with the zone said once, a JSON array as its strings, long
+ * text cut, an empty column left out, units under the figures' names, the
+ * detail under its row; and what does not fit named on the note. */
+static void test_narrow(void)
+{
+	PGresult *res = build_narrow();
+	char *note, *s = print_narrow(res, 100, &note);
+
+	CHECK_EQ_STR(s,
+		"kernel                 thp_speedup  iouring_  few_  old_kernels         first_run\n"
+		"                                        iops  runs\n"
+		"                                 x      IO/s                            UTC\n"
+		"--------------------  ------------  --------  ----  ------------------  ----------------\n"
+		"6.5.0-0.deb12.4-clo\xe2\x80\xa6      1.38 \xc2\xb1" "2%     63363  no    6.1.0-18, 6.1.0-21  2025-03-03 01:00\n"
+		"    io_uring/pread gain decreased by a median 64% on 3 hosts\n"
+		"6.1                   0.0691 \xc2\xb1" "0.1%     0.500  yes                       2025-03-17 01:40\n"
+		"(2 rows)\n");
+	CHECK_EQ_STR(note, "");
+	free(s);
+	free(note);
+	s = print_narrow(res, 60, &note);
+	CHECK(s && !strstr(s, "old_kernels") && strstr(s, "few_"));
+	for (char *line = s; line && *line; line = strchr(line, '\n') + 1) {
+		size_t w = 0;
+
+		for (char *p = line; *p && *p != '\n'; p++)
+			w += ((unsigned char)*p & 0xc0) != 0x80;
+		CHECK_(w <= 60, "a line of %zu characters", w);
+	}
+	CHECK_EQ_STR(note, "t: 2 more columns did not fit 60 characters: old_kernels, first_run (--wide prints every column)\n");
+	free(s);
+	free(note);
+	PQclear(res);
+}
+
 int main(void)
 {
 	PGresult *res = build();
+
+	test_narrow();
 
 	test_formats_parse();
 	test_table(res);
