@@ -195,6 +195,13 @@ int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv)
 	params[1] = since;
 	/* a table that fits: the sentence on lines of its own */
 	ctx->detail = "summary";
+	{
+		static struct cmd_why why = { .what = "alerts" };
+
+		why.since = since;
+		why.method = open ? "open" : NULL;
+		ctx->why = &why;
+	}
 	return cmd_print(ctx, hosts ? hosts_sql : fleet_sql, 2, params,
 			 ctx->format != OUT_TABLE ? NULL :
 			 hosts			  ? hosts_table_hide :

@@ -134,6 +134,32 @@ int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
 	return r == CMD_OK ? cmd_output(ctx, res, hide) : r;
 }
 
+/* fleetbench_why_empty()'s sentence for ctx->why on standard error; a
+ * failure to ask is logged and does not change the answer (empty). */
+static void say_why_empty(struct cmd_ctx *ctx)
+{
+	const struct cmd_why *w = ctx->why;
+	PGresult *res = NULL;
+
+	if (!w)
+		return;
+	{
+		const char *params[] = { w->what, w->filter, w->since,
+					 w->method, w->metric, w->min_runs,
+					 w->require };
+
+		if (cmd_query(ctx,
+			      "SELECT fleetbench_why_empty($1, $2::jsonb, "
+			      "$3::timestamptz, $4, $5, $6::integer, "
+			      "string_to_array($7, ','))",
+			      7, params, &res) != CMD_OK)
+			return;
+	}
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		log_info("%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+}
+
 /* The terminal's width when standard output is one, else
  * CMD_TABLE_WIDTH. */
 static unsigned table_width(void)
@@ -150,6 +176,7 @@ int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
 {
 	struct out_narrow o = { .width = table_width(), .detail = ctx->detail,
 				.note = stderr, .prog = "fleetbench" };
+	bool empty = PQntuples(res) == 0;
 	int r = ctx->format == OUT_TABLE && !ctx->wide ?
 			out_print_narrow(stdout, res, hide, &o) :
 			out_print(stdout, res, ctx->format, hide);
@@ -159,6 +186,8 @@ int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
 		log_error("cannot print the result: %s", strerror(-r));
 		return CMD_FAILED;
 	}
+	if (empty && ctx->format == OUT_TABLE)
+		say_why_empty(ctx);
 	return CMD_OK;
 }
 

@@ -22,6 +22,14 @@
 #define CMD_FAILED 1
 #define CMD_USAGE 2
 
+/* What a command asked, for fleetbench_why_empty() (schema/functions/
+ * 42_empty.sql) when its table has no row: what is compare, rank or
+ * kernels, the others the parameters of its query (NULL: not given). */
+struct cmd_why {
+	const char *what, *filter, *since, *method, *metric, *min_runs,
+		*require;
+};
+
 struct cmd_ctx {
 	const char *dsn; /* --dsn, else $FLEETBENCH_DSN, else NULL: PG* */
 	enum out_format format; /* --format, default table */
@@ -29,6 +37,8 @@ struct cmd_ctx {
 	bool wide; /* --wide: a table of every column and digit */
 	/* a table's column printed under each row (out_narrow.detail) */
 	const char *detail;
+	/* set by a command: an empty table says why on standard error */
+	const struct cmd_why *why;
 };
 
 /* The width a table fits when not --wide: the terminal's, else this. */
@@ -120,7 +130,8 @@ int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
 /* out_print() of res to standard output in the chosen format, without
  * the columns in hide, then PQclear(res); a table is out_print_narrow()'s
  * within the terminal's width (CMD_TABLE_WIDTH when standard output is
- * not one) unless --wide. Returns the exit status. */
+ * not one) unless --wide, and one without a row says why (ctx->why).
+ * Returns the exit status. */
 int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide);
 
 #endif

@@ -647,37 +647,39 @@ static const char *figure_unit(const char *name)
 	return NULL;
 }
 
-/* text wrapped at blanks within width - DETAIL_INDENT, each line
- * indented */
-static void print_detail(FILE *f, const char *text, unsigned width)
+/* text wrapped at blanks within width characters, its first line
+ * indented by first blanks, the others by indent */
+static void print_wrapped(FILE *f, const char *text, unsigned width,
+			  size_t first, size_t indent)
 {
-	size_t room = width > DETAIL_INDENT + 20 ? width - DETAIL_INDENT : 20;
 	const char *p = text;
+	size_t at = first;
 
 	while (*p) {
-		size_t len = strlen(p), take = len;
+		size_t room = width > at + 20 ? width - at : 20, take = strlen(p);
 
 		if (utf8_width(p) > room) {
 			/* the last blank within room characters */
-			size_t chars = 0, i;
+			size_t chars = 0;
 
 			take = 0;
-			for (i = 0; p[i] && chars <= room; i++) {
+			for (size_t i = 0; p[i] && chars <= room; i++) {
 				if (((unsigned char)p[i] & 0xc0) != 0x80)
 					chars++;
 				if (p[i] == ' ' && chars <= room)
 					take = i;
 			}
 			if (!take) /* no blank: cut at room characters */
-				for (take = 0, chars = 0; p[take]; take++)
+				for (chars = 0; p[take]; take++)
 					if (((unsigned char)p[take] & 0xc0) != 0x80 &&
 					    chars++ == room)
 						break;
 		}
-		fprintf(f, "%*s%.*s\n", DETAIL_INDENT, "", (int)take, p);
+		fprintf(f, "%*s%.*s\n", (int)at, "", (int)take, p);
 		p += take;
 		while (*p == ' ')
 			p++;
+		at = indent;
 	}
 }
 
@@ -840,15 +842,23 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 		}
 		fputc('\n', f);
 		if (detail >= 0 && cell[(size_t)i * n + detail][0])
-			print_detail(f, cell[(size_t)i * n + detail], o->width);
+			print_wrapped(f, cell[(size_t)i * n + detail], o->width,
+				      DETAIL_INDENT, DETAIL_INDENT);
 	}
 	fprintf(f, "(%d row%s)\n", rows, rows == 1 ? "" : "s");
-	if (dropped && o->note) {
+	if (dropped && rows && o->note) {
 		int listed = 0;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
 
 		/* after the table, where a terminal shows both */
 		fflush(f);
-		fprintf(o->note, "%s: %d more column%s did not fit %u characters:",
+		if (!m) {
+			r = -ENOMEM;
+			goto out;
+		}
+		fprintf(m, "%s: %d more column%s did not fit %u characters:",
 			o->prog ? o->prog : "fleetbench", dropped,
 			dropped == 1 ? "" : "s", o->width);
 		for (int j = 0; j < n; j++) {
@@ -859,11 +869,18 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 			if (t[j].kept || j == detail || empty)
 				continue;
 			if (listed++ < 8)
-				fprintf(o->note, "%s %s", listed > 1 ? "," : "",
+				fprintf(m, "%s %s", listed > 1 ? "," : "",
 					PQfname(res, t[j].col));
 		}
-		fprintf(o->note, "%s (--wide prints every column)\n",
+		fprintf(m, "%s (--wide prints every column)",
 			listed > 8 ? ", ..." : "");
+		if (fclose(m) != 0) {
+			free(text);
+			r = -ENOMEM;
+			goto out;
+		}
+		print_wrapped(o->note, text, o->width, 0, 2);
+		free(text);
 	}
 	r = ferror(f) ? -EIO : 0;
 out:

@@ -257,6 +257,9 @@ int cmd_prices(struct cmd_ctx *ctx, int argc, char **argv)
 				  argv[optind + 1]);
 			return CMD_USAGE;
 		}
+		static const struct cmd_why why = { .what = "prices" };
+
+		ctx->why = &why;
 		return cmd_print(ctx, "SELECT * FROM fleet_prices", 0, NULL,
 				 NULL);
 	}

@@ -401,7 +401,11 @@ int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv)
 		static const char *const said[] = { "method", NULL };
 		const char *params[] = { by, filter_param(filter), since,
 					 method };
+		const struct cmd_why why = { .what = "compare",
+					     .filter = filter_param(filter),
+					     .since = since, .method = method };
 
+		ctx->why = &why;
 		return print_groups(ctx,
 				    "SELECT * FROM fleet_compare_by("
 				    "string_to_array($1, ','), $2::jsonb, "
@@ -563,7 +567,17 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 	/* the tags column labels --by's groups: empty without */
 	if (!by)
 		hide[0] = "tags";
-	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
+	{
+		const struct cmd_why why = { .what = "rank",
+					     .filter = filter_param(filter),
+					     .since = since, .method = method,
+					     .metric = metric,
+					     .min_runs = min_runs,
+					     .require = require };
+
+		ctx->why = &why;
+		return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
+	}
 }
 
 /* ---- kernels ---- */
@@ -673,14 +687,23 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (r != CMD_OK)
 		return r;
-	if (PQntuples(res) == 0) {
-		log_error("no runs of instance type '%s' of provider '%s'%s%s (fleetbench compare --by provider,instance_type lists them)",
-			  type, provider, since ? " since " : "",
-			  since ? since : "");
-		PQclear(res);
-		return CMD_FAILED;
-	}
 	/* a table that fits: what changed on lines of its own */
 	ctx->detail = "changes";
-	return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
+	{
+		struct cmd_why why = { .what = "kernels", .since = since,
+				       .method = method };
+
+		/* the selection as fleet_kernels_by() saw it */
+		if (!filter)
+			filter = json_object_new_object();
+		if (filter) {
+			json_object_object_add(filter, "provider",
+					       json_object_new_string(provider));
+			json_object_object_add(filter, "instance_type",
+					       json_object_new_string(type));
+		}
+		why.filter = filter_param(filter);
+		ctx->why = &why;
+		return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
+	}
 }

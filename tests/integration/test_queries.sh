@@ -293,7 +293,9 @@ check_grep "an estimate with its interval as a share of it" "$tmp/compare.txt" \
 	'^aws +c6i\.xlarge +6\.1\.0-18-cloud-amd64 +3 +9 +no +1\.[0-9][0-9] ±[0-9]+%'
 check_grep "a long label cut with an ellipsis" "$tmp/compare.txt" '^aws +c6i\.xlarge +6\.5\.0-0\.deb12\.4-clo… '
 check_grep "and the columns left out named on standard error" "$tmp/compare.err" \
-	'more columns did not fit 100 characters: mmap_thp_speedup, .*--wide prints every column'
+	'more columns did not fit 100 characters: mmap_thp_speedup,'
+check_grep "within 100 characters a line, how to see them last" "$tmp/compare.err" \
+	'^  .*\(--wide prints every column\)$'
 check_eq "a family's other figures are left out" \
 	"$(head -4 "$tmp/compare.txt" | grep -c -e huge_ -e vs_libaio -e mmap_)" 0
 fb compare --figures mmap,writeback --wide >"$tmp/compare-fig.txt"
@@ -542,7 +544,7 @@ bad "--min-runs not a number" 2 "--min-runs 'many': not a whole number" \
 	fb rank --metric thp_speedup --min-runs many
 bad "kernels without --instance-type" 2 "kernels needs --provider and --instance-type" \
 	fb kernels --provider aws
-bad "kernels of an instance type with no runs" 1 "no runs of instance type 'm7.huge' of provider 'aws'" \
+bad "kernels of an instance type with no runs: exit 0, and why (issue 40)" 0 "no run matches instance_type=m7.huge, provider=aws; instance types of provider=aws" \
 	fb kernels --provider aws --instance-type m7.huge
 bad "unknown command" 2 "unknown command 'list'" fb list
 bad "an operand left over" 2 "unexpected argument 'extra'" fb compare extra

@@ -337,7 +337,8 @@ static void test_narrow(void)
 			w += ((unsigned char)*p & 0xc0) != 0x80;
 		CHECK_(w <= 60, "a line of %zu characters", w);
 	}
-	CHECK_EQ_STR(note, "t: 2 more columns did not fit 60 characters: old_kernels, first_run (--wide prints every column)\n");
+	CHECK_EQ_STR(note, "t: 2 more columns did not fit 60 characters: old_kernels,\n"
+			  "  first_run (--wide prints every column)\n");
 	free(s);
 	free(note);
 	PQclear(res);

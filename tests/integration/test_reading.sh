@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What people read (issue 40), on the fleet fixture (fleet_load): compare,
+# compare --figures io, rank, kernels and alerts run in a real terminal
+# (tmux, 100 columns) show rows that do not wrap, their screens kept in
+# BUILD_DIR/tests/integration/artifacts/screens/; and every command's
+# empty answer says why and what to do, on standard error, exit 0.
+#
+# Environment: SOURCE_DIR, BUILD_DIR, FLEETBENCH (the CLI), PG_BINDIR;
+# fleet_load's COLLECTOR, AGENT, FLEETGEN.
+set -uo pipefail
+
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+FLEETBENCH=${FLEETBENCH:-$BUILD_DIR/cli/fleetbench}
+artifacts=$BUILD_DIR/tests/integration/artifacts/screens
+if [ ! -x "$FLEETBENCH" ]; then
+	not_ok "'$FLEETBENCH' is not built"
+	finish
+fi
+if ! command -v tmux >/dev/null; then
+	not_ok "tmux is not installed (scripts/deps installs it)"
+	finish
+fi
+
+tmp_new reading
+trap 'exit 1' INT TERM HUP
+fleet_load
+sock=$tmp/tmux.sock
+on_cleanup() {
+	tmux -S "$sock" kill-server 2>/dev/null
+}
+
+# the CLI as a user in the terminal runs it
+cat >"$tmp/fb" <<EOF
+#!/bin/sh
+exec "$FLEETBENCH" --dsn "$conninfo" "\$@"
+EOF
+chmod +x "$tmp/fb"
+
+# screen NAME ARGS...: `fb ARGS` in a terminal of 100 columns; its screen
+# (wrapped lines joined: the lines as printed) in $artifacts/NAME.txt
+screen() {
+	local name=$1 tries=100
+	shift
+	rm -f "$tmp/done"
+	tmux -S "$sock" new-session -d -x 100 -y 60 -s "$name" \
+		"$tmp/fb $*; echo \$? >$tmp/done; sleep 600"
+	while [ ! -s "$tmp/done" ] && [ $tries -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	check_eq "$name: exits 0 in the terminal" "$(cat "$tmp/done" 2>/dev/null)" 0
+	tmux -S "$sock" capture-pane -p -J -t "$name" >"$artifacts/$name.txt"
+	tmux -S "$sock" capture-pane -p -t "$name" >"$tmp/$name.raw"
+	tmux -S "$sock" kill-session -t "$name"
+	# trailing blanks are the terminal's, not the output's
+	sed -i 's/ *$//' "$artifacts/$name.txt"
+	check_eq "$name: no line is wider than the terminal" \
+		"$(($(LC_ALL=C.UTF-8 wc -L <"$artifacts/$name.txt") <= 100))" 1
+	check_eq "$name: no row wrapped (the screen's lines are the printed lines)" \
+		"$(grep -c . "$tmp/$name.raw")" "$(grep -c . "$artifacts/$name.txt")"
+}
+
+mkdir -p "$artifacts"
+screen compare compare
+check_grep "compare: the rows of the fleet" "$artifacts/compare.txt" \
+	'^gcp +n2-standard-2 +6\.2\.0-1014-gcp +3 +9 +no +1\.[0-9]+ ±[0-9]+%'
+screen compare-io compare --figures io
+check_grep "compare --figures io: io_uring's figures" "$artifacts/compare-io.txt" \
+	'vs_pread +vs_libaio'
+screen rank rank --metric iouring_vs_pread
+check_grep "rank: the best type first" "$artifacts/rank.txt" '^iouring_vs_pread +1 '
+screen kernels kernels --provider gcp --instance-type n2-standard-2
+check_grep "kernels: what changed, under its row" "$artifacts/kernels.txt" \
+	'^    iouring_vs_pread 2\.[0-9]+ -> 1\.[0-9]+'
+screen alerts alerts
+check_grep "alerts: the sentence under its row" "$artifacts/alerts.txt" \
+	'^    io_uring/pread gain decreased by a median 64%'
+echo "screens: $artifacts"
+
+# --- empty answers: a sentence on standard error, exit 0 -------------------
+
+# empty NAME SENTENCE ARGS...: `fb ARGS` prints a table without a row and
+# SENTENCE (verbatim) on standard error, exit 0
+empty() {
+	local name=$1 want=$2
+	shift 2
+	"$tmp/fb" "$@" >"$tmp/empty.out" 2>"$tmp/empty.err"
+	check_eq "$name: exit 0" "$?" 0
+	check_grep "$name: the table has no row" "$tmp/empty.out" '^\(0 rows\)$'
+	check_has "$name: says why" "$tmp/empty.err" "$want"
+}
+empty "compare of a method not run" \
+	'no run of method standard in the whole database; methods present: full (114 runs); add --method full' \
+	compare --profile standard
+empty "compare of nothing" \
+	'no run matches provider=nope; the database holds 114 runs of 7 instance types' \
+	compare --where provider=nope
+want=$(qn <<<"SELECT count(*) FROM run_figures WHERE instance_type = 'b2-7' AND kernel_release = '6.8.0-49-generic'")
+empty "rank with too few runs" \
+	"rank needs at least 6 runs of an instance type that measured thp_speedup; instance_type=b2-7, kernel=6.8.0-49-generic has 1 type with $want runs" \
+	rank --metric thp_speedup --where instance_type=b2-7 --where kernel=6.8.0-49-generic
+empty "rank of a figure nobody measured" \
+	'provider=aws has no run that measured it' \
+	rank --metric hugetlb_1g_speedup --where provider=aws
+empty "kernels of an unknown type" \
+	'no run matches instance_type=m7.huge, provider=aws; instance types of provider=aws: c6i.xlarge (18 runs), m6i.large (18 runs)' \
+	kernels --provider aws --instance-type m7.huge
+empty "alerts since the future" \
+	'no alert matches since 2030-01-01 00:00:00+00; 4 alerts in all' \
+	alerts --since 2030-01-01
+empty "prices without a price" 'no price is stored: fleetbench prices import FILE.csv' \
+	prices list
+"$tmp/fb" gate --kernel 9.9.9 >/dev/null 2>"$tmp/gate.err"
+check_eq "gate of a kernel nobody runs: waiting (3)" "$?" 3
+check_grep "and says so" "$tmp/gate.err" "no host has reported from kernel '9.9.9' yet: waiting"
+"$tmp/fb" compare --where provider=nope --format csv >"$tmp/csv.out" 2>"$tmp/csv.err"
+check_eq "CSV stays the bare header, nothing on standard error" \
+	"$(wc -l <"$tmp/csv.out")|$(wc -c <"$tmp/csv.err")" "1|0"
+
+finish
