@@ -136,7 +136,7 @@ int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
 
 /* fleetbench_why_empty()'s sentence for ctx->why on standard error; a
  * failure to ask is logged and does not change the answer (empty). */
-static void say_why_empty(struct cmd_ctx *ctx)
+void cmd_say_why_empty(struct cmd_ctx *ctx)
 {
 	const struct cmd_why *w = ctx->why;
 	PGresult *res = NULL;
@@ -162,7 +162,7 @@ static void say_why_empty(struct cmd_ctx *ctx)
 
 /* The terminal's width when standard output is one, else
  * CMD_TABLE_WIDTH. */
-static unsigned table_width(void)
+unsigned cmd_table_width(void)
 {
 	struct winsize ws;
 
@@ -174,7 +174,7 @@ static unsigned table_width(void)
 
 int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
 {
-	struct out_narrow o = { .width = table_width(), .detail = ctx->detail,
+	struct out_narrow o = { .width = cmd_table_width(), .detail = ctx->detail,
 				.note = stderr, .prog = "fleetbench" };
 	bool empty = PQntuples(res) == 0;
 	int r = ctx->format == OUT_TABLE && !ctx->wide ?
@@ -187,7 +187,7 @@ int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide)
 		return CMD_FAILED;
 	}
 	if (empty && ctx->format == OUT_TABLE)
-		say_why_empty(ctx);
+		cmd_say_why_empty(ctx);
 	return CMD_OK;
 }
 

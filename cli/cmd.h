@@ -134,4 +134,18 @@ int cmd_print(struct cmd_ctx *ctx, const char *sql, int nparams,
  * Returns the exit status. */
 int cmd_output(struct cmd_ctx *ctx, PGresult *res, const char *const *hide);
 
+/* The terminal's width when standard output is one, else
+ * CMD_TABLE_WIDTH. */
+unsigned cmd_table_width(void);
+
+/* fleetbench_why_empty()'s sentence for ctx->why on standard error (a
+ * failure to ask it is logged). */
+void cmd_say_why_empty(struct cmd_ctx *ctx);
+
+/* kernels' table (kernels_delta.c): each kernel against the one before,
+ * one line per figure (fleet_kernels_delta()). Returns the exit status;
+ * *none set when there is no pair of kernels to print. */
+int kernels_benchstat(struct cmd_ctx *ctx, const char *filter,
+		      const char *since, const char *method, bool *none);
+
 #endif

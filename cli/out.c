@@ -498,6 +498,29 @@ static double number(const char *s)
 	return end != s && !*end ? v : NAN;
 }
 
+void out_estimate(char *buf, size_t n, const char *median, const char *lo,
+		  const char *hi)
+{
+	double m = number(median), l = lo ? number(lo) : NAN,
+	       h = hi ? number(hi) : NAN;
+	double p = fmax(h - m, m - l) / fabs(m) * 100;
+	char a[32], b[32], c[32];
+
+	sig3(a, sizeof(a), m);
+	if (!isfinite(l) || !isfinite(h)) {
+		snprintf(buf, n, "%s", a);
+	} else if (m == 0 || !isfinite(p)) {
+		sig3(b, sizeof(b), l);
+		sig3(c, sizeof(c), h);
+		snprintf(buf, n, "%s [%s, %s]", a, b, c);
+	} else {
+		/* ±0.4%, ±0%, ±12% */
+		snprintf(buf, n, p < 0.95 && p >= 0.05 ? "%s \xc2\xb1%.1f%%" :
+							 "%s \xc2\xb1%.0f%%",
+			 a, p);
+	}
+}
+
 /* The minute of a timestamp's text ("2025-03-03 01:00:00.5+00") in buf,
  * and its zone ("+00", "" without one) in zone. */
 static void minute(const char *s, char *buf, size_t n, char *zone,
@@ -564,29 +587,15 @@ static char *narrow_cell(const PGresult *res, int r, const struct ncol *t,
 			 bool detail, char *zone, size_t zn)
 {
 	const char *v = PQgetvalue(res, r, t->col);
-	char buf[160], a[32], b[32], c[32];
+	char buf[160];
 	char *s;
 
 	if (PQgetisnull(res, r, t->col))
 		return strdup("");
 	if (t->lo >= 0 && !PQgetisnull(res, r, t->lo) &&
 	    !PQgetisnull(res, r, t->hi)) {
-		double m = number(v), lo = number(PQgetvalue(res, r, t->lo)),
-		       hi = number(PQgetvalue(res, r, t->hi));
-		double p = fmax(hi - m, m - lo) / fabs(m) * 100;
-
-		sig3(a, sizeof(a), m);
-		if (m == 0 || !isfinite(p)) {
-			sig3(b, sizeof(b), lo);
-			sig3(c, sizeof(c), hi);
-			snprintf(buf, sizeof(buf), "%s [%s, %s]", a, b, c);
-		} else {
-			/* ±0.4%, ±0%, ±12% */
-			snprintf(buf, sizeof(buf),
-				 p < 0.95 && p >= 0.05 ? "%s \xc2\xb1%.1f%%" :
-							 "%s \xc2\xb1%.0f%%",
-				 a, p);
-		}
+		out_estimate(buf, sizeof(buf), v, PQgetvalue(res, r, t->lo),
+			     PQgetvalue(res, r, t->hi));
 		return strdup(buf);
 	}
 	switch (t->kind) {
@@ -647,9 +656,7 @@ static const char *figure_unit(const char *name)
 	return NULL;
 }
 
-/* text wrapped at blanks within width characters, its first line
- * indented by first blanks, the others by indent */
-static void print_wrapped(FILE *f, const char *text, unsigned width,
+void out_wrapped(FILE *f, const char *text, unsigned width,
 			  size_t first, size_t indent)
 {
 	const char *p = text;
@@ -842,7 +849,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 		}
 		fputc('\n', f);
 		if (detail >= 0 && cell[(size_t)i * n + detail][0])
-			print_wrapped(f, cell[(size_t)i * n + detail], o->width,
+			out_wrapped(f, cell[(size_t)i * n + detail], o->width,
 				      DETAIL_INDENT, DETAIL_INDENT);
 	}
 	fprintf(f, "(%d row%s)\n", rows, rows == 1 ? "" : "s");
@@ -879,7 +886,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 			r = -ENOMEM;
 			goto out;
 		}
-		print_wrapped(o->note, text, o->width, 0, 2);
+		out_wrapped(o->note, text, o->width, 0, 2);
 		free(text);
 	}
 	r = ferror(f) ? -EIO : 0;

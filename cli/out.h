@@ -85,4 +85,14 @@ struct out_narrow {
 int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 		     const struct out_narrow *o);
 
+/* An estimate and its interval (the server's text; lo, hi NULL: none) as
+ * a narrow table prints it, "1.38 ±2%", into buf. */
+void out_estimate(char *buf, size_t n, const char *median, const char *lo,
+		  const char *hi);
+
+/* text to f wrapped at blanks within width characters, its first line
+ * indented by first blanks, the others by indent. */
+void out_wrapped(FILE *f, const char *text, unsigned width, size_t first,
+		 size_t indent);
+
 #endif

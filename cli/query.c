@@ -599,6 +599,13 @@ static const char kernels_usage[] =
 	"value of the tags (tags column). psql: the view fleet_kernels, or\n"
 	"fleet_kernels_by(filter, since, method_key, by).\n"
 	"\n"
+	"A table (without --wide) reads like benchstat: each kernel against the\n"
+	"one before, what changed besides the figures in words, then a line per\n"
+	"figure: old, new, the change with its 95% interval or ~ when it is not\n"
+	"significant (q < 0.05: Mann-Whitney over the runs, Benjamini-Hochberg\n"
+	"over the pair's figures), q and the runs (old+new). psql:\n"
+	"fleet_kernels_delta(filter, since, method_key).\n"
+	"\n"
 	"options:\n"
 	"      --provider P         the provider, as the agents label it\n"
 	"      --instance-type T    the instance type\n"
@@ -692,6 +699,7 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 	{
 		struct cmd_why why = { .what = "kernels", .since = since,
 				       .method = method };
+		bool none = false;
 
 		/* the selection as fleet_kernels_by() saw it */
 		if (!filter)
@@ -704,6 +712,17 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		why.filter = filter_param(filter);
 		ctx->why = &why;
+		/* a table that fits: each kernel against the one before,
+		 * as benchstat prints; one kernel alone or tags: the rows */
+		if (ctx->format == OUT_TABLE && !ctx->wide && !by &&
+		    PQntuples(res) > 1) {
+			r = kernels_benchstat(ctx, why.filter, since, method,
+					      &none);
+			if (r != CMD_OK || !none) {
+				PQclear(res);
+				return r;
+			}
+		}
 		return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 	}
 }

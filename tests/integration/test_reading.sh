@@ -74,8 +74,29 @@ check_grep "compare --figures io: io_uring's figures" "$artifacts/compare-io.txt
 screen rank rank --metric iouring_vs_pread
 check_grep "rank: the best type first" "$artifacts/rank.txt" '^iouring_vs_pread +1 '
 screen kernels kernels --provider gcp --instance-type n2-standard-2
-check_grep "kernels: what changed, under its row" "$artifacts/kernels.txt" \
-	'^    iouring_vs_pread 2\.[0-9]+ -> 1\.[0-9]+'
+check_grep "kernels: the pair of kernels" "$artifacts/kernels.txt" \
+	'^gcp n2-standard-2, method full: 5\.15\.0-1042-gcp -> 6\.2\.0-1014-gcp$'
+# the collapsed io_uring gain as fleet_kernels_delta() computes it
+want=$(qn <<-'EOF'
+	SELECT format('%s%% \[%s, %s\]', round(change * 100), round(change_lo * 100),
+		      round(change_hi * 100))
+	FROM fleet_kernels_delta('{"provider": "gcp", "instance_type": "n2-standard-2"}')
+	WHERE figure = 'iouring_vs_pread'
+EOF
+)
+check_grep "kernels: a line per figure, benchstat's: old, new, the change with its interval, q, runs" \
+	"$artifacts/kernels.txt" \
+	"^iouring_vs_pread +x +3\.00 ±1% +1\.10 ±2% +$want +<0\.001 +9\+9\$"
+check_grep "kernels: ~ where nothing changed" "$artifacts/kernels.txt" \
+	'^thp_speedup +x +1\.30 ±2% +1\.31 ±2% +~ +0\.[0-9]{3} +9\+9$'
+"$tmp/fb" kernels --provider aws --instance-type c6i.xlarge >"$tmp/k.txt" 2>&1
+check_grep "kernels: the capability change in words above the figures" "$tmp/k.txt" \
+	'^  SQPOLL permitted 100% -> 0% of runs$'
+check_grep "kernels: a figure the new kernel no longer measures" "$tmp/k.txt" \
+	'^sqpoll_vs_iouring +x +0\.849 ±3% +- +not measured +- +9\+0$'
+"$tmp/fb" kernels --provider aws --instance-type c6i.xlarge --wide >"$tmp/kw.txt" 2>&1
+check_grep "kernels --wide: a row per kernel, as before" "$tmp/kw.txt" \
+	'^aws +c6i\.xlarge +6\.5\.0-0\.deb12\.4-cloud-amd64 +3 +9 +f +1\.383 \['
 screen alerts alerts
 check_grep "alerts: the sentence under its row" "$artifacts/alerts.txt" \
 	'^    io_uring/pread gain decreased by a median 64%'
