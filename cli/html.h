@@ -36,6 +36,10 @@ bool html_new_type(const PGresult *res, int r);
  * (report --by tag.KEY). */
 void html_type_label(FILE *f, const PGresult *res, int r);
 
+/* One cell of column col of row r, escaped, of class cls (NULL: none). */
+void html_td(FILE *f, const PGresult *res, int r, const char *col,
+	     const char *cls);
+
 /*
  * One SVG chart of metric (with its columns metric_lo and metric_hi):
  * per instance type a heading row, then one row per kernel with a bar

@@ -81,6 +81,17 @@ bool html_new_type(const PGresult *res, int r)
 	return (tags || before) && (!tags || !before || strcmp(tags, before));
 }
 
+void html_td(FILE *f, const PGresult *res, int r, const char *col,
+	     const char *cls)
+{
+	if (cls)
+		fprintf(f, "<td class=\"%s\">", cls);
+	else
+		fputs("<td>", f);
+	html_esc(f, html_val(res, r, col));
+	fputs("</td>", f);
+}
+
 void html_type_label(FILE *f, const PGresult *res, int r)
 {
 	const char *tags = html_val(res, r, "tags");

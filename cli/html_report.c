@@ -5,8 +5,9 @@
  * gain per instance type and kernel with their 95% intervals and run
  * counts (fleet_kernels_by), a section per benchmark family of issue 15
  * (html_sections.c), the capability matrix with the runs whose variants
- * failed, what changed between kernels, and the open alerts when the
- * database has an alerts table. The charts: html_chart.c.
+ * failed, what changed between kernels, the open alerts in words
+ * (alert_summary), the method the sections show and the other methods'
+ * runs. The charts: html_chart.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 
 #include "cleanup.h"
 #include "cmd.h"
+#include "figures.h"
 #include "html.h"
 #include "log.h"
 #include "prices.h"
@@ -49,8 +51,10 @@ static const char report_usage[] =
 	"io_uring usable, SQPOLL permitted, 1 GiB pages, THP mode, and the runs\n"
 	"flagged noisy or with a figure wider than its target); what changed\n"
 	"between kernels; what a run costs its host per instance type (wall\n"
-	"time, CPU, peak memory, bytes written; when runs reported it); and the\n"
-	"open alerts when the database has them.\n"
+	"time, CPU, peak memory, bytes written; when runs reported it); the\n"
+	"open alerts in words (as fleetbench alerts says them); which method\n"
+	"the sections show, and the other methods' runs in a section of their\n"
+	"own.\n"
 	"--format does not apply.\n"
 	"\n"
 	"options:\n"
@@ -74,23 +78,21 @@ static const char kernels_sql[] =
 	"string_to_array($4, ','))";
 
 /*
- * Open alerts, one row per change on a new kernel of an instance type,
- * from the alerts table's columns as the issue names them (read through
- * to_jsonb, so a column it lacks reads as NULL rather than failing).
+ * Open alerts as alert_summary says them: the same sentence as `fleetbench
+ * alerts`, the hook and Alertmanager (issue 40).
  */
 static const char alerts_sql[] =
-	"SELECT a->>'provider' AS provider, a->>'instance_type' AS instance_type, "
-	"a->>'new_kernel' AS new_kernel, a->>'kind' AS kind, "
-	"count(*) AS hosts, "
-	"string_agg(DISTINCT a->>'old_kernel', ', ') AS old_kernels, "
-	"string_agg(DISTINCT a->>'hostname', ', ') AS hostnames, "
-	"min(a->>'created_at') AS created, "
-	"(array_agg((a->'diff')::text ORDER BY a->>'hostname'))[1] AS diff "
-	"FROM (SELECT to_jsonb(x) AS a FROM alerts AS x) AS s "
-	/* open: acknowledged_at NULL, or an acknowledged boolean false */
-	"WHERE coalesce(a->>'acknowledged_at', a->>'acknowledged', 'false') = 'false' "
-	"GROUP BY 1, 2, 3, 4 ORDER BY min(a->>'created_at') DESC, 1, 2, 3, 4 "
-	"LIMIT 200";
+	"SELECT kind, provider, instance_type, "
+	"array_to_string(old_kernels, ', ') AS old_kernels, new_kernel, hosts, "
+	"summary, to_char(created_at AT TIME ZONE 'UTC', "
+	"'YYYY-MM-DD HH24:MI') AS created "
+	"FROM alert_summary WHERE acknowledged_at IS NULL "
+	"ORDER BY created_at DESC, id DESC LIMIT 200";
+
+/* Every method's groups, for the methods the charts do not show. */
+static const char methods_sql[] =
+	"SELECT * FROM fleet_compare_by(NULL, $1::jsonb, $2::timestamptz, '*') "
+	"ORDER BY method, provider, instance_type, first_run";
 
 /* What a run costs its host (issue 36): per instance type and method, the
  * total of the runs that reported it. */
@@ -126,9 +128,7 @@ static void costs(FILE *f, const PGresult *res)
 		const char *lo = html_val(res, r, "wall_s_lo");
 
 		fprintf(f, "<tr><td>");
-		html_esc(f, html_val(res, r, "provider"));
-		fprintf(f, " ");
-		html_esc(f, html_val(res, r, "instance_type"));
+		html_type_label(f, res, r);
 		fprintf(f, "</td><td><code>");
 		html_esc(f, html_val(res, r, "method"));
 		fprintf(f, "</code></td>");
@@ -354,17 +354,12 @@ static void changes(FILE *f, const PGresult *res)
 	fprintf(f, "</tbody>\n</table>\n</section>\n");
 }
 
-/* The open alerts, or why there are none to show. */
+/* The open alerts in words, or why there are none to show. */
 static void alerts(FILE *f, const PGresult *res)
 {
-	static const char *const cols[] = { "provider", "instance_type",
-					    "kind", "old_kernels",
-					    "new_kernel", "hosts",
-					    "hostnames", "created", "diff" };
-
 	fprintf(f, "<section id=\"alerts\">\n<h2>Open alerts</h2>\n");
 	if (!res) {
-		fprintf(f, "<p class=\"note\">This database has no alerts table: "
+		fprintf(f, "<p class=\"note\">This database has no alerts: "
 			   "kernel-upgrade alerts are not set up.</p>\n</section>\n");
 		return;
 	}
@@ -372,24 +367,138 @@ static void alerts(FILE *f, const PGresult *res)
 		fprintf(f, "<p class=\"note\" data-open-alerts=\"0\">No open alerts.</p>\n</section>\n");
 		return;
 	}
-	fprintf(f, "<table class=\"alerts\" data-open-alerts=\"%d\">\n<thead><tr>",
+	fprintf(f, "<p class=\"note\">As <code>fleetbench alerts</code>, the hook "
+		   "and Alertmanager say them; times in UTC.</p>\n"
+		   "<table class=\"alerts\" data-open-alerts=\"%d\">\n<thead><tr>"
+		   "<th>instance type</th><th>kernel</th><th>hosts</th>"
+		   "<th>what changed</th><th>kind</th><th>raised</th>"
+		   "</tr></thead>\n<tbody>\n",
 		PQntuples(res));
-	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-		fprintf(f, "<th>");
-		html_esc(f, cols[i]);
-		fprintf(f, "</th>");
-	}
-	fprintf(f, "</tr></thead>\n<tbody>\n");
 	for (int r = 0; r < PQntuples(res); r++) {
-		fprintf(f, "<tr>");
-		for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-			fprintf(f, i + 1 == ARRAY_SIZE(cols) ? "<td><code>" : "<td>");
-			html_esc(f, html_val(res, r, cols[i]));
-			fprintf(f, i + 1 == ARRAY_SIZE(cols) ? "</code></td>" : "</td>");
+		const char *old = html_val(res, r, "old_kernels");
+
+		fprintf(f, "<tr><td>");
+		html_type_label(f, res, r);
+		fprintf(f, "</td><td>");
+		if (old && *old) {
+			html_esc(f, old);
+			fprintf(f, " &rarr; ");
 		}
+		html_esc(f, html_val(res, r, "new_kernel"));
+		fprintf(f, "</td>");
+		html_td(f, res, r, "hosts", "num");
+		html_td(f, res, r, "summary", "summary");
+		html_td(f, res, r, "kind", NULL);
+		html_td(f, res, r, "created", NULL);
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</tbody>\n</table>\n</section>\n");
+}
+
+/* Whether method is among the methods of k's rows. */
+static bool shown_method(const PGresult *k, const char *method)
+{
+	for (int r = 0; r < PQntuples(k); r++)
+		if (!strcmp(html_val(k, r, "method"), method))
+			return true;
+	return false;
+}
+
+/* Whether m (every method's groups) has a method k's rows do not show. */
+static bool other_methods(const PGresult *k, const PGresult *m)
+{
+	for (int r = 0; m && r < PQntuples(m); r++)
+		if (!shown_method(k, html_val(m, r, "method")))
+			return true;
+	return false;
+}
+
+/* Which method the sections show: each kernel's default (standard, else
+ * its method most run), and where the others are. */
+static void methods_note(FILE *f, const PGresult *k, const PGresult *m)
+{
+	fprintf(f, "<p class=\"note\" id=\"methods\">The sections show each "
+		   "kernel's default method (standard, else its method most "
+		   "run):");
+	for (int r = 0, n = 0; r < PQntuples(k); r++) {
+		bool seen = false;
+
+		for (int s = 0; s < r && !seen; s++)
+			seen = !strcmp(html_val(k, s, "method"),
+				       html_val(k, r, "method"));
+		if (seen)
+			continue;
+		fprintf(f, "%s <code>", n++ ? "," : "");
+		html_esc(f, html_val(k, r, "method"));
+		fprintf(f, "</code>");
+	}
+	fprintf(f, ".%s</p>\n", other_methods(k, m) ?
+		" The other methods' runs: <a href=\"#other-methods\">Other methods</a>." :
+		"");
+}
+
+/* The runs of every method the sections do not show, a table each: per
+ * instance type and kernel, each family's first figure with its interval
+ * (m: every method's groups). */
+static void methods_other(FILE *f, const PGresult *k, const PGresult *m)
+{
+	if (!other_methods(k, m))
+		return;
+	fprintf(f, "<section id=\"other-methods\">\n<h2>Other methods</h2>\n"
+		   "<p class=\"note\">Runs measured another way than the sections "
+		   "above show: each family's first figure, the median with its "
+		   "95%% interval (<code>fleetbench report --method KEY</code> "
+		   "draws the whole report of one).</p>\n");
+	for (int r = 0; r < PQntuples(m); r++) {
+		const char *method = html_val(m, r, "method");
+		char cell[96];
+
+		if (shown_method(k, method))
+			continue;
+		if (r == 0 || strcmp(method, html_val(m, r - 1, "method"))) {
+			fprintf(f, "<details class=\"method\" data-method=\"");
+			html_esc(f, method);
+			fprintf(f, "\"><summary>method <code>");
+			html_esc(f, method);
+			fprintf(f, "</code></summary>\n<table>\n<thead><tr>"
+				   "<th>instance type</th><th>kernel</th><th>runs</th>");
+			for (size_t i = 0; i < FIGURES_N; i++)
+				if (i == 0 || strcmp(figure_decls[i].family,
+						     figure_decls[i - 1].family))
+					fprintf(f, "<th>%s</th>", figure_decls[i].name);
+			fprintf(f, "</tr></thead>\n<tbody>\n");
+		}
+		fprintf(f, "<tr><td>");
+		html_type_label(f, m, r);
+		fprintf(f, "</td><td>");
+		html_esc(f, html_val(m, r, "kernel"));
+		fprintf(f, "</td><td class=\"num\">");
+		html_esc(f, html_val(m, r, "runs"));
+		fprintf(f, "</td>");
+		for (size_t i = 0; i < FIGURES_N; i++) {
+			char lo[64], hi[64];
+			const char *v;
+
+			if (i && !strcmp(figure_decls[i].family,
+					 figure_decls[i - 1].family))
+				continue;
+			snprintf(lo, sizeof(lo), "%s_lo", figure_decls[i].name);
+			snprintf(hi, sizeof(hi), "%s_hi", figure_decls[i].name);
+			v = html_val(m, r, figure_decls[i].name);
+			cell[0] = '\0';
+			if (v)
+				out_estimate(cell, sizeof(cell), v,
+					     html_val(m, r, lo), html_val(m, r, hi));
+			fprintf(f, "<td class=\"num\">");
+			html_esc(f, cell);
+			fprintf(f, "</td>");
+		}
+		fprintf(f, "</tr>\n");
+		if (r + 1 == PQntuples(m) ||
+		    strcmp(method, html_val(m, r + 1, "method")))
+			fprintf(f, "</tbody>\n</table>\n</details>\n");
+	}
+	fprintf(f, "</section>\n");
 }
 
 static const char style[] =
@@ -408,12 +517,15 @@ static const char style[] =
 	".cap.no{color:#b3261e;font-weight:bold}.cap.some{color:#a15c00}"
 	".cap.unknown{color:#777}.cap.failed{color:#b3261e;font-weight:bold;white-space:normal}"
 	".cap.trust{color:#a15c00}"
+	/* a phone: the page scrolls down, a wide table scrolls on its own */
+	"section{overflow-x:auto}td.summary{min-width:16em}"
+	"@media (max-width:600px){body{margin:.6em}table{font-size:.75em}}"
 	"td.none{background:#fafafa}"
 	"tr.changed td{background:#fff4e5}code{font-size:.9em;word-break:break-all}";
 
 static int write_report(FILE *f, const char *title, const PGresult *k,
 			const PGresult *a, const PGresult *co,
-			const struct prices_report *p)
+			const PGresult *m, const struct prices_report *p)
 {
 	time_t now = time(NULL);
 	char when[64];
@@ -448,6 +560,8 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 		html_kernel_colour[1], html_kernel_colour[2]);
 	if (!PQntuples(k))
 		fprintf(f, "<p>No runs yet.</p>\n");
+	else
+		methods_note(f, k, m);
 	html_families(f, k);
 	prices_report_write(f, p); /* nothing without prices */
 	if (matrix(f, k) < 0)
@@ -455,13 +569,15 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 	changes(f, k);
 	costs(f, co);
 	alerts(f, a);
+	if (PQntuples(k))
+		methods_other(f, k, m);
 	fprintf(f, "</body>\n</html>\n");
 	return ferror(f) ? -EIO : 0;
 }
 
 /* Writes the report to a temporary file beside path, then renames it. */
 static int write_file(const char *path, const char *title, const PGresult *k,
-		      const PGresult *a, const PGresult *co,
+		      const PGresult *a, const PGresult *co, const PGresult *m,
 		      const struct prices_report *p)
 {
 	_cleanup_free_ char *tmp = NULL;
@@ -480,7 +596,7 @@ static int write_file(const char *path, const char *title, const PGresult *k,
 		unlink(tmp);
 		return r;
 	}
-	r = write_report(f, title, k, a, co, p);
+	r = write_report(f, title, k, a, co, m, p);
 	if (fflush(f) == EOF || fsync(fileno(f)) < 0)
 		r = r ? r : -errno;
 	if (fchmod(fileno(f), 0644) < 0)
@@ -514,7 +630,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *method = NULL, *by = NULL;
 	_cleanup_(json_put) struct json_object *filter = NULL;
 	_cleanup_free_ char *where = NULL, *titled = NULL;
-	PGresult *k = NULL, *a = NULL, *has = NULL, *co = NULL;
+	PGresult *k = NULL, *a = NULL, *has = NULL, *co = NULL, *m = NULL;
 	struct prices_report *p = NULL;
 	int c, r;
 
@@ -580,7 +696,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 					by },
 		      &k);
 	if (r == CMD_OK)
-		r = cmd_query(ctx, "SELECT to_regclass('alerts') IS NOT NULL", 0,
+		r = cmd_query(ctx, "SELECT to_regclass('alert_summary') IS NOT NULL", 0,
 			      NULL, &has);
 	if (r == CMD_OK && !strcmp(PQgetvalue(has, 0, 0), "t"))
 		r = cmd_query(ctx, alerts_sql, 0, NULL, &a);
@@ -592,8 +708,12 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 			      (const char *[]){ cmd_filter_param(filter), since,
 						method },
 			      &co);
+	if (r == CMD_OK)
+		r = cmd_query(ctx, methods_sql, 2,
+			      (const char *[]){ cmd_filter_param(filter), since },
+			      &m);
 	if (r == CMD_OK) {
-		int w = write_file(out, title, k, a, co, p);
+		int w = write_file(out, title, k, a, co, m, p);
 
 		if (w < 0) {
 			log_error("cannot write the report '%s': %s", out,
@@ -605,6 +725,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	PQclear(a);
 	PQclear(has);
 	PQclear(co);
+	PQclear(m);
 	prices_report_free(p);
 	return r;
 }

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Opens an HTML file in headless Chromium and reports what a reader sees.
 
-    report_check.py CHROMIUM FILE SCREENSHOT [SELECTOR...]
+    report_check.py [--width=PX] CHROMIUM FILE SCREENSHOT [SELECTOR...]
 
-Starts CHROMIUM headless with a fresh profile and the DevTools protocol on
+Starts CHROMIUM headless (a window PX wide, 1200 by default; below 600 it
+is laid out as a phone's) with a fresh profile and the DevTools protocol on
 a loopback port of its choosing, attaches to its page over a WebSocket
 (python3-websocket), enables the Runtime, Log, Network and Page domains,
 navigates to FILE, waits for the load event, then prints one JSON object:
@@ -13,7 +14,9 @@ navigates to FILE, waits for the load event, then prints one JSON object:
                                 error log entries (failed loads, CSP, ...)
      "requests": [...],         every URL the page requested
      "counts": {SELECTOR: n},   document.querySelectorAll(SELECTOR).length
-     "title": "..."}
+     "title": "...",
+     "scroll_width": n,         the page's width, and the window's: wider
+     "client_width": n}         than the window, it scrolls sideways
 
 and saves a full-page PNG screenshot to SCREENSHOT. Exit status 0 when it
 printed that, 1 when Chromium or the protocol failed (the reason on
@@ -104,10 +107,14 @@ def console_errors(events):
 
 
 def main():
-    if len(sys.argv) < 4:
-        fail("usage: report_check.py CHROMIUM FILE SCREENSHOT [SELECTOR...]")
-    chromium, page_file, screenshot = sys.argv[1:4]
-    selectors = sys.argv[4:]
+    args = sys.argv[1:]
+    width = 1200
+    if args and args[0].startswith("--width="):
+        width = int(args.pop(0)[len("--width="):])
+    if len(args) < 3:
+        fail("usage: report_check.py [--width=PX] CHROMIUM FILE SCREENSHOT [SELECTOR...]")
+    chromium, page_file, screenshot = args[0:3]
+    selectors = args[3:]
     profile = tempfile.mkdtemp(prefix="fleetbench-chromium-")
     proc = subprocess.Popen(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu",
@@ -115,7 +122,7 @@ def main():
          "--disable-component-update", "--disable-sync",
          "--disable-extensions", "--no-proxy-server",
          "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-         f"--user-data-dir={profile}", "--window-size=1200,900",
+         f"--user-data-dir={profile}", f"--window-size={width},900",
          "about:blank"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -140,6 +147,12 @@ def main():
             counts[sel] = r["result"]["value"]
         title = page.call("Runtime.evaluate", expression="document.title",
                           returnByValue=True)["result"]["value"]
+        # a phone's width: the page laid out as on one
+        page.call("Emulation.setDeviceMetricsOverride", width=width,
+                  height=900, deviceScaleFactor=1, mobile=width < 600)
+        scroll = page.call("Runtime.evaluate", returnByValue=True, expression=(
+            "[document.documentElement.scrollWidth, "
+            "document.documentElement.clientWidth]"))["result"]["value"]
         size = page.call("Page.getLayoutMetrics")["cssContentSize"]
         shot = page.call("Page.captureScreenshot", format="png",
                          captureBeyondViewport=True,
@@ -150,7 +163,8 @@ def main():
         requests = [e["params"]["request"]["url"] for e in page.events
                     if e["method"] == "Network.requestWillBeSent"]
         json.dump({"console_errors": console_errors(page.events),
-                   "requests": requests, "counts": counts, "title": title},
+                   "requests": requests, "counts": counts, "title": title,
+                   "scroll_width": scroll[0], "client_width": scroll[1]},
                   sys.stdout, indent=1)
         print()
     finally:

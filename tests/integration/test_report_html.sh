@@ -157,46 +157,48 @@ check_grep "and says which variant" "$report" \
 check_grep "what changed: the io_uring gain's collapse" "$report" \
 	'<td>gcp n2-standard-2</td><td>6.2.0-1014-gcp</td><td>iouring_vs_pread 2.9'
 
-# open alerts: the database's own when it has an alerts table, else a
-# table made here as the issue describes it
-if [ "$(q <<<"SELECT to_regclass('alerts') IS NOT NULL")" = t ]; then
-	open=$(q <<-'EOF'
-		SELECT count(*) FROM (SELECT DISTINCT provider, instance_type,
-				      new_kernel, kind
-				      FROM alerts WHERE acknowledged_at IS NULL) AS a
-	EOF
-	)
-	check_eq "the database's open alerts are listed" \
-		"$(count '#alerts table.alerts tbody tr')" "$open"
-else
-	check_grep "no alerts table: the report says so" "$report" \
-		'This database has no alerts table'
-	q <<-'EOF'
-		CREATE TABLE alerts (id bigint, hostname text, provider text,
-			instance_type text, old_kernel text, new_kernel text,
-			kind text, diff jsonb, created_at timestamptz,
-			acknowledged_at timestamptz);
-		INSERT INTO alerts VALUES
-		(1, 'gcp-n2-1', 'gcp', 'n2-standard-2', '5.15.0-1042-gcp',
-		 '6.2.0-1014-gcp', 'gain', '{"iouring_vs_pread": {"before": 3.0, "after": 1.1}}',
-		 now(), NULL),
-		(2, 'gcp-n2-2', 'gcp', 'n2-standard-2', '5.15.0-1042-gcp',
-		 '6.2.0-1014-gcp', 'gain', '{"iouring_vs_pread": {"before": 3.0, "after": 1.1}}',
-		 now(), NULL),
-		(3, 'aws-c6i-1', 'aws', 'c6i.xlarge', '6.1.0-18-cloud-amd64',
-		 '6.5.0-0.deb12.4-cloud-amd64', 'fingerprint',
-		 '{"sqpoll": {"before": "ok", "after": "<EPERM>"}}', now(), now());
-	EOF
-	"$FLEETBENCH" --dsn "$conninfo" report --out "$report" 2>"$tmp/report.err"
-	check_eq "report with an alerts table exits 0" "$?" 0
-	check "$report" "$tmp/alerts.png"
-	check_eq "with alerts: no console errors" \
-		"$(q -v j="$(cat "$tmp/check.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
-	check_eq "the open alert is listed once for its two hosts, the acknowledged one not" \
-		"$(count '#alerts table.alerts tbody tr')" 1
-	check_grep "the alert row" "$report" \
-		'<td>gcp</td><td>n2-standard-2</td><td>gain</td><td>5.15.0-1042-gcp</td><td>6.2.0-1014-gcp</td><td>2</td><td>gcp-n2-1, gcp-n2-2</td>'
-fi
+# open alerts in words: alert_summary's sentences, as the CLI, the hook
+# and Alertmanager say them (issue 40)
+check_eq "the database's open alerts are listed" \
+	"$(count '#alerts table.alerts tbody tr')" \
+	"$(q <<<"SELECT count(*) FROM alert_summary WHERE acknowledged_at IS NULL")"
+while IFS= read -r sentence; do
+	check_has "an alert in words: $sentence" "$report" \
+		"<td class=\"summary\">$(sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g' <<<"$sentence")</td>"
+done < <(q <<<"SELECT summary FROM alert_summary WHERE acknowledged_at IS NULL")
+check_eq "and no raw JSON in the alerts" \
+	"$(sed -n '/<section id="alerts">/,/<\/section>/p' "$report" | grep -c -e '<code>{' -e '&quot;after&quot;')" 0
+
+# the page at a desktop's width and a phone's: the screenshots kept
+for px in 1280 390; do
+	if ! "$PYTHON" "$SOURCE_DIR/tests/integration/report_check.py" --width=$px \
+		"$CHROMIUM" "$report" "$artifacts/report-$px.png" '#alerts' \
+		>"$tmp/w$px.json" 2>"$tmp/w$px.err"; then
+		not_ok "report_check.py --width=$px: $(cat "$tmp/w$px.err")"
+		continue
+	fi
+	check_eq "at $px px: no console errors" \
+		"$(q -v j="$(cat "$tmp/w$px.json")" <<<"SELECT :'j'::jsonb -> 'console_errors'")" "[]"
+done
+check_eq "at 1280 px the page does not scroll sideways" \
+	"$(q -v j="$(cat "$tmp/w1280.json")" <<<"SELECT (:'j'::jsonb ->> 'scroll_width')::int <= (:'j'::jsonb ->> 'client_width')::int")" t
+echo "screenshots: $artifacts/report-1280.png $artifacts/report-390.png"
+
+# the method each section shows is said, and another method's runs have a
+# section of their own
+check_grep "the report says which method its sections show" "$report" \
+	'<p class="note" id="methods">The sections show each kernel.s default method \(standard, else its method most run\): <code>full</code>\.</p>'
+FLEETGEN=${FLEETGEN:-$BUILD_DIR/tests/fleetgen}
+"$FLEETGEN" --spool "$tmp/quick" --seed 11 --host aws-c6i-1 --kernel new \
+	--method quick >/dev/null 2>&1 && fleet_send "$tmp/quick"
+"$FLEETBENCH" --dsn "$conninfo" report --out "$tmp/methods.html" 2>"$tmp/methods.err"
+check_eq "report with a second method exits 0" "$?" 0
+check_grep "it points to the other method" "$tmp/methods.html" \
+	'The other methods. runs: <a href="#other-methods">Other methods</a>'
+check_grep "which has its own section, a row per instance type and kernel" "$tmp/methods.html" \
+	'<details class="method" data-method="quick"><summary>method <code>quick</code></summary>'
+check_grep "with the runs and each family's first figure" "$tmp/methods.html" \
+	'<td>aws c6i.xlarge</td><td>6.5.0-0.deb12.4-cloud-amd64</td><td class="num">[0-9]+</td><td class="num">1\.[0-9]+</td>'
 
 # an empty database still gives a page
 q <<<"CREATE DATABASE $(db_sibling_name empty)" >/dev/null
