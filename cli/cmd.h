@@ -48,6 +48,7 @@ struct cmd_ctx {
 int cmd_compare(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_advise(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_alerts(struct cmd_ctx *ctx, int argc, char **argv); /* alerts.c */
 /* gate.c: exits 0 pass, 1 fail, 3 waiting, 2 usage, 4 database/output */

@@ -28,6 +28,9 @@ static const struct command commands[] = {
 	  "instance types ordered by one figure, best first, ties shown" },
 	{ "kernels", cmd_kernels,
 	  "one instance type's figures per kernel release, and what changed" },
+	{ "advise", cmd_advise,
+	  "what to set on an instance type and kernel (THP, I/O engine,\n"
+	  "           SQPOLL, hugetlb), each point with its evidence" },
 	{ "report", cmd_report,
 	  "write a self-contained HTML report with charts" },
 	{ "alerts", cmd_alerts, "list kernel upgrade alerts; 'alerts ack ID' acknowledges" },

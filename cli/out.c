@@ -461,7 +461,9 @@ struct ncol {
 	const char *unit; /* the unit line's entry, or NULL */
 	char head[2][64]; /* the header, in one or two lines */
 	size_t width;
+	size_t min; /* cut no narrower: its header, or NARROW_TEXT_MAX */
 	bool kept;
+	bool detail; /* printed under its row (out_narrow.detail) */
 };
 
 /* v to three significant digits (the integral part whole), in buf. */
@@ -584,7 +586,7 @@ static void cut(char *s, size_t max)
 /* The narrow text of one cell, new; zone gets a timestamp's zone. NULL
  * on ENOMEM. */
 static char *narrow_cell(const PGresult *res, int r, const struct ncol *t,
-			 bool detail, char *zone, size_t zn)
+			 char *zone, size_t zn)
 {
 	const char *v = PQgetvalue(res, r, t->col);
 	char buf[160];
@@ -620,10 +622,7 @@ static char *narrow_cell(const PGresult *res, int r, const struct ncol *t,
 	s = t->kind == KIND_JSON ? json_strings(v) : NULL;
 	if (!s)
 		s = strdup(v);
-	s = table_safe(s);
-	if (s && !detail)
-		cut(s, NARROW_TEXT_MAX);
-	return s;
+	return table_safe(s);
 }
 
 /* name in head[0] and, when longer than width, broken in two at the
@@ -645,6 +644,22 @@ static void head_split(struct ncol *t, const char *name, size_t width)
 		return;
 	snprintf(t->head[0], sizeof(t->head[0]), "%.*s", (int)at, name);
 	snprintf(t->head[1], sizeof(t->head[1]), "%s", name + at);
+}
+
+/* Whether name is an item of the comma-separated list. */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
 }
 
 /* The unit of a column named after a headline figure, or NULL. */
@@ -694,7 +709,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 		     const struct out_narrow *o)
 {
 	int rows = PQntuples(res), cols = PQnfields(res), n = 0, r = 0;
-	int detail = -1, dropped = 0;
+	int details = 0, dropped = 0;
 	_cleanup_free_ struct ncol *t = calloc((size_t)cols + 1, sizeof(*t));
 	_cleanup_free_ char **cell = NULL;
 	char zone[32] = "", z[32];
@@ -714,8 +729,8 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 					      type == OID_TIMESTAMPTZ,
 				      .unit = figure_unit(PQfname(res, c)) };
 		c = with_interval(res, c, &t[n].lo, &t[n].hi);
-		if (o->detail && !strcmp(PQfname(res, t[n].col), o->detail))
-			detail = n;
+		t[n].detail = o->detail && listed(o->detail, PQfname(res, t[n].col));
+		details += t[n].detail;
 		n++;
 	}
 	cell = calloc((size_t)rows * (size_t)n + 1, sizeof(*cell));
@@ -723,8 +738,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 		return -ENOMEM;
 	for (int i = 0; i < rows; i++)
 		for (int j = 0; j < n; j++) {
-			char *v = narrow_cell(res, i, &t[j], j == detail, z,
-					      sizeof(z));
+			char *v = narrow_cell(res, i, &t[j], z, sizeof(z));
 
 			if (!v) {
 				r = -ENOMEM;
@@ -780,14 +794,43 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 			w = strlen(t[j].unit);
 		if (w > t[j].width)
 			t[j].width = w;
-		if (empty || j == detail)
+		t[j].kept = !empty && !t[j].detail;
+		t[j].min = w > NARROW_TEXT_MAX ? w : NARROW_TEXT_MAX;
+		if (t[j].kept)
+			used += (used ? 2 : 0) + t[j].width;
+	}
+	/* too wide: the widest text cut, down to NARROW_TEXT_MAX each */
+	while (used > o->width) {
+		int widest = -1;
+
+		for (int j = 0; j < n; j++)
+			if (t[j].kept && (t[j].kind == KIND_TEXT || t[j].kind == KIND_JSON) &&
+			    !t[j].time && t[j].width > t[j].min &&
+			    (widest < 0 || t[j].width > t[widest].width))
+				widest = j;
+		if (widest < 0)
+			break;
+		{
+			size_t less = used - o->width, room = t[widest].width - t[widest].min;
+
+			less = less < room ? less : room;
+			t[widest].width -= less;
+			used -= less;
+		}
+	}
+	/* still too wide: the columns kept from the left while they fit */
+	used = 0;
+	for (int j = 0; j < n; j++) {
+		if (!t[j].kept)
 			continue;
 		if (!dropped && used + (used ? 2 : 0) + t[j].width <= o->width) {
 			used += (used ? 2 : 0) + t[j].width;
-			t[j].kept = true;
 			two |= t[j].head[1][0] != '\0';
 			units |= t[j].unit != NULL;
+			for (int i = 0; i < rows; i++)
+				cut(cell[(size_t)i * n + j], t[j].width);
 		} else {
+			t[j].kept = false;
 			dropped++;
 		}
 	}
@@ -848,9 +891,21 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 				pad(f, gap);
 		}
 		fputc('\n', f);
-		if (detail >= 0 && cell[(size_t)i * n + detail][0])
-			out_wrapped(f, cell[(size_t)i * n + detail], o->width,
-				      DETAIL_INDENT, DETAIL_INDENT);
+		for (int j = 0; details && j < n; j++) {
+			_cleanup_free_ char *text = NULL;
+			const char *v = cell[(size_t)i * n + j];
+
+			if (!t[j].detail || !*v)
+				continue;
+			/* more than one: each says its name */
+			if (details > 1 &&
+			    asprintf(&text, "%s: %s", PQfname(res, t[j].col), v) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+			out_wrapped(f, text ? text : v, o->width, DETAIL_INDENT,
+				    DETAIL_INDENT);
+		}
 	}
 	fprintf(f, "(%d row%s)\n", rows, rows == 1 ? "" : "s");
 	if (dropped && rows && o->note) {
@@ -873,7 +928,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 
 			for (int i = 0; empty && i < rows; i++)
 				empty = !cell[(size_t)i * n + j][0];
-			if (t[j].kept || j == detail || empty)
+			if (t[j].kept || t[j].detail || empty)
 				continue;
 			if (listed++ < 8)
 				fprintf(m, "%s %s", listed > 1 ? "," : "",

@@ -50,8 +50,9 @@ int out_print(FILE *f, const PGresult *res, enum out_format fmt,
 struct out_narrow {
 	/* the most characters a line may take (a terminal's width) */
 	unsigned width;
-	/* a column printed on lines of its own under each row, wrapped
-	 * within width and indented (a sentence: an alert's summary), or
+	/* columns printed on lines of their own under each row, wrapped
+	 * within width and indented (a sentence: an alert's summary),
+	 * comma-separated (more than one: each line says its name), or
 	 * NULL */
 	const char *detail;
 	/* where the columns left out are named (standard error), or NULL */
@@ -75,9 +76,11 @@ struct out_narrow {
  * - a header longer than its column's values is broken in two at an
  *   underscore; under it, a line of units: each headline figure's unit
  *   from its declaration (proto/figures.def), the times' zone;
- * - a column that is empty in every row is left out; the columns are
- *   then kept from the left while the line fits o->width, and the ones
- *   that do not fit are named on o->note, with how to see them (--wide).
+ * - a column that is empty in every row is left out; a line wider than
+ *   o->width has its widest text cut with an ellipsis, a column at a
+ *   time, down to 20 characters (or its header); the columns are then
+ *   kept from the left while the line fits, and the ones that do not fit
+ *   are named on o->note, with how to see them (--wide).
  *
  * CSV and JSON are out_print()'s alone: every column, every digit.
  * Returns 0, -ENOMEM or -EIO.

@@ -35,6 +35,7 @@ enum {
 	OPT_FIGURES,
 	OPT_PER_PRICE,
 	OPT_CURRENCY,
+	OPT_KERNEL,
 };
 
 #define WHERE_OPTION { "where", required_argument, NULL, OPT_WHERE }
@@ -580,6 +581,54 @@ int cmd_rank(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 }
 
+/* --provider P, --instance-type T (kernels, advise): handles c when it is
+ * one of them. Returns 1 handled, else 0. */
+static int type_option(int c, const char **provider, const char **type)
+{
+	if (c == OPT_PROVIDER)
+		*provider = optarg;
+	else if (c == OPT_INSTANCE_TYPE)
+		*type = optarg;
+	else
+		return 0;
+	return 1;
+}
+
+/* After the options of kernels and advise (cmd): no operand is left and
+ * both --provider and --instance-type were given. Returns the exit
+ * status. */
+static int type_given(int argc, char **argv, const char *cmd,
+		      const char *provider, const char *type)
+{
+	int r = cmd_no_operands(argc, argv);
+
+	if (r == CMD_OK && (!provider || !type)) {
+		log_error("%s needs --provider and --instance-type (see --help)",
+			  cmd);
+		r = CMD_USAGE;
+	}
+	return r;
+}
+
+/* One instance type's runs as a filter, for fleetbench_why_empty(): in
+ * *filter (made when NULL), provider, instance_type and, when given,
+ * kernel. */
+static void type_filter(struct json_object **filter, const char *provider,
+			const char *type, const char *kernel)
+{
+	if (!*filter)
+		*filter = json_object_new_object();
+	if (!*filter)
+		return;
+	json_object_object_add(*filter, "provider",
+			       json_object_new_string(provider));
+	json_object_object_add(*filter, "instance_type",
+			       json_object_new_string(type));
+	if (kernel)
+		json_object_object_add(*filter, "kernel",
+				       json_object_new_string(kernel));
+}
+
 /* ---- kernels ---- */
 
 static const char kernels_usage[] =
@@ -641,10 +690,8 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 			by = optarg;
 			break;
 		case OPT_PROVIDER:
-			provider = optarg;
-			break;
 		case OPT_INSTANCE_TYPE:
-			type = optarg;
+			type_option(c, &provider, &type);
 			break;
 		case OPT_SINCE:
 			since = optarg;
@@ -666,13 +713,9 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 			return getopt_status(c);
 		}
 	}
-	r = cmd_no_operands(argc, argv);
+	r = type_given(argc, argv, "kernels", provider, type);
 	if (r != CMD_OK)
 		return r;
-	if (!provider || !type) {
-		log_error("kernels needs --provider and --instance-type (see --help)");
-		return CMD_USAGE;
-	}
 	/* the tags column labels --by's groups: empty without */
 	if (!by)
 		hide[0] = "tags";
@@ -702,14 +745,7 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		bool none = false;
 
 		/* the selection as fleet_kernels_by() saw it */
-		if (!filter)
-			filter = json_object_new_object();
-		if (filter) {
-			json_object_object_add(filter, "provider",
-					       json_object_new_string(provider));
-			json_object_object_add(filter, "instance_type",
-					       json_object_new_string(type));
-		}
+		type_filter(&filter, provider, type, NULL);
 		why.filter = filter_param(filter);
 		ctx->why = &why;
 		/* a table that fits: each kernel against the one before,
@@ -725,4 +761,84 @@ int cmd_kernels(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		return output_by_method(ctx, res, hide, ARRAY_SIZE(hide));
 	}
+}
+
+/* ---- advise ---- */
+
+static const char advise_usage[] =
+	"usage: fleetbench advise --provider P --instance-type T [--kernel K]\n"
+	"                         [common options]\n"
+	"\n"
+	"What to set on an instance type and kernel (by default its newest, by\n"
+	"first run), from the stored figures of each kernel's default method as\n"
+	"kernels selects them: the THP mode (from the database's p99 under\n"
+	"always and never where measured, whether THP was granted, the pointer\n"
+	"chase's gain), the I/O engine (io_uring only where it is usable and its\n"
+	"gain's interval excludes 1), SQPOLL (refused, or worth it only beyond\n"
+	"noise), registered buffers and a hugetlb reservation: each point with\n"
+	"its evidence and how sure it is (measured beyond noise, within noise,\n"
+	"too few runs, not measured). --format json for automation. psql:\n"
+	"fleet_advise(provider, instance_type, kernel_release, method_key).\n"
+	"\n"
+	"options:\n"
+	"      --provider P         the provider, as the agents label it\n"
+	"      --instance-type T    the instance type\n"
+	"      --kernel K           this kernel release (default: the newest)\n"
+	CMD_METHOD_USAGE "\n";
+
+int cmd_advise(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "provider", required_argument, NULL, OPT_PROVIDER },
+		{ "instance-type", required_argument, NULL, OPT_INSTANCE_TYPE },
+		{ "kernel", required_argument, NULL, OPT_KERNEL },
+		CMD_METHOD_OPTIONS,
+		{ 0 },
+	};
+	static const char *const said[] = { "kernel", "method", NULL };
+	_cleanup_json_ struct json_object *filter = NULL;
+	const char *provider = NULL, *type = NULL, *kernel = NULL;
+	const char *method = NULL, *hide[4] = { NULL };
+	struct cmd_why why = { .what = "advise" };
+	PGresult *res = NULL;
+	int c, r;
+
+	while ((c = cmd_getopt(ctx, argc, argv, NULL, options, advise_usage)) !=
+	       -1) {
+		if (type_option(c, &provider, &type))
+			continue;
+		if (c == OPT_KERNEL) {
+			kernel = optarg;
+			continue;
+		}
+		r = cmd_method_option(c, &method);
+		if (r < 0)
+			return CMD_USAGE;
+		if (r == 0)
+			return getopt_status(c);
+	}
+	if (method && !strcmp(method, "*")) {
+		log_error("advise reads one method: --method or --profile, not --all-methods");
+		return CMD_USAGE;
+	}
+	r = type_given(argc, argv, "advise", provider, type);
+	if (r != CMD_OK)
+		return r;
+	{
+		const char *params[] = { provider, type, kernel, method };
+
+		r = cmd_query(ctx, "SELECT * FROM fleet_advise($1, $2, $3, $4)",
+			      4, params, &res);
+	}
+	if (r != CMD_OK)
+		return r;
+	/* an empty answer says why, as kernels' does */
+	type_filter(&filter, provider, type, kernel);
+	why.filter = filter_param(filter);
+	why.method = method;
+	ctx->why = &why;
+	/* a table that fits: the advice and its evidence on lines of their
+	 * own */
+	ctx->detail = "advice,evidence";
+	return output_said_once(ctx, res, hide, ARRAY_SIZE(hide), said);
 }

@@ -3,8 +3,10 @@
 # What people read (issue 40), on the fleet fixture (fleet_load): compare,
 # compare --figures io, rank, kernels and alerts run in a real terminal
 # (tmux, 100 columns) show rows that do not wrap, their screens kept in
-# BUILD_DIR/tests/integration/artifacts/screens/; and every command's
-# empty answer says why and what to do, on standard error, exit 0.
+# BUILD_DIR/tests/integration/artifacts/screens/; every command's empty
+# answer says why and what to do, on standard error, exit 0; and advise
+# says what the fixture's figures imply, each checked against the runs'
+# own values.
 #
 # Environment: SOURCE_DIR, BUILD_DIR, FLEETBENCH (the CLI), PG_BINDIR;
 # fleet_load's COLLECTOR, AGENT, FLEETGEN.
@@ -141,5 +143,76 @@ check_grep "and says so" "$tmp/gate.err" "no host has reported from kernel '9.9.
 "$tmp/fb" compare --where provider=nope --format csv >"$tmp/csv.out" 2>"$tmp/csv.err"
 check_eq "CSV stays the bare header, nothing on standard error" \
 	"$(wc -l <"$tmp/csv.out")|$(wc -c <"$tmp/csv.err")" "1|0"
+
+# --- advise: what the fixture's figures imply, computed here from its runs
+
+# check_re NAME VALUE REGEX: VALUE matches the extended regular expression
+check_re() {
+	if [[ $2 =~ $3 ]]; then
+		ok
+	else
+		not_ok "$1: got '$2', expected it to match /$3/"
+	fi
+}
+
+# advice PROVIDER TYPE TOPIC [ARGS...]: "advice | sure | evidence" of the
+# row of TOPIC in `advise --format json`
+advice() {
+	"$tmp/fb" advise --provider "$1" --instance-type "$2" --format json "${@:4}" |
+		/usr/bin/python3 -c 'import json, sys
+rows = json.load(sys.stdin)
+print("\n".join(r["advice"] + " | " + r["sure"] + " | " + r["evidence"]
+		for r in rows if r["topic"] == sys.argv[1]))' "$3"
+}
+# runs' values of FIGURE of TYPE on KERNEL: "n min max"
+values() {
+	qn <<<"SELECT count(*), min(value), max(value) FROM run_figure_values
+	       WHERE instance_type = '$1' AND kernel_release = '$2' AND figure = '$3'"
+}
+
+# n2-standard-2's new kernel: every run's io_uring is slower than its libaio
+read -r n lo hi <<<"$(values n2-standard-2 6.2.0-1014-gcp iouring_vs_libaio | tr '|' ' ')"
+check_eq "the fixture: io_uring under libaio in each of n2-standard-2's $n runs on 6.2" \
+	"$(awk -v h="$hi" 'BEGIN { print (h < 1) }')" 1
+a=$(advice gcp n2-standard-2 io)
+check_re "advise: not io_uring on the kernel that collapsed its gain ($a)" "$a" \
+	'^libaio, not io_uring: .* \| measured beyond noise \| io_uring over libaio 0\.3[0-9]+ \[.*the gain over pread fell with this kernel'
+a=$(advice gcp n2-standard-2 io --kernel 5.15.0-1042-gcp)
+check_re "advise --kernel: on the kernel before, io_uring ($a)" "$a" '^io_uring: it beats libaio'
+
+# c6i.xlarge's new kernel: SQPOLL refused in every run
+check_eq "the fixture: SQPOLL EPERM in every run of c6i.xlarge on 6.5" \
+	"$(qn <<<"SELECT count(*) FILTER (WHERE sqpoll = 'EPERM') || '/' || count(*) FROM runs
+		  WHERE instance_type = 'c6i.xlarge' AND kernel_release = '6.5.0-0.deb12.4-cloud-amd64'")" 9/9
+a=$(advice aws c6i.xlarge sqpoll)
+check_re "advise: SQPOLL is refused ($a)" "$a" \
+	'^no SQPOLL: the kernel refuses it here \| measured \| .*failed with EPERM in every run'
+
+# ccx23's new kernel: the database's p99 worse under always in every run
+read -r n lo hi <<<"$(values ccx23 6.1.0-21-amd64 db_p99_always_vs_never | tr '|' ' ')"
+check_eq "the fixture: p99 under always above never in each of ccx23's $n runs on 6.1.0-21" \
+	"$(awk -v l="$lo" 'BEGIN { print (l > 1) }')" 1
+a=$(advice hetzner ccx23 thp)
+check_re "advise: not always, the database's p99 is worse under it ($a)" "$a" \
+	'^madvise, not always: the database.s p99 is worse under always \| measured beyond noise \| database p99 under THP always over never 1\.[0-9]+'
+
+# cx22: THP never granted
+read -r n lo hi <<<"$(values cx22 6.1.0-21-amd64 thp_huge_fraction | tr '|' ' ')"
+check_eq "the fixture: no huge page in any of cx22's $n runs" "$hi" 0
+check_re "advise: THP never granted, the mode changes nothing" "$(advice hetzner cx22 thp)" \
+	'^never \(or madvise\): THP is never granted here'
+
+# b2-7: three runs a kernel, too few to say
+check_re "advise: too few runs, it cannot say yet" "$(advice ovh b2-7 io)" \
+	'^cannot say yet \| too few runs for an interval'
+"$tmp/fb" advise --provider aws --instance-type c6i.xlarge >"$tmp/advise.txt" 2>&1
+check_grep "advise's table: the kernel said once" "$tmp/advise.txt" '^kernel: 6\.5\.0-0\.deb12\.4-cloud-amd64$'
+check_grep "and the advice under its topic" "$tmp/advise.txt" '^    advice: no SQPOLL: the kernel refuses it here$'
+check_eq "advise's table fits 100 characters" "$(($(LC_ALL=C.UTF-8 wc -L <"$tmp/advise.txt") <= 100))" 1
+empty "advise of an unknown type" \
+	'no run matches instance_type=m7.huge, provider=aws; instance types of provider=aws: c6i.xlarge (18 runs), m6i.large (18 runs)' \
+	advise --provider aws --instance-type m7.huge
+"$tmp/fb" advise --provider aws >/dev/null 2>"$tmp/advise.err"
+check_eq "advise without --instance-type: exit 2" "$?" 2
 
 finish

@@ -317,14 +317,20 @@ static void test_narrow(void)
 	char *note, *s = print_narrow(res, 100, &note);
 
 	CHECK_EQ_STR(s,
-		"kernel                 thp_speedup  iouring_  few_  old_kernels         first_run\n"
-		"                                        iops  runs\n"
-		"                                 x      IO/s                            UTC\n"
-		"--------------------  ------------  --------  ----  ------------------  ----------------\n"
-		"6.5.0-0.deb12.4-clo\xe2\x80\xa6      1.38 \xc2\xb1" "2%     63363  no    6.1.0-18, 6.1.0-21  2025-03-03 01:00\n"
+		"kernel                        thp_speedup  iouring_  few_  old_kernels         first_run\n"
+		"                                               iops  runs\n"
+		"                                        x      IO/s                            UTC\n"
+		"---------------------------  ------------  --------  ----  ------------------  ----------------\n"
+		"6.5.0-0.deb12.4-cloud-amd64      1.38 \xc2\xb1" "2%     63363  no    6.1.0-18, 6.1.0-21  2025-03-03 01:00\n"
 		"    io_uring/pread gain decreased by a median 64% on 3 hosts\n"
-		"6.1                   0.0691 \xc2\xb1" "0.1%     0.500  yes                       2025-03-17 01:40\n"
+		"6.1                          0.0691 \xc2\xb1" "0.1%     0.500  yes                       2025-03-17 01:40\n"
 		"(2 rows)\n");
+	CHECK_EQ_STR(note, "");
+	free(s);
+	free(note);
+	/* 5 characters too wide: the long text cut by 5, nothing left out */
+	s = print_narrow(res, 90, &note);
+	CHECK(s && strstr(s, "\n6.5.0-0.deb12.4-cloud\xe2\x80\xa6      1.38"));
 	CHECK_EQ_STR(note, "");
 	free(s);
 	free(note);
