@@ -52,7 +52,8 @@ static const char report_usage[] =
 	"flagged noisy or with a figure wider than its target); what changed\n"
 	"between kernels; what a run costs its host per instance type (wall\n"
 	"time, CPU, peak memory, bytes written; when runs reported it); the\n"
-	"open alerts in words (as fleetbench alerts says them); which method\n"
+	"open alerts in words (as fleetbench alerts says them); what to set on\n"
+	"each instance type (as fleetbench advise says it); which method\n"
 	"the sections show, and the other methods' runs in a section of their\n"
 	"own.\n"
 	"--format does not apply.\n"
@@ -88,6 +89,15 @@ static const char alerts_sql[] =
 	"'YYYY-MM-DD HH24:MI') AS created "
 	"FROM alert_summary WHERE acknowledged_at IS NULL "
 	"ORDER BY created_at DESC, id DESC LIMIT 200";
+
+/* What to set on each instance type's newest kernel (fleet_advise()). */
+static const char advise_sql[] =
+	"SELECT t.provider, t.instance_type, a.* "
+	"FROM (SELECT DISTINCT r.provider, r.instance_type "
+	"      FROM fleetbench_runs($1::jsonb, $2::timestamptz) AS r) AS t, "
+	"     LATERAL fleet_advise(t.provider, t.instance_type, NULL, "
+	"                          nullif($3, '*')) AS a "
+	"ORDER BY t.provider, t.instance_type";
 
 /* Every method's groups, for the methods the charts do not show. */
 static const char methods_sql[] =
@@ -395,6 +405,39 @@ static void alerts(FILE *f, const PGresult *res)
 	fprintf(f, "</tbody>\n</table>\n</section>\n");
 }
 
+/* What to set per instance type (fleetbench advise), or nothing without
+ * runs. */
+static void advise(FILE *f, const PGresult *res)
+{
+	if (!res || !PQntuples(res))
+		return;
+	fprintf(f, "<section id=\"advise\">\n<h2>What to set</h2>\n"
+		   "<p class=\"note\">From each instance type's figures on its "
+		   "newest kernel, as <code>fleetbench advise</code> says it: each "
+		   "point with how sure it is and its evidence.</p>\n<table>\n"
+		   "<thead><tr><th>instance type</th><th>kernel</th><th>topic</th>"
+		   "<th>advice</th><th>how sure</th></tr></thead>\n<tbody>\n");
+	for (int r = 0; r < PQntuples(res); r++) {
+		fprintf(f, "<tr data-instance-type=\"");
+		html_esc(f, html_val(res, r, "instance_type"));
+		fprintf(f, "\" data-topic=\"");
+		html_esc(f, html_val(res, r, "topic"));
+		fprintf(f, "\"><td>");
+		html_type_label(f, res, r);
+		fprintf(f, "</td>");
+		html_td(f, res, r, "kernel", NULL);
+		html_td(f, res, r, "topic", NULL);
+		fprintf(f, "<td class=\"summary\">");
+		html_esc(f, html_val(res, r, "advice"));
+		fprintf(f, "<br><span class=\"note\">");
+		html_esc(f, html_val(res, r, "evidence"));
+		fprintf(f, "</span></td>");
+		html_td(f, res, r, "sure", NULL);
+		fprintf(f, "</tr>\n");
+	}
+	fprintf(f, "</tbody>\n</table>\n</section>\n");
+}
+
 /* Whether method is among the methods of k's rows. */
 static bool shown_method(const PGresult *k, const char *method)
 {
@@ -523,9 +566,14 @@ static const char style[] =
 	"td.none{background:#fafafa}"
 	"tr.changed td{background:#fff4e5}code{font-size:.9em;word-break:break-all}";
 
+/* What the report shows besides the kernels' rows. */
+struct report_parts {
+	const PGresult *alerts, *costs, *methods, *advise;
+	const struct prices_report *prices;
+};
+
 static int write_report(FILE *f, const char *title, const PGresult *k,
-			const PGresult *a, const PGresult *co,
-			const PGresult *m, const struct prices_report *p)
+			const struct report_parts *x)
 {
 	time_t now = time(NULL);
 	char when[64];
@@ -561,24 +609,24 @@ static int write_report(FILE *f, const char *title, const PGresult *k,
 	if (!PQntuples(k))
 		fprintf(f, "<p>No runs yet.</p>\n");
 	else
-		methods_note(f, k, m);
+		methods_note(f, k, x->methods);
 	html_families(f, k);
-	prices_report_write(f, p); /* nothing without prices */
+	advise(f, x->advise);
+	prices_report_write(f, x->prices); /* nothing without prices */
 	if (matrix(f, k) < 0)
 		return -ENOMEM;
 	changes(f, k);
-	costs(f, co);
-	alerts(f, a);
+	costs(f, x->costs);
+	alerts(f, x->alerts);
 	if (PQntuples(k))
-		methods_other(f, k, m);
+		methods_other(f, k, x->methods);
 	fprintf(f, "</body>\n</html>\n");
 	return ferror(f) ? -EIO : 0;
 }
 
 /* Writes the report to a temporary file beside path, then renames it. */
 static int write_file(const char *path, const char *title, const PGresult *k,
-		      const PGresult *a, const PGresult *co, const PGresult *m,
-		      const struct prices_report *p)
+		      const struct report_parts *x)
 {
 	_cleanup_free_ char *tmp = NULL;
 	FILE *f;
@@ -596,7 +644,7 @@ static int write_file(const char *path, const char *title, const PGresult *k,
 		unlink(tmp);
 		return r;
 	}
-	r = write_report(f, title, k, a, co, m, p);
+	r = write_report(f, title, k, x);
 	if (fflush(f) == EOF || fsync(fileno(f)) < 0)
 		r = r ? r : -errno;
 	if (fchmod(fileno(f), 0644) < 0)
@@ -631,6 +679,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	_cleanup_(json_put) struct json_object *filter = NULL;
 	_cleanup_free_ char *where = NULL, *titled = NULL;
 	PGresult *k = NULL, *a = NULL, *has = NULL, *co = NULL, *m = NULL;
+	PGresult *adv = NULL;
 	struct prices_report *p = NULL;
 	int c, r;
 
@@ -712,13 +761,28 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_query(ctx, methods_sql, 2,
 			      (const char *[]){ cmd_filter_param(filter), since },
 			      &m);
+	if (r == CMD_OK)
+		r = cmd_query(ctx, advise_sql, 3,
+			      (const char *[]){ cmd_filter_param(filter), since,
+						method },
+			      &adv);
 	if (r == CMD_OK) {
-		int w = write_file(out, title, k, a, co, m, p);
+		const struct report_parts x = { a, co, m, adv, p };
+		int w = write_file(out, title, k, &x);
 
 		if (w < 0) {
 			log_error("cannot write the report '%s': %s", out,
 				  strerror(-w));
 			r = CMD_FAILED;
+		} else if (!PQntuples(k)) {
+			/* a page without runs: why, as compare says it */
+			const struct cmd_why why = {
+				.what = "report", .filter = cmd_filter_param(filter),
+				.since = since, .method = method
+			};
+
+			ctx->why = &why;
+			cmd_say_why_empty(ctx);
 		}
 	}
 	PQclear(k);
@@ -726,6 +790,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	PQclear(has);
 	PQclear(co);
 	PQclear(m);
+	PQclear(adv);
 	prices_report_free(p);
 	return r;
 }

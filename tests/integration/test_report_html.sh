@@ -169,6 +169,14 @@ done < <(q <<<"SELECT summary FROM alert_summary WHERE acknowledged_at IS NULL")
 check_eq "and no raw JSON in the alerts" \
 	"$(sed -n '/<section id="alerts">/,/<\/section>/p' "$report" | grep -c -e '<code>{' -e '&quot;after&quot;')" 0
 
+# what to set, as fleetbench advise says it, for each instance type
+check_eq "what to set: five topics for each of the seven instance types" \
+	"$(grep -c '<tr data-instance-type="[^"]*" data-topic=' "$report")" 35
+check_grep "n2-standard-2: not io_uring on the kernel that collapsed its gain" "$report" \
+	'data-topic="io"><td>gcp n2-standard-2</td><td>6\.2\.0-1014-gcp</td><td>io</td><td class="summary">libaio, not io_uring'
+check_grep "c6i.xlarge: SQPOLL refused" "$report" \
+	'data-topic="sqpoll"><td>aws c6i.xlarge</td><td>6\.5\.0-0\.deb12\.4-cloud-amd64</td><td>sqpoll</td><td class="summary">no SQPOLL: the kernel refuses it here'
+
 # the page at a desktop's width and a phone's: the screenshots kept
 for px in 1280 390; do
 	if ! "$PYTHON" "$SOURCE_DIR/tests/integration/report_check.py" --width=$px \
@@ -207,6 +215,7 @@ empty=$(db_sibling empty)
 "$FLEETBENCH" --dsn "$empty" report --out "$tmp/empty.html" 2>"$tmp/empty.err"
 check_eq "report of an empty fleet exits 0" "$?" 0
 check_grep "and says there are no runs" "$tmp/empty.html" '<p>No runs yet.</p>'
+check_has "and why, on standard error" "$tmp/empty.err" 'the database holds no run yet'
 check_eq "and each family says no run measured it" \
 	"$(grep -c '<p class="note absent">No run measured' "$tmp/empty.html")" 5
 check_grep "the database's says what runs it" "$tmp/empty.html" \
@@ -217,6 +226,8 @@ check_grep "the database's says what runs it" "$tmp/empty.html" \
 	--method standard+iodepth=7 2>"$tmp/none.err"
 check_eq "report of a method no run has exits 0" "$?" 0
 check_grep "and has no runs" "$tmp/none.html" '<p>No runs yet.</p>'
+check_has "and says why on standard error (issue 40)" "$tmp/none.err" \
+	'no run of method standard+iodepth=7 in the whole database; methods present: full'
 "$FLEETBENCH" --dsn "$conninfo" report --out "$tmp/two.html" \
 	--profile quick --all-methods >"$tmp/two.err" 2>&1
 check_eq "report with two method selections exits 2" "$?" 2
