@@ -254,7 +254,11 @@ int cmd_gate(struct cmd_ctx *ctx, int argc, char **argv)
 			 kernel, since ? " since " : "", since ? since : "",
 			 filter ? " (with --where)" : "");
 	{
-		int out = cmd_output(ctx, res, NULL);
+		int out;
+
+		/* a table that fits: the reasons on lines of their own */
+		ctx->detail = "reasons";
+		out = cmd_output(ctx, res, NULL);
 
 		if (out != CMD_OK)
 			return gate_status(out);
