@@ -100,6 +100,15 @@ check_report() {
 		        len(m["samples"]) >= repeats
 		        and len(m["samples"]) == len(r["windows"])
 		        for m in r["metrics"])) for r in others))
+		# what the others were, for the message when they are not ok
+		print("others_were", "; ".join(
+		    "%s/%s %s, %d windows, samples %s%s" % (
+		        r["benchmark"], r.get("variant", "?"), status(r),
+		        len(r["windows"]),
+		        [len(m["samples"]) for m in r["metrics"]],
+		        ": " + r.get("failure", r.get("skip_reason", ""))
+		        if status(r) != "ok" else "")
+		    for r in others))
 		print("compared", not any(c["benchmark"] == bench
 		                          for c in report["bench"]["comparisons"]))
 		print("failure", killed[0]["failure"] if killed else "")
@@ -109,6 +118,9 @@ check_report() {
 		"$(sed -n 's/^killed //p' <<<"$facts")" True
 	check_eq "$sig: one variant says it died in it" \
 		"$(sed -n 's/^direct //p' <<<"$facts")" True
+	# which of them were not, said under the failure
+	[ "$(sed -n 's/^others //p' <<<"$facts")" = True ] ||
+		echo "  the others: $(sed -n 's/^others_were //p' <<<"$facts")" >&2
 	check_eq "$sig: the other benchmarks are ok with every sample" \
 		"$(sed -n 's/^others //p' <<<"$facts")" True
 	check_eq "$sig: $bench has no comparisons" \
