@@ -299,8 +299,10 @@ int main(void)
 			long long rounds = jint(c, "rounds");
 
 			/* none left (the rounds before overran on a loaded
-			 * machine): nothing granted, nothing to end late */
-			CHECK_(allowed == 0 || before + allowed <= 8 * 0.95 + 0.05,
+			 * machine): the agent grants 1 ms, a spent allowance
+			 * (agent/bench/bench.c), nothing to end late */
+			CHECK_(allowed <= 1e-3 + 1e-9 ||
+				       before + allowed <= 8 * 0.95 + 0.05,
 			       "%s: allowed %.2f s after %.2f s", jstr(c, "benchmark"),
 			       allowed, before);
 			before += wall;
