@@ -92,20 +92,27 @@ check_report() {
 		    and not r["metrics"] and not r["windows"] for r in killed))
 		print("direct", sum(r["failure"].startswith(sig + " in ")
 		                    for r in killed) >= 1)
+		def cut(r):
+		    # fewer rounds than the least, because the benchmark's time
+		    # allowance ran out (a loaded machine): said by rounds_cut
+		    return any(p.get("key") == "rounds_cut"
+		               for p in r.get("parameters", []))
 		print("others", len({r["benchmark"] for r in others}) == 2 and all(
 		    status(r) == "skipped" or (status(r) == "ok"
 		    and r["metrics"] and all(
-		        # adaptive (issue 19): the least repeats or more,
-		        # one sample per window
-		        len(m["samples"]) >= repeats
+		        # adaptive (issue 19): the least repeats or more, or
+		        # fewer as rounds_cut says; one sample per window
+		        (len(m["samples"]) >= repeats
+		         or (cut(r) and len(m["samples"]) >= 1))
 		        and len(m["samples"]) == len(r["windows"])
 		        for m in r["metrics"])) for r in others))
 		# what the others were, for the message when they are not ok
 		print("others_were", "; ".join(
-		    "%s/%s %s, %d windows, samples %s%s" % (
+		    "%s/%s %s, %d windows, samples %s%s%s" % (
 		        r["benchmark"], r.get("variant", "?"), status(r),
 		        len(r["windows"]),
 		        [len(m["samples"]) for m in r["metrics"]],
+		        ", rounds cut" if cut(r) else "",
 		        ": " + r.get("failure", r.get("skip_reason", ""))
 		        if status(r) != "ok" else "")
 		    for r in others))
