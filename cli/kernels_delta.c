@@ -53,15 +53,6 @@ struct dcol {
 
 enum { C_FIGURE, C_UNIT, C_OLD, C_NEW, C_CHANGE, C_Q, C_RUNS, C_N };
 
-static size_t chars(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 static const char *get(const PGresult *res, int r, int c)
 {
 	return PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
@@ -118,7 +109,7 @@ static void cells(const PGresult *res, int r, char cell[C_N][64])
 static void line(FILE *f, struct dcol *col, char cell[C_N][64])
 {
 	for (int j = 0; j < C_N; j++) {
-		size_t gap = col[j].width - chars(cell[j]);
+		size_t gap = col[j].width - out_width(cell[j]);
 
 		fputs(j ? "  " : "", f);
 		if (col[j].right)
@@ -166,14 +157,14 @@ int kernels_benchstat(struct cmd_ctx *ctx, const char *filter,
 	rows = PQntuples(res);
 	*none = rows == 0;
 	for (int j = 0; j < C_N; j++)
-		col[j].width = chars(col[j].head);
+		col[j].width = out_width(col[j].head);
 	for (int i = 0; i < rows; i++) {
 		if (!get(res, i, D_FIGURE))
 			continue;
 		cells(res, i, cell);
 		for (int j = 0; j < C_N; j++)
-			if (chars(cell[j]) > col[j].width)
-				col[j].width = chars(cell[j]);
+			if (out_width(cell[j]) > col[j].width)
+				col[j].width = out_width(cell[j]);
 	}
 	for (int i = 0; i < rows; i++) {
 		const char *caps = get(res, i, D_CAPABILITIES);

@@ -75,8 +75,7 @@ int out_format_parse(const char *name, enum out_format *ret)
 	return -EINVAL;
 }
 
-/* Characters of UTF-8 text: the bytes that do not continue one. */
-static size_t utf8_width(const char *s)
+size_t out_width(const char *s)
 {
 	size_t n = 0;
 
@@ -230,7 +229,7 @@ static int print_table(FILE *f, const PGresult *res, const char *const *hide)
 		t[n] = (struct table_col){ .col = c, .lo = -1, .hi = -1,
 					   .number = k == KIND_INT ||
 						     k == KIND_FLOAT,
-					   .width = utf8_width(PQfname(res, c)) };
+					   .width = out_width(PQfname(res, c)) };
 		c = with_interval(res, c, &t[n].lo, &t[n].hi);
 		n++;
 	}
@@ -247,7 +246,7 @@ static int print_table(FILE *f, const PGresult *res, const char *const *hide)
 				goto out;
 			}
 			cell[(size_t)i * n + j] = v;
-			w = utf8_width(v);
+			w = out_width(v);
 			if (w > t[j].width)
 				t[j].width = w;
 		}
@@ -257,7 +256,7 @@ static int print_table(FILE *f, const PGresult *res, const char *const *hide)
 		fprintf(f, "%s%s", j ? "  " : "", name);
 		/* no trailing blanks after the last column */
 		if (j + 1 < n)
-			pad(f, t[j].width - utf8_width(name));
+			pad(f, t[j].width - out_width(name));
 	}
 	fputc('\n', f);
 	for (int j = 0; j < n; j++) {
@@ -269,7 +268,7 @@ static int print_table(FILE *f, const PGresult *res, const char *const *hide)
 	for (int i = 0; i < rows; i++) {
 		for (int j = 0; j < n; j++) {
 			const char *v = cell[(size_t)i * n + j];
-			size_t gap = t[j].width - utf8_width(v);
+			size_t gap = t[j].width - out_width(v);
 
 			fputs(j ? "  " : "", f);
 			if (t[j].number)
@@ -463,6 +462,7 @@ struct ncol {
 	size_t width;
 	size_t min; /* cut no narrower: its header, or NARROW_TEXT_MAX */
 	bool kept;
+	bool empty; /* no row has a value: left out */
 	bool detail; /* printed under its row (out_narrow.detail) */
 };
 
@@ -574,7 +574,7 @@ static void cut(char *s, size_t max)
 {
 	size_t n = 0;
 
-	if (utf8_width(s) <= max)
+	if (out_width(s) <= max)
 		return;
 	for (char *p = s; *p; p++)
 		if (((unsigned char)*p & 0xc0) != 0x80 && n++ == max - 1) {
@@ -680,7 +680,7 @@ void out_wrapped(FILE *f, const char *text, unsigned width,
 	while (*p) {
 		size_t room = width > at + 20 ? width - at : 20, take = strlen(p);
 
-		if (utf8_width(p) > room) {
+		if (out_width(p) > room) {
 			/* the last blank within room characters */
 			size_t chars = 0;
 
@@ -751,8 +751,8 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 				else if (strcmp(zone, z[0] ? z : "-"))
 					one_zone = false;
 			}
-			if (utf8_width(v) > t[j].width)
-				t[j].width = utf8_width(v);
+			if (out_width(v) > t[j].width)
+				t[j].width = out_width(v);
 		}
 	/* zones that differ stay in their cells */
 	for (int i = 0; !one_zone && i < rows; i++)
@@ -769,8 +769,8 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 			}
 			free(v);
 			cell[(size_t)i * n + j] = w;
-			if (utf8_width(w) > t[j].width)
-				t[j].width = utf8_width(w);
+			if (out_width(w) > t[j].width)
+				t[j].width = out_width(w);
 		}
 	if (one_zone && zone[0] && strcmp(zone, "-"))
 		snprintf(zone, sizeof(zone), "%s",
@@ -778,23 +778,23 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 	else
 		zone[0] = '\0';
 	for (int j = 0; j < n; j++) {
-		bool empty = rows > 0;
 		size_t w;
 
-		for (int i = 0; empty && i < rows; i++)
-			empty = !cell[(size_t)i * n + j][0];
+		t[j].empty = rows > 0;
+		for (int i = 0; t[j].empty && i < rows; i++)
+			t[j].empty = !cell[(size_t)i * n + j][0];
 		if (t[j].time && zone[0])
 			t[j].unit = zone;
 		head_split(&t[j], PQfname(res, t[j].col),
 			   t[j].width > 6 ? t[j].width : 6);
-		w = utf8_width(t[j].head[0]);
-		if (utf8_width(t[j].head[1]) > w)
-			w = utf8_width(t[j].head[1]);
+		w = out_width(t[j].head[0]);
+		if (out_width(t[j].head[1]) > w)
+			w = out_width(t[j].head[1]);
 		if (t[j].unit && strlen(t[j].unit) > w)
 			w = strlen(t[j].unit);
 		if (w > t[j].width)
 			t[j].width = w;
-		t[j].kept = !empty && !t[j].detail;
+		t[j].kept = !t[j].empty && !t[j].detail;
 		t[j].min = w > NARROW_TEXT_MAX ? w : NARROW_TEXT_MAX;
 		if (t[j].kept)
 			used += (used ? 2 : 0) + t[j].width;
@@ -849,7 +849,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 				continue;
 			blanks += first ? 0 : 2;
 			first = false;
-			gap = t[j].width - utf8_width(h);
+			gap = t[j].width - out_width(h);
 			if (t[j].kind == KIND_INT || t[j].kind == KIND_FLOAT)
 				blanks += gap;
 			if (*h) {
@@ -874,7 +874,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 	for (int i = 0; i < rows; i++) {
 		for (int j = 0, first = 1; j < n; j++) {
 			const char *v = cell[(size_t)i * n + j];
-			size_t gap = t[j].width - utf8_width(v);
+			size_t gap = t[j].width - out_width(v);
 			bool last = true, number = t[j].kind == KIND_INT ||
 						  t[j].kind == KIND_FLOAT;
 
@@ -924,11 +924,7 @@ int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 			o->prog ? o->prog : "fleetbench", dropped,
 			dropped == 1 ? "" : "s", o->width);
 		for (int j = 0; j < n; j++) {
-			bool empty = rows > 0;
-
-			for (int i = 0; empty && i < rows; i++)
-				empty = !cell[(size_t)i * n + j][0];
-			if (t[j].kept || t[j].detail || empty)
+			if (t[j].kept || t[j].detail || t[j].empty)
 				continue;
 			if (listed++ < 8)
 				fprintf(m, "%s %s", listed > 1 ? "," : "",

@@ -88,6 +88,9 @@ struct out_narrow {
 int out_print_narrow(FILE *f, const PGresult *res, const char *const *hide,
 		     const struct out_narrow *o);
 
+/* The characters of UTF-8 text s (what a terminal shows of it). */
+size_t out_width(const char *s);
+
 /* An estimate and its interval (the server's text; lo, hi NULL: none) as
  * a narrow table prints it, "1.38 ±2%", into buf. */
 void out_estimate(char *buf, size_t n, const char *median, const char *lo,

@@ -68,8 +68,8 @@ RETURNS TABLE (kernel text, method text, topic text, advice text,
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_variable
 DECLARE
-	k record; -- the kernel's row of fleet_kernels_rows()
-	prev record; -- the kernel before it, if any
+	k record; -- the kernel's row of fleet_kernels_rows(), and prev_*: the
+		  -- kernel before it
 	t fleetbench_estimate; -- thp_speedup
 	hf fleetbench_estimate; -- thp_huge_fraction
 	fp fleetbench_estimate; -- thp_fault_p99_us
@@ -86,24 +86,22 @@ DECLARE
 	chase bigint;
 	not_db constant text := 'database p99 under THP always: not measured: run the full profile with --with-database';
 BEGIN
-	SELECT x.* INTO k
+	-- the kernel and, beside it, the one before it as kernels orders them
+	SELECT x.*, lag(x.kernel) OVER w AS prev_kernel,
+	       lag(x.method) OVER w AS prev_method,
+	       lag(x.est) OVER w AS prev_est
+	INTO k
 	FROM fleet_kernels_rows(jsonb_build_object('provider', provider,
 					'instance_type', instance_type),
 				NULL, method_key, NULL) AS x
-	WHERE kernel_release IS NULL OR x.kernel = kernel_release
-	ORDER BY x.first_run DESC, x.kernel DESC
+	WINDOW w AS (ORDER BY x.first_run, x.kernel)
+	ORDER BY (kernel_release IS NULL OR x.kernel = kernel_release) DESC,
+		 x.first_run DESC, x.kernel DESC
 	LIMIT 1;
-	IF NOT FOUND THEN
+	IF NOT FOUND OR (kernel_release IS NOT NULL
+			 AND k.kernel IS DISTINCT FROM kernel_release) THEN
 		RETURN;
 	END IF;
-	-- the kernel before it, as kernels orders them
-	SELECT x.* INTO prev
-	FROM fleet_kernels_rows(jsonb_build_object('provider', provider,
-					'instance_type', instance_type),
-				NULL, method_key, NULL) AS x
-	WHERE (x.first_run, x.kernel) < (k.first_run, k.kernel)
-	ORDER BY x.first_run DESC, x.kernel DESC
-	LIMIT 1;
 	kernel := k.kernel;
 	method := k.method;
 	t := fleetbench_est(k.est, 'thp_speedup');
@@ -198,10 +196,10 @@ BEGIN
 		evidence := format('io_uring over pread %s', fleetbench_est_text(vp));
 	END IF;
 	-- what this kernel did to the gain
-	IF prev.kernel IS NOT NULL AND prev.method = k.method
-	   AND (fleetbench_est(prev.est, 'iouring_vs_pread')).ci_low > vp.ci_high THEN
+	IF k.prev_kernel IS NOT NULL AND k.prev_method = k.method
+	   AND (fleetbench_est(k.prev_est, 'iouring_vs_pread')).ci_low > vp.ci_high THEN
 		evidence := evidence || format('; the gain over pread fell with this kernel (%s on %s)',
-			fleetbench_est_text(fleetbench_est(prev.est, 'iouring_vs_pread')), prev.kernel);
+			fleetbench_est_text(fleetbench_est(k.prev_est, 'iouring_vs_pread')), k.prev_kernel);
 	END IF;
 	RETURN NEXT;
 
