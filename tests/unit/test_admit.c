@@ -197,7 +197,7 @@ static void store_tick(struct admit *a, int64_t now)
 
 static void test_control(void)
 {
-	struct admit *a = admit_new(500); /* 50 offers of 10 bytes at once */
+	struct admit *a = admit_new(300); /* 30 offers of 10 bytes at once */
 	int64_t now = 1000;
 	uint32_t hint = 0, h1 = 0, h2 = 0;
 	int admitted = 0, turned = 0, i;
@@ -224,15 +224,17 @@ static void test_control(void)
 	CHECK_EQ_INT(admit_stats(a)->turned_away, 44);
 	CHECK_EQ_INT(admit_backlog(a), ADMIT_COLD_BOUND);
 
-	/* a database storing 50 reports each 100 ms, offers left waiting:
-	 * the rate measured is about 500/s, the bound 4 s of it */
+	/* a database storing 30 reports each 100 ms, offers left waiting:
+	 * the first window opened with no backlog (only at least what was
+	 * done), the second full all along measures about 300/s, the bound
+	 * 4 s of it */
 	while (admit_backlog(a) > 100) {
 		now += 100;
 		store_tick(a, now);
 	}
 	CHECK_EQ_INT(admit_stats(a)->stale, 0);
 	rate = admit_stats(a)->rate;
-	CHECK_(rate >= 425 && rate <= 525, "rate %.1f reports/s", rate);
+	CHECK_(rate >= 255 && rate <= 315, "rate %.1f reports/s", rate);
 	CHECK_(admit_bound(a) == (size_t)(rate * 4),
 	       "bound %zu at %.1f reports/s", admit_bound(a), rate);
 
@@ -272,6 +274,46 @@ static void test_control(void)
 	admit_free(a);
 }
 
+/* A herd's first second, its handshakes taking the machine: the window
+ * opens with no backlog, so it measures only at least what was done (20
+ * reports); the bound stays ADMIT_COLD_BOUND (CI: a bound of 20 x 4.5 s
+ * turned 187 of 500 agents away for up to 5 s, the collector idle while
+ * they waited: test_herd's goodput 0.34 of unloaded). A window with the
+ * backlog full all along then measures the rate. */
+static void test_control_unsaturated(void)
+{
+	struct admit *a = admit_new(0);
+	int64_t now = 1000;
+	uint32_t hint = 0;
+	int i;
+
+	admit_set_control(a, &control);
+	admit_answered(a, 0, 0, now); /* the window opens, backlog 0 */
+	for (i = 0; i < 500; i++) {
+		struct admit_offer o = offer(i, 10);
+
+		CHECK(admit_control_offer(a, false, now + 1, &hint));
+		CHECK_OK(admit_offer(a, &o));
+	}
+	admit_answered(a, 20, 0, now + 500); /* 20 stored in the first second */
+	now += 1000;
+	admit_answered(a, 0, 0, now); /* the window closes */
+	CHECK_(admit_stats(a)->rate > 19 && admit_stats(a)->rate < 21,
+	       "rate %.1f", admit_stats(a)->rate);
+	CHECK_EQ_INT(admit_bound(a), ADMIT_COLD_BOUND);
+	CHECK(admit_control_offer(a, false, now, &hint));
+	/* a second with the backlog never short: 100 stored, measured */
+	admit_answered(a, 100, 0, now + 500);
+	now += 1000;
+	admit_answered(a, 0, 0, now);
+	CHECK_(admit_stats(a)->rate > 90 && admit_stats(a)->rate < 110,
+	       "rate %.1f", admit_stats(a)->rate);
+	CHECK_(admit_bound(a) == (size_t)(admit_stats(a)->rate * 4),
+	       "bound %zu", admit_bound(a));
+	CHECK(!admit_control_offer(a, false, now, &hint));
+	admit_free(a);
+}
+
 /* A report whose sender holds a grant is let in whatever the backlog; one
  * without is turned away with a hint; with control off, all goes. */
 static void test_control_report_and_off(void)
@@ -307,6 +349,7 @@ int main(void)
 {
 	test_stale();
 	test_control();
+	test_control_unsaturated();
 	test_control_report_and_off();
 	test_budget_and_order();
 	test_large_and_unbounded();
