@@ -98,7 +98,7 @@ DECLARE
 	targets boolean; -- some comparison has one; else the run keeps NULLs
 	problem text;
 	state text;
-	shape bigint; -- its result_shapes row
+	shape bigint; -- its result_shapes row, if stored before
 	shape_digest bytea;
 	split record; -- the probe's part and rest
 	names bigint; -- the comparisons' comparison_names row, if any
@@ -273,6 +273,28 @@ BEGIN
 		END IF;
 	END IF;
 
+	-- the report's shape (030: its names, units and ends) and its
+	-- comparisons' names (032), stored once and found again by their
+	-- digests, which this function computes from the arrays: a shape
+	-- or names found were stored by a report that passed the checks
+	-- below, so the checks that read only them (their ends, each name
+	-- once) are not made again (a fifth of the time of the checks).
+	-- 030_result_shapes.sql makes the digest the same way.
+	IF nv > 0 THEN
+		shape_digest := sha256(convert_to(ROW(r.v_benchmark, r.v_variant,
+			r.v_param_end, r.p_key, array_to_string(r.p_kind, ''),
+			r.v_metric_end, r.m_metric, r.m_unit)::text, 'UTF8'));
+		SELECT s.shape_id INTO shape FROM result_shapes AS s
+		WHERE s.digest = shape_digest;
+	END IF;
+	IF nc > 0 THEN
+		names_digest := sha256(convert_to(ROW(r.c_name, r.c_benchmark,
+			r.c_metric, r.c_numerator, r.c_denominator)::text,
+			'UTF8'));
+		SELECT x.names_id INTO names FROM comparison_names AS x
+		WHERE x.digest = names_digest;
+	END IF;
+
 	-- ends that never step back, sample ends within their variant,
 	-- each variant, metric of a variant and comparison named once,
 	-- parameter values that bench_results can read back as JSON: one
@@ -280,12 +302,14 @@ BEGIN
 	IF nv > 0 OR nc > 0 THEN
 		SELECT x.state, x.problem INTO state, problem
 		FROM (SELECT '22023' AS state, CASE
-			WHEN r.v_param_end <> ARRAY(SELECT unnest(r.v_param_end) ORDER BY 1)
-			     OR r.v_param_end[1] < 0 THEN 'v_param_end steps back'
+			WHEN shape IS NULL
+			     AND (r.v_param_end <> ARRAY(SELECT unnest(r.v_param_end) ORDER BY 1)
+				  OR r.v_param_end[1] < 0) THEN 'v_param_end steps back'
 			WHEN r.v_window_end <> ARRAY(SELECT unnest(r.v_window_end) ORDER BY 1)
 			     OR r.v_window_end[1] < 0 THEN 'v_window_end steps back'
-			WHEN r.v_metric_end <> ARRAY(SELECT unnest(r.v_metric_end) ORDER BY 1)
-			     OR r.v_metric_end[1] < 0 THEN 'v_metric_end steps back'
+			WHEN shape IS NULL
+			     AND (r.v_metric_end <> ARRAY(SELECT unnest(r.v_metric_end) ORDER BY 1)
+				  OR r.v_metric_end[1] < 0) THEN 'v_metric_end steps back'
 			WHEN r.v_sample_end <> ARRAY(SELECT unnest(r.v_sample_end) ORDER BY 1)
 			     OR r.v_sample_end[1] < 0 THEN 'v_sample_end steps back'
 			END AS problem
@@ -293,9 +317,11 @@ BEGIN
 		      SELECT '23505', coalesce(
 			(SELECT format('benchmark variant %s/%s is listed twice', b, v)
 			 FROM unnest(r.v_benchmark, r.v_variant) AS x(b, v)
+			 WHERE shape IS NULL
 			 GROUP BY b, v HAVING count(*) > 1 LIMIT 1),
 			(SELECT format('comparison %s is listed twice', c)
 			 FROM unnest(r.c_name) AS c
+			 WHERE names IS NULL
 			 GROUP BY c HAVING count(*) > 1 LIMIT 1),
 			(SELECT format('metric %s of %s/%s is listed twice',
 				       m.metric, v.b, v.v)
@@ -303,6 +329,7 @@ BEGIN
 				 WITH ORDINALITY AS v(b, v, e, i),
 			      unnest(r.m_metric[coalesce(r.v_metric_end[v.i - 1], 0) + 1
 					      : v.e]) AS m(metric)
+			 WHERE shape IS NULL
 			 GROUP BY v.i, v.b, v.v, m.metric HAVING count(*) > 1
 			 LIMIT 1))
 		      UNION ALL
@@ -532,27 +559,21 @@ BEGIN
 		END IF;
 	END IF;
 
-	-- the comparisons' names (032), found by their digest or stored
-	IF nc > 0 THEN
-		names_digest := sha256(convert_to(ROW(r.c_name, r.c_benchmark,
-			r.c_metric, r.c_numerator, r.c_denominator)::text,
-			'UTF8'));
-		SELECT x.names_id INTO names FROM comparison_names AS x
-		WHERE x.digest = names_digest;
-		IF NOT FOUND THEN
-			INSERT INTO comparison_names (digest, c_name, c_benchmark,
-						      c_metric, c_numerator,
-						      c_denominator)
-			VALUES (names_digest, r.c_name, r.c_benchmark,
-				r.c_metric, r.c_numerator, r.c_denominator)
-			ON CONFLICT (digest) DO NOTHING
-			RETURNING names_id INTO names;
-			-- another transaction stored it since (and committed)
-			IF names IS NULL THEN
-				SELECT x.names_id INTO names
-				FROM comparison_names AS x
-				WHERE x.digest = names_digest;
-			END IF;
+	-- the comparisons' names (032), found above by their digest or
+	-- stored
+	IF nc > 0 AND names IS NULL THEN
+		INSERT INTO comparison_names (digest, c_name, c_benchmark,
+					      c_metric, c_numerator,
+					      c_denominator)
+		VALUES (names_digest, r.c_name, r.c_benchmark,
+			r.c_metric, r.c_numerator, r.c_denominator)
+		ON CONFLICT (digest) DO NOTHING
+		RETURNING names_id INTO names;
+		-- another transaction stored it since (and committed)
+		IF names IS NULL THEN
+			SELECT x.names_id INTO names
+			FROM comparison_names AS x
+			WHERE x.digest = names_digest;
 		END IF;
 	END IF;
 
@@ -604,15 +625,8 @@ BEGIN
 	END IF;
 
 	IF nv > 0 THEN
-		-- the report's shape (030): its names, units and ends, stored
-		-- once in result_shapes and found again by their digest
-		-- (030_result_shapes.sql makes it the same way)
-		shape_digest := sha256(convert_to(ROW(r.v_benchmark, r.v_variant,
-			r.v_param_end, r.p_key, array_to_string(r.p_kind, ''),
-			r.v_metric_end, r.m_metric, r.m_unit)::text, 'UTF8'));
-		SELECT s.shape_id INTO shape FROM result_shapes AS s
-		WHERE s.digest = shape_digest;
-		IF NOT FOUND THEN
+		-- the report's shape, found above by its digest or stored
+		IF shape IS NULL THEN
 			INSERT INTO result_shapes (digest, v_benchmark, v_variant,
 						   v_param_end, p_key, p_kind,
 						   v_metric_end, m_metric, m_unit)

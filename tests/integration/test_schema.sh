@@ -623,6 +623,26 @@ refused_run "a double parameter that JSON cannot hold" 22023 \
 refused_run "a parameter of an unknown kind" 22023 \
 	"fleetbench_ingest: parameter k2: x is not of a kind i, s, d or b" \
 	'{4,4}' '{3,4}' '{i,q}' '{1,x}'
+# the checks that read only the shape (names and ends) are made for a
+# shape not stored before (the refusals above are of $LR's shape, stored:
+# the checks of samples and values are made whatever the shape)
+refused_run "a variant listed twice, stored directly" 23505 \
+	"fleetbench_ingest: benchmark variant b/v1 is listed twice" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"v_variant": ["v1", "v1"]}'
+refused_run "a metric listed twice, stored directly" 23505 \
+	"fleetbench_ingest: metric iops of b/v1 is listed twice" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"m_metric": ["iops", "iops"]}'
+refused_run "metric ends that step back, stored directly" 22023 \
+	"fleetbench_ingest: v_metric_end steps back" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"v_metric_end": [3, 2]}'
+refused_run "a comparison listed twice, stored directly" 23505 \
+	"fleetbench_ingest: comparison c1 is listed twice" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"c_name": ["c1", "c1"],
+	"c_benchmark": ["b", "b"], "c_metric": ["iops", "lat"],
+	"c_numerator": ["v1", "v1"], "c_denominator": ["v2", "v2"],
+	"c_ratio": [2, 2], "c_ci_low": [1.5, 1.5], "c_ci_high": [2.5, 2.5],
+	"c_level": [0.95, 0.95], "c_method": ["m", "m"],
+	"c_reason": [null, null]}'
 # what the writer could once store past every check by calling the
 # ingest directly (issue 37): refused whatever the caller says it checked
 refused_run "a start in the year 262143, stored directly" 22023 \
