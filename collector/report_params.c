@@ -29,6 +29,8 @@ struct enc {
 	struct pgparam *p;
 	char *err;
 	int r;
+	/* the typed probe as JSON, its part and its rest (enc_probe) */
+	struct json_object *part, *rest;
 };
 
 /* An unsigned field in a bigint column, or the report is refused. */
@@ -536,33 +538,72 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 }
 
 /*
- * The probe as the JSON text PostgreSQL parses once into runs.probe: the
- * typed probe walked by pbjson (docs/probe.md's shape), or from an older
- * agent the text the codec validated (a JSON object within the depth
- * limit).
+ * The probe's sections that change from one run of a host to the next:
+ * fleetbench_probe_split()'s rest (schema/functions/20_ingest.sql), which
+ * fleetbench_ingest_run() checks a split against.
+ */
+static const char *const probe_rest_keys[] = { "meta", "host", "steal",
+					       "psi", "vmstat" };
+
+static void enc_oom(struct enc *e, const char *what)
+{
+	if (!e->r) {
+		e->r = -ENOMEM;
+		snprintf(e->err, PG_ERR_LEN, "out of memory for %s", what);
+	}
+}
+
+/*
+ * The probe (attribute probe): from an older agent the text the codec
+ * validated (a JSON object within the depth limit), which PostgreSQL
+ * parses and splits; for a typed probe NULL, and the probe walked by
+ * pbjson (docs/probe.md's shape) is split here into e->part and e->rest,
+ * which enc_probe_in_two() writes as probe_part and probe_rest (035), so
+ * that PostgreSQL parses only the small rest and finds the part by the
+ * digest of its text.
  */
 static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 {
-	struct json_object *o;
-
 	if (!r->probe) {
 		pgparam_text(e->p, r->probe_json);
 		return;
 	}
-	o = pbjson_from_message(&r->probe->base);
-	if (!o) {
-		if (!e->r) {
-			e->r = -ENOMEM;
-			snprintf(e->err, PG_ERR_LEN,
-				 "out of memory for the probe");
+	pgparam_text(e->p, NULL);
+	e->part = pbjson_from_message(&r->probe->base);
+	e->rest = json_object_new_object();
+	if (!e->part || !e->rest) {
+		enc_oom(e, "the probe");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(probe_rest_keys) / sizeof(*probe_rest_keys);
+	     i++) {
+		struct json_object *v;
+
+		if (!json_object_object_get_ex(e->part, probe_rest_keys[i], &v))
+			continue;
+		if (json_object_object_add(e->rest, probe_rest_keys[i],
+					   json_object_get(v)) < 0) {
+			json_object_put(v);
+			enc_oom(e, "the probe");
+			return;
 		}
+		json_object_object_del(e->part, probe_rest_keys[i]);
+	}
+}
+
+/* probe_part, probe_rest (035): the typed probe's two pieces, or NULL */
+static void enc_probe_in_two(struct enc *e)
+{
+	const int flags = JSON_C_TO_STRING_PLAIN |
+			  JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	if (!e->part || !e->rest) {
+		pgparam_text(e->p, NULL);
 		pgparam_text(e->p, NULL);
 		return;
 	}
-	pgparam_text(e->p, json_object_to_json_string_ext(
-				   o, JSON_C_TO_STRING_PLAIN |
-					      JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
+	pgparam_text(e->p, json_object_to_json_string_ext(e->part, flags));
+	pgparam_text(e->p, json_object_to_json_string_ext(e->rest, flags));
 }
 
 /* tag_keys, tag_values (021), NULL without tags, which the
@@ -743,6 +784,9 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_window_texts(&e, r, 0);
 	enc_window_texts(&e, r, 1);
 	enc_costs(&e, r);
+	enc_probe_in_two(&e);
+	json_object_put(e.part);
+	json_object_put(e.rest);
 	attrs = p->record_n;
 	pgparam_record_end(p);
 	ret = pgparam_finish(p);

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 034_drift leave, for a
+-- The baseline: the schema that migrations 001_init to 035_probe_in_two leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -13,7 +13,7 @@
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
--- covers: 033_fleet_shift 034_drift
+-- covers: 033_fleet_shift 034_drift 035_probe_in_two
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -156,7 +156,9 @@ CREATE TYPE fleetbench_report AS (
 	cost_peak_memory_bytes bigint[],
 	cost_written_bytes bigint[],
 	cost_allowance_s double precision[],
-	cost_rounds bigint[]
+	cost_rounds bigint[],
+	probe_part text,
+	probe_rest text
 );
 
 COMMENT ON TYPE fleetbench_report IS 'one report as the collector stores it through fleetbench_ingest_run() (docs/schema.md): a new report field is a new attribute, the function''s signature stays';

@@ -68,6 +68,23 @@ LANGUAGE sql IMMUTABLE AS $$
 	FROM (SELECT p - '{meta,host,steal,psi,vmstat}'::text[] AS part) AS x
 $$;
 
+-- A writer's probe_part (035) as jsonb: an object without the sections
+-- that fleetbench_probe_split() keeps in the rest, else the report is
+-- refused naming it.
+CREATE OR REPLACE FUNCTION fleetbench_probe_part_of(t text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+	part jsonb := t::jsonb;
+BEGIN
+	IF jsonb_typeof(part) IS DISTINCT FROM 'object'
+	   OR part ?| '{meta,host,steal,psi,vmstat}'::text[] THEN
+		PERFORM fleetbench_reject_as('22023',
+			'probe_part: a JSON object without meta, host, steal, psi or vmstat is expected');
+	END IF;
+	RETURN part;
+END
+$$;
+
 /*
  * fleetbench_ingest_run(r) stores one report, given as one value of the
  * composite type fleetbench_report (the contract of docs/schema.md, made
@@ -100,7 +117,10 @@ DECLARE
 	state text;
 	shape bigint; -- its result_shapes row, if stored before
 	shape_digest bytea;
-	split record; -- the probe's part and rest
+	split record; -- the probe's part and rest, split here
+	part_body jsonb; -- the probe's unchanging part, when parsed
+	rest_body jsonb; -- its changing sections
+	t_placement text; -- its topology.placement, when a string
 	names bigint; -- the comparisons' comparison_names row, if any
 	names_digest bytea;
 	part bigint; -- its probe_parts row
@@ -115,11 +135,28 @@ DECLARE
 BEGIN
 	PERFORM fleetbench_schema_guard();
 	started := timestamptz 'epoch' + r.started_ms * interval '1 millisecond';
-	p := r.probe::jsonb;
-	IF jsonb_typeof(p) IS DISTINCT FROM 'object' THEN
-		PERFORM fleetbench_reject_as('22023', format(
-			'probe: a JSON object is expected, not %s',
-			coalesce(jsonb_typeof(p), 'nothing')));
+	-- the probe: whole (probe), or in two as the collector writes it
+	-- (probe_part and probe_rest, 035: the part is parsed only when no
+	-- part with its digest is stored)
+	IF r.probe_part IS NOT NULL OR r.probe_rest IS NOT NULL THEN
+		IF r.probe IS NOT NULL OR r.probe_part IS NULL
+		   OR r.probe_rest IS NULL THEN
+			PERFORM fleetbench_reject_as('22023',
+				'probe: either probe or both probe_part and probe_rest');
+		END IF;
+		rest_body := r.probe_rest::jsonb;
+		IF jsonb_typeof(rest_body) IS DISTINCT FROM 'object'
+		   OR rest_body - '{meta,host,steal,psi,vmstat}'::text[] <> '{}' THEN
+			PERFORM fleetbench_reject_as('22023',
+				'probe_rest: a JSON object of meta, host, steal, psi and vmstat alone is expected');
+		END IF;
+	ELSE
+		p := r.probe::jsonb;
+		IF jsonb_typeof(p) IS DISTINCT FROM 'object' THEN
+			PERFORM fleetbench_reject_as('22023', format(
+				'probe: a JSON object is expected, not %s',
+				coalesce(jsonb_typeof(p), 'nothing')));
+		END IF;
 	END IF;
 	targets := coalesce(cardinality(array_remove(r.c_target_half_width, NULL)), 0)
 		   + coalesce(cardinality(array_remove(r.c_target_reached, NULL)), 0)
@@ -470,7 +507,12 @@ BEGIN
 		t_vm := r.vm;
 		t_container := r.container;
 	ELSE
-		-- as 008's fleetbench_ingest() read them from the probe
+		-- as 008's fleetbench_ingest() read them from the probe (a
+		-- probe in two is put together for it)
+		IF p IS NULL THEN
+			part_body := fleetbench_probe_part_of(r.probe_part);
+			p := part_body || rest_body;
+		END IF;
 		SELECT fleetbench_json_text(x.thp_enabled),
 		       fleetbench_json_text(x.thp_defrag),
 		       fleetbench_json_text(x.thp_shmem),
@@ -542,14 +584,31 @@ BEGIN
 		END IF;
 	END IF;
 
-	-- the probe's unchanging part (031), found by its digest or stored
-	SELECT * INTO split FROM fleetbench_probe_split(p);
-	part_digest := sha256(convert_to(split.part::text, 'UTF8'));
-	SELECT x.part_id INTO part FROM probe_parts AS x
+	-- the probe's unchanging part (031), found by its digest (of its
+	-- text as written: the collector's, or jsonb's when split here) or
+	-- stored, and its placement (023) read from it
+	IF r.probe_part IS NULL THEN
+		SELECT * INTO split FROM fleetbench_probe_split(p);
+		part_body := split.part;
+		rest_body := split.rest;
+		part_digest := sha256(convert_to(part_body::text, 'UTF8'));
+	ELSE
+		part_digest := sha256(convert_to(r.probe_part, 'UTF8'));
+	END IF;
+	SELECT x.part_id,
+	       CASE WHEN jsonb_typeof(x.body #> '{topology,placement}') = 'string'
+		    THEN x.body #>> '{topology,placement}' END
+	INTO part, t_placement
+	FROM probe_parts AS x
 	WHERE x.digest = part_digest;
 	IF NOT FOUND THEN
+		part_body := coalesce(part_body,
+				      fleetbench_probe_part_of(r.probe_part));
+		-- {"unknown": why} when the probe could not read it: NULL
+		t_placement := CASE WHEN jsonb_typeof(part_body #> '{topology,placement}') = 'string'
+				    THEN part_body #>> '{topology,placement}' END;
 		INSERT INTO probe_parts (digest, body)
-		VALUES (part_digest, split.part)
+		VALUES (part_digest, part_body)
 		ON CONFLICT (digest) DO NOTHING
 		RETURNING part_id INTO part;
 		-- another transaction stored it since (and committed)
@@ -602,7 +661,7 @@ BEGIN
 		r.kernel_cmdline, r.profile, r.seed, t_thp_enabled, t_thp_defrag,
 		t_sizes, t_1g, t_disabled, t_setup, t_setup_errno, t_sqpoll,
 		t_sqpoll_errno, t_opcodes, t_features, t_vcpus, t_memory,
-		t_vm, t_container, part, split.rest, mkey, t_thp_shmem, t_nr,
+		t_vm, t_container, part, rest_body, mkey, t_thp_shmem, t_nr,
 		t_free, t_cpu,
 		names,
 		CASE WHEN nc > 0 THEN r.c_ratio END,
@@ -612,9 +671,7 @@ BEGIN
 		CASE WHEN nc > 0 THEN r.c_method END,
 		CASE WHEN nc > 0 THEN r.c_reason END,
 		coalesce(jsonb_object(r.tag_keys, r.tag_values), '{}'),
-		-- {"unknown": why} when the probe could not read it: NULL
-		CASE WHEN jsonb_typeof(p #> '{topology,placement}') = 'string'
-		     THEN p #>> '{topology,placement}' END,
+		t_placement,
 		-- no target anywhere (fixed repeats): NULL, as before 024
 		CASE WHEN targets THEN r.c_target_half_width END,
 		CASE WHEN targets THEN r.c_target_reached END,

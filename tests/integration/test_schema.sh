@@ -660,7 +660,40 @@ refused_run "a machine id that is not one, stored directly" 22023 \
 	'{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"machine_id": "not-a-machine-id"}'
 check_eq "nothing of the refused calls is stored" \
 	"$(q <<<"SELECT count(*) FROM runs WHERE run_id = 'bbbbbbbb-1111-4222-8333-444444444444'")" 0
-q <<<"DELETE FROM runs WHERE run_id = '$LR'"
+# the probe in two (035), as the collector writes it: stored as the whole
+# probe would be, the part found again by the digest of its text, the
+# split checked
+P2_PART='"probe": null, "probe_part": "{\"thp\": {\"enabled\": {\"selected\": \"never\"}}, \"topology\": {\"placement\": \"threads=2\"}}"'
+P2_REST='"probe_rest": "{\"host\": {\"uptime_s\": 5}}"'
+LP1=aaaaaaaa-1111-4222-8333-444444444446
+LP2=aaaaaaaa-1111-4222-8333-444444444447
+check_eq "a probe in two is stored as the whole probe, its part once" "$(q <<-EOF
+	$(lean_run $LP1 '{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$P2_PART, $P2_REST}");
+	$(lean_run $LP2 '{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$P2_PART, $P2_REST}");
+	SELECT r.probe = '{"thp": {"enabled": {"selected": "never"}},
+			  "topology": {"placement": "threads=2"},
+			  "host": {"uptime_s": 5}}'::jsonb,
+	       r.probe_rest, r.placement,
+	       (SELECT count(DISTINCT x.probe_part) FROM runs AS x
+		WHERE x.run_id IN ('$LP1', '$LP2'))
+	FROM runs AS r WHERE r.run_id IN ('$LP1', '$LP2');
+EOF
+)" 't
+t
+t|{"host": {"uptime_s": 5}}|threads=2|1
+t|{"host": {"uptime_s": 5}}|threads=2|1'
+refused_run "a probe given whole and in two" 22023 \
+	"fleetbench_ingest: probe: either probe or both probe_part and probe_rest" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$P2_REST}"
+BAD_REST='"probe_rest": "{\"kernel\": {}}"'
+refused_run "a probe's rest holding a section of its part" 22023 \
+	"fleetbench_ingest: probe_rest: a JSON object of meta, host, steal, psi and vmstat alone is expected" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$P2_PART, $BAD_REST}"
+BAD_PART='"probe": null, "probe_part": "{\"vmstat\": {}}"'
+refused_run "a probe's part holding a section of its rest" 22023 \
+	"fleetbench_ingest: probe_part: a JSON object without meta, host, steal, psi or vmstat is expected" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$BAD_PART, $P2_REST}"
+q <<<"DELETE FROM runs WHERE run_id IN ('$LR', '$LP1', '$LP2')"
 
 # --- deleting a run deletes its rows --------------------------------------
 
