@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 035_probe_in_two leave, for a
+-- The baseline: the schema that migrations 001_init to 036_shape_figure_positions leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -13,7 +13,7 @@
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
--- covers: 033_fleet_shift 034_drift 035_probe_in_two
+-- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -516,6 +516,7 @@ CREATE TABLE result_shapes (
     v_metric_end integer[] NOT NULL,
     m_metric text[],
     m_unit text[],
+    figure_pos integer[],
     CONSTRAINT result_shapes_valid CHECK (fleetbench_shape_valid(v_benchmark, v_variant, v_param_end, p_key, p_kind, v_metric_end, m_metric, m_unit))
 );
 ALTER TABLE ONLY result_shapes ALTER COLUMN p_key SET COMPRESSION lz4;
@@ -523,6 +524,8 @@ ALTER TABLE ONLY result_shapes ALTER COLUMN m_metric SET COMPRESSION lz4;
 ALTER TABLE ONLY result_shapes ALTER COLUMN m_unit SET COMPRESSION lz4;
 
 COMMENT ON TABLE result_shapes IS 'the names, units and ends of a report''s variants, parameters and metrics, stored once per distinct shape (030); run_results.shape_id refers to one';
+
+COMMENT ON COLUMN result_shapes.figure_pos IS 'element id: the position in run_results.m_median of value figure id (proto/figures.def) in runs of this shape; NULL where it has none (036)';
 
 ALTER TABLE result_shapes ALTER COLUMN shape_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME result_shapes_shape_id_seq

@@ -686,11 +686,14 @@ BEGIN
 		IF shape IS NULL THEN
 			INSERT INTO result_shapes (digest, v_benchmark, v_variant,
 						   v_param_end, p_key, p_kind,
-						   v_metric_end, m_metric, m_unit)
+						   v_metric_end, m_metric, m_unit,
+						   figure_pos)
 			VALUES (shape_digest, r.v_benchmark, r.v_variant,
 				r.v_param_end, r.p_key,
 				array_to_string(r.p_kind, ''), r.v_metric_end,
-				r.m_metric, r.m_unit)
+				r.m_metric, r.m_unit,
+				fleetbench_figure_positions(r.v_benchmark,
+					r.v_variant, r.v_metric_end, r.m_metric))
 			ON CONFLICT (digest) DO NOTHING
 			RETURNING shape_id INTO shape;
 			-- another transaction stored it since (and committed)
@@ -911,12 +914,47 @@ DROP FUNCTION IF EXISTS fleetbench_array(jsonb, text);
 DROP FUNCTION IF EXISTS fleetbench_reject(text);
 
 /*
+ * Where runs of a shape keep each value figure (036): element id is the
+ * position in run_results.m_median of the metric of value figure id (its
+ * benchmark, variant and metric, proto/figures.def), NULL where the shape
+ * has none; NULL for ratio figures. A shape names each variant and each
+ * metric of a variant once (fleetbench_ingest_run() checks it).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_figure_positions(b text[], v text[],
+							me integer[],
+							m text[])
+RETURNS integer[]
+LANGUAGE sql STABLE AS $$
+	SELECT array_agg(p.pos ORDER BY i)
+	FROM generate_series(1, (SELECT max(x.id) FROM figures AS x)) AS i
+	LEFT JOIN figures AS f ON f.id = i AND f.kind = 'value'
+	LEFT JOIN LATERAL (
+		SELECT coalesce(me[u.k - 1], 0)
+		       + array_position(m[coalesce(me[u.k - 1], 0) + 1 : u.e],
+					f.metric) AS pos
+		FROM unnest(b, v, me) WITH ORDINALITY AS u(b, v, e, k)
+		WHERE u.b = f.benchmark AND u.v = f.variant
+		LIMIT 1) AS p ON true
+$$;
+
+-- every shape's positions as the declarations say now (the function
+-- files run again whenever they change); a shape whose are current is
+-- not written
+UPDATE result_shapes AS s SET figure_pos = x.pos
+FROM (SELECT y.shape_id,
+	     fleetbench_figure_positions(y.v_benchmark, y.v_variant,
+					 y.v_metric_end, y.m_metric) AS pos
+      FROM result_shapes AS y) AS x
+WHERE x.shape_id = s.shape_id AND s.figure_pos IS DISTINCT FROM x.pos;
+
+/*
  * What one run says about the headline figures (the definition;
  * run_figures holds its rows, in its column order), read from runs and
  * the run's run_results row (of its month's partition) directly: the
  * figures array (028, fleetbench_figures_trim()) from the table figures,
  * element i the figure of id i: a ratio the report's comparison of the figure's name, a value the
- * median of its benchmark/variant/metric (proto/figures.def). Made again
+ * median of its benchmark/variant/metric (proto/figures.def), found at
+ * its shape's figure_pos (036). Made again
  * whenever the declarations change (migrate re-runs the function files).
  */
 DROP VIEW IF EXISTS run_figures_live CASCADE;
@@ -925,17 +963,11 @@ DROP VIEW IF EXISTS run_figures_live CASCADE;
 DROP FUNCTION IF EXISTS fleetbench_flags(boolean, boolean, boolean, boolean);
 DO $do$
 DECLARE
-	vals text; -- one aggregate per value figure, v<id>
 	elems text; -- the array's elements in id order
 BEGIN
-	SELECT string_agg(format(E',\n\t\t       max(x.m_median[v.me0 + k.j]) FILTER (\n\t\t\t       WHERE v.b = %L AND v.v = %L\n\t\t\t\t     AND k.metric = %L) AS v%s',
-				 f.benchmark, f.variant, f.metric, f.id),
-			  '' ORDER BY f.id)
-	INTO vals
-	FROM figures AS f WHERE f.kind = 'value';
 	SELECT string_agg(CASE f.kind
 			WHEN 'ratio' THEN format('r.c_ratio[array_position(n.c_name, %L)]', f.name)
-			WHEN 'value' THEN format('b.v%s', f.id)
+			WHEN 'value' THEN format('b.m_median[b.figure_pos[%s]]', f.id)
 			ELSE 'NULL' END, E',\n\t       ' ORDER BY i)
 	INTO elems
 	FROM generate_series(1, (SELECT max(x.id) FROM figures AS x)) AS i
@@ -959,22 +991,16 @@ SELECT r.run_id, r.started_at, r.provider, r.instance_type, r.region,
 FROM runs r
 LEFT JOIN comparison_names n ON n.names_id = r.comparison_names_id
 LEFT JOIN LATERAL (
-	SELECT true = ANY (x.w_noisy) AS noisy, m.*
+	SELECT true = ANY (x.w_noisy) AS noisy,
+	       (SELECT array_agg(f.b || '/' || f.v ORDER BY f.i)
+		FROM unnest(sh.v_benchmark, sh.v_variant, x.v_status)
+			WITH ORDINALITY AS f(b, v, s, i)
+		WHERE f.s = 'failed') AS failed,
+	       x.m_median, sh.figure_pos
 	FROM run_results x
-	JOIN result_shapes sh ON sh.shape_id = x.shape_id,
-	     LATERAL (
-		SELECT (SELECT array_agg(f.b || '/' || f.v ORDER BY f.i)
-			FROM unnest(sh.v_benchmark, sh.v_variant, x.v_status)
-				WITH ORDINALITY AS f(b, v, s, i)
-			WHERE f.s = 'failed') AS failed%s
-		FROM (SELECT u.*, coalesce(sh.v_metric_end[u.i - 1], 0) AS me0
-		      FROM unnest(sh.v_benchmark, sh.v_variant, x.v_status,
-				  sh.v_metric_end)
-			      WITH ORDINALITY AS u(b, v, s, me1, i)) AS v
-		LEFT JOIN LATERAL unnest(sh.m_metric[v.me0 + 1 : v.me1])
-			WITH ORDINALITY AS k(metric, j) ON true) AS m
+	JOIN result_shapes sh ON sh.shape_id = x.shape_id
 	WHERE x.run_id = r.run_id AND x.started_at = r.started_at) AS b ON true$f$,
-		coalesce(elems, ''), coalesce(vals, ''));
+		coalesce(elems, ''));
 END
 $do$;
 

@@ -682,6 +682,13 @@ EOF
 t
 t|{"host": {"uptime_s": 5}}|threads=2|1
 t|{"host": {"uptime_s": 5}}|threads=2|1'
+LP3=aaaaaaaa-1111-4222-8333-444444444448
+check_eq "without capabilities, a probe in two gives its typed columns" "$(q <<-EOF
+	$(lean_run $LP3 '{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$P2_PART, $P2_REST, \"caps_present\": false}");
+	SELECT thp_enabled, placement FROM runs WHERE run_id = '$LP3';
+EOF
+)" 't
+never|threads=2'
 refused_run "a probe given whole and in two" 22023 \
 	"fleetbench_ingest: probe: either probe or both probe_part and probe_rest" \
 	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$P2_REST}"
@@ -693,7 +700,7 @@ BAD_PART='"probe": null, "probe_part": "{\"vmstat\": {}}"'
 refused_run "a probe's part holding a section of its rest" 22023 \
 	"fleetbench_ingest: probe_part: a JSON object without meta, host, steal, psi or vmstat is expected" \
 	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "{$BAD_PART, $P2_REST}"
-q <<<"DELETE FROM runs WHERE run_id IN ('$LR', '$LP1', '$LP2')"
+q <<<"DELETE FROM runs WHERE run_id IN ('$LR', '$LP1', '$LP2', '$LP3')"
 
 # --- deleting a run deletes its rows --------------------------------------
 
