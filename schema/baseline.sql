@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 036_shape_figure_positions leave, for a
+-- The baseline: the schema that migrations 001_init to 037_run_costs_by_trigger leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -13,7 +13,7 @@
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
--- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions
+-- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -800,9 +800,6 @@ CREATE TRIGGER runs_truncate_results AFTER TRUNCATE ON runs FOR EACH STATEMENT E
 
 ALTER TABLE ONLY alerts
     ADD CONSTRAINT alerts_fleet_alert_id_fkey FOREIGN KEY (fleet_alert_id) REFERENCES fleet_alerts(id) ON DELETE CASCADE;
-
-ALTER TABLE ONLY run_costs
-    ADD CONSTRAINT run_costs_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(run_id) ON DELETE CASCADE;
 
 ALTER TABLE run_results
     ADD CONSTRAINT run_results_shape_id_fkey FOREIGN KEY (shape_id) REFERENCES result_shapes(shape_id);

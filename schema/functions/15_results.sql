@@ -207,17 +207,20 @@ $$;
 COMMENT ON FUNCTION probe(runs) IS
 	'a run''s whole probe, as runs.probe was until 031: r.probe';
 
--- A run's results and figures go with it (there is no foreign key to
--- cascade). Updating a run's run_id or started_at is not supported.
+-- A run's results, costs (037) and figures go with it (there is no
+-- foreign key to cascade). Updating a run's run_id or started_at is not
+-- supported.
 CREATE OR REPLACE FUNCTION fleetbench_runs_deleted() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP = 'TRUNCATE' THEN
-		TRUNCATE run_results, run_figures;
+		TRUNCATE run_results, run_costs, run_figures;
 		RETURN NULL;
 	END IF;
 	DELETE FROM run_results AS v USING fleetbench_old_runs AS o
 	WHERE v.run_id = o.run_id AND v.started_at = o.started_at;
+	DELETE FROM run_costs AS c USING fleetbench_old_runs AS o
+	WHERE c.run_id = o.run_id;
 	DELETE FROM run_figures AS f USING fleetbench_old_runs AS o
 	WHERE f.run_id = o.run_id;
 	RETURN NULL;

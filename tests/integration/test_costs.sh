@@ -164,6 +164,16 @@ ingest '[{"benchmark":"thp_chase","wall_s":-1,"cpu_s":1,"peak_memory_bytes":0,"w
 check_grep "a negative wall time is refused, named" "$tmp/neg.out" \
 	' rejected: costs\[0\]\.wall_s'
 
+# a run's costs go with it (runs' delete and truncate trigger, 037)
+gone=$(qn <<<"SELECT run_id FROM run_costs WHERE benchmark = 'thp_chase'")
+qn <<<"DELETE FROM runs WHERE run_id = '$gone'"
+check_eq "deleting a run deletes its costs, and only its" "$(qn <<-EOF
+	SELECT (SELECT count(*) FROM run_costs WHERE run_id = '$gone'),
+	       (SELECT count(*) > 0 FROM run_costs)
+EOF
+)" "0|t"
 stop_collector
 check_eq "the collector exits 0" "$?" 0
+check_eq "truncating runs empties run_costs" \
+	"$(qn <<<"TRUNCATE runs; SELECT count(*) FROM run_costs")" 0
 finish
