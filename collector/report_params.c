@@ -33,6 +33,15 @@ struct enc {
 	struct json_object *part, *rest;
 };
 
+/* Out of memory while encoding what: the first failure is the one told. */
+static void enc_oom(struct enc *e, const char *what)
+{
+	if (!e->r) {
+		e->r = -ENOMEM;
+		snprintf(e->err, PG_ERR_LEN, "out of memory for %s", what);
+	}
+}
+
 /* An unsigned field in a bigint column, or the report is refused. */
 static void enc_u64(struct enc *e, const char *name, uint64_t v)
 {
@@ -204,11 +213,7 @@ static void enc_report_caps(struct enc *e, const Fleetbench__Report *r)
 		return;
 	}
 	if (probe_derive_capabilities(r->probe, &c) < 0) {
-		if (!e->r) {
-			e->r = -ENOMEM;
-			snprintf(e->err, PG_ERR_LEN,
-				 "out of memory for the capabilities");
-		}
+		enc_oom(e, "the capabilities");
 	} else if (codec_validate_capabilities(c, why) < 0) {
 		log_warn("report %s: stored without its typed capabilities, "
 			 "which its probe gives out of bounds: %s",
@@ -539,19 +544,11 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 
 /*
  * The probe's sections that change from one run of a host to the next:
- * fleetbench_probe_split()'s rest (schema/functions/20_ingest.sql), which
- * fleetbench_ingest_run() checks a split against.
+ * fleetbench_probe_rest_keys() (schema/functions/20_ingest.sql), which
+ * fleetbench_ingest_run() checks every split against.
  */
 static const char *const probe_rest_keys[] = { "meta", "host", "steal",
 					       "psi", "vmstat" };
-
-static void enc_oom(struct enc *e, const char *what)
-{
-	if (!e->r) {
-		e->r = -ENOMEM;
-		snprintf(e->err, PG_ERR_LEN, "out of memory for %s", what);
-	}
-}
 
 /*
  * The probe (attribute probe): from an older agent the text the codec

@@ -9,6 +9,3 @@
 -- now deletes them, as it does run_results' rows.
 
 ALTER TABLE run_costs DROP CONSTRAINT run_costs_run_id_fkey;
--- the costs of runs deleted before (none: the key cascaded)
-DELETE FROM run_costs AS c
-WHERE NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.run_id = c.run_id);

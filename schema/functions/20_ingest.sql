@@ -61,27 +61,38 @@ $$;
  * the ones that do (times, free memory, counters), kept in the run's row.
  * probe(runs) (functions/15_results.sql) joins them again.
  */
+-- The rest's sections (the collector's probe_rest_keys in
+-- collector/report_params.c is checked against them at every report)
+CREATE OR REPLACE FUNCTION fleetbench_probe_rest_keys() RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT '{meta,host,steal,psi,vmstat}'::text[]
+$$;
+
 CREATE OR REPLACE FUNCTION fleetbench_probe_split(p jsonb, OUT part jsonb,
 						  OUT rest jsonb)
 LANGUAGE sql IMMUTABLE AS $$
 	SELECT x.part, p - ARRAY(SELECT jsonb_object_keys(x.part))
-	FROM (SELECT p - '{meta,host,steal,psi,vmstat}'::text[] AS part) AS x
+	FROM (SELECT p - fleetbench_probe_rest_keys() AS part) AS x
 $$;
 
--- A writer's probe_part (035) as jsonb: an object without the sections
--- that fleetbench_probe_split() keeps in the rest, else the report is
--- refused naming it.
-CREATE OR REPLACE FUNCTION fleetbench_probe_part_of(t text) RETURNS jsonb
+-- A writer's probe_part or probe_rest (035, piece 'part' or 'rest') as
+-- jsonb: the part an object without the sections that
+-- fleetbench_probe_split() keeps in the rest, the rest an object of those
+-- alone; else the report is refused naming the attribute.
+CREATE OR REPLACE FUNCTION fleetbench_probe_piece(t text, piece text)
+RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-	part jsonb := t::jsonb;
+	j jsonb := t::jsonb;
 BEGIN
-	IF jsonb_typeof(part) IS DISTINCT FROM 'object'
-	   OR part ?| '{meta,host,steal,psi,vmstat}'::text[] THEN
-		PERFORM fleetbench_reject_as('22023',
-			'probe_part: a JSON object without meta, host, steal, psi or vmstat is expected');
+	IF jsonb_typeof(j) IS DISTINCT FROM 'object'
+	   OR (CASE piece WHEN 'part' THEN j ?| fleetbench_probe_rest_keys()
+		ELSE j - fleetbench_probe_rest_keys() <> '{}' END) THEN
+		PERFORM fleetbench_reject_as('22023', CASE piece
+			WHEN 'part' THEN 'probe_part: a JSON object without meta, host, steal, psi or vmstat is expected'
+			ELSE 'probe_rest: a JSON object of meta, host, steal, psi and vmstat alone is expected' END);
 	END IF;
-	RETURN part;
+	RETURN j;
 END
 $$;
 
@@ -144,12 +155,7 @@ BEGIN
 			PERFORM fleetbench_reject_as('22023',
 				'probe: either probe or both probe_part and probe_rest');
 		END IF;
-		rest_body := r.probe_rest::jsonb;
-		IF jsonb_typeof(rest_body) IS DISTINCT FROM 'object'
-		   OR rest_body - '{meta,host,steal,psi,vmstat}'::text[] <> '{}' THEN
-			PERFORM fleetbench_reject_as('22023',
-				'probe_rest: a JSON object of meta, host, steal, psi and vmstat alone is expected');
-		END IF;
+		rest_body := fleetbench_probe_piece(r.probe_rest, 'rest');
 	ELSE
 		p := r.probe::jsonb;
 		IF jsonb_typeof(p) IS DISTINCT FROM 'object' THEN
@@ -510,7 +516,7 @@ BEGIN
 		-- as 008's fleetbench_ingest() read them from the probe (a
 		-- probe in two is put together for it)
 		IF p IS NULL THEN
-			part_body := fleetbench_probe_part_of(r.probe_part);
+			part_body := fleetbench_probe_piece(r.probe_part, 'part');
 			p := part_body || rest_body;
 		END IF;
 		SELECT fleetbench_json_text(x.thp_enabled),
@@ -595,18 +601,16 @@ BEGIN
 	ELSE
 		part_digest := sha256(convert_to(r.probe_part, 'UTF8'));
 	END IF;
-	SELECT x.part_id,
-	       CASE WHEN jsonb_typeof(x.body #> '{topology,placement}') = 'string'
-		    THEN x.body #>> '{topology,placement}' END
+	-- ({"unknown": why} when the probe could not read it: NULL)
+	SELECT x.part_id, fleetbench_json_text(x.body #> '{topology,placement}')
 	INTO part, t_placement
 	FROM probe_parts AS x
 	WHERE x.digest = part_digest;
 	IF NOT FOUND THEN
 		part_body := coalesce(part_body,
-				      fleetbench_probe_part_of(r.probe_part));
-		-- {"unknown": why} when the probe could not read it: NULL
-		t_placement := CASE WHEN jsonb_typeof(part_body #> '{topology,placement}') = 'string'
-				    THEN part_body #>> '{topology,placement}' END;
+				      fleetbench_probe_piece(r.probe_part, 'part'));
+		t_placement := fleetbench_json_text(
+			part_body #> '{topology,placement}');
 		INSERT INTO probe_parts (digest, body)
 		VALUES (part_digest, part_body)
 		ON CONFLICT (digest) DO NOTHING
