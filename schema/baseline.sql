@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 037_run_costs_by_trigger leave, for a
+-- The baseline: the schema that migrations 001_init to 038_host_gain_tiers leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -13,7 +13,7 @@
 -- covers: 014_checks_once 016_more_figures 017_method_more 018_profile_revision 019_more_columns 020_prices
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
--- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger
+-- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger 038_host_gain_tiers
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -268,12 +268,16 @@ COMMENT ON TABLE alert_errors IS 'runs whose alert check raised an error (the ru
 CREATE TABLE alert_settings (
     one boolean DEFAULT true NOT NULL,
     gain_min_change double precision,
-    gain_alpha double precision DEFAULT 0.01 NOT NULL,
+    gain_alpha double precision DEFAULT 0.0001 NOT NULL,
     fleet_q double precision,
     drift_p double precision,
+    gain_large_change double precision,
+    gain_large_alpha double precision,
     CONSTRAINT alert_settings_alpha_probability CHECK (((gain_alpha > (0)::double precision) AND (gain_alpha < (1)::double precision))),
     CONSTRAINT alert_settings_drift_p_probability CHECK (((drift_p > (0)::double precision) AND (drift_p < (1)::double precision))),
     CONSTRAINT alert_settings_fleet_q_probability CHECK (((fleet_q > (0)::double precision) AND (fleet_q < (1)::double precision))),
+    CONSTRAINT alert_settings_large_alpha_probability CHECK (((gain_large_alpha > (0)::double precision) AND (gain_large_alpha < (1)::double precision))),
+    CONSTRAINT alert_settings_large_change_positive CHECK ((gain_large_change > (0)::double precision)),
     CONSTRAINT alert_settings_min_change_positive CHECK ((gain_min_change > (0)::double precision)),
     CONSTRAINT alert_settings_one_row CHECK (one)
 );
@@ -281,6 +285,12 @@ CREATE TABLE alert_settings (
 COMMENT ON TABLE alert_settings IS 'thresholds of the gain alerts (every gain of fleetbench_alert_gains()): smallest relative change and largest p-value';
 
 COMMENT ON COLUMN alert_settings.gain_min_change IS 'the least relative change of a gain''s median that alerts, for every figure; NULL: each figure''s own (figures.alert_min_change)';
+
+COMMENT ON COLUMN alert_settings.gain_alpha IS 'the p-value below which a host''s gain that moved by its least change alerts (038: 1e-4, 9 repeats a side reach it)';
+
+COMMENT ON COLUMN alert_settings.gain_large_change IS 'a very large change: the gain at least 1 + this times, or at most 1 / (1 + this) of, what it was (038; NULL: 1, doubled or halved)';
+
+COMMENT ON COLUMN alert_settings.gain_large_alpha IS 'the p-value below which a host''s very large change alerts (038; NULL: 0.01, 5 repeats a side reach it)';
 
 CREATE TABLE alerts (
     id bigint NOT NULL,
@@ -814,7 +824,7 @@ ALTER TABLE ONLY runs
 CREATE TABLE run_results_default PARTITION OF run_results DEFAULT;
 
 -- the rows the migrations left
-INSERT INTO alert_settings VALUES (true, NULL, 0.01, NULL, NULL);
+INSERT INTO alert_settings VALUES (true, NULL, 0.0001, NULL, NULL, NULL, NULL);
 INSERT INTO figures_filled VALUES (1);
 INSERT INTO figures_filled VALUES (2);
 INSERT INTO figures_filled VALUES (3);

@@ -175,11 +175,74 @@ END
 $$;
 
 /*
+ * The per-host gain rule (docs/alerts.md, "The io_uring gain") on one
+ * gain's per-repeat ratios before and after: moved, the relative change
+ * of their medians; u and p, Mann-Whitney's (exact, whether exactly); and,
+ * when the change alerts, the rule that raised it: its least change and
+ * its level. A change alerts when it is at least min_change (the
+ * figure's, or alert_settings.gain_min_change) and either p < gain_alpha
+ * (1e-4: 9 repeats a side reach it) or the gain at least doubled or
+ * halved (1 + gain_large_change, default 1) at p < gain_large_alpha
+ * (0.01: 5 repeats a side reach it). The alert check, the gate and
+ * bench/detect decide with this one function.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_gain_verdict(before double precision[],
+				   after double precision[],
+				   min_change double precision,
+				   OUT median_before double precision,
+				   OUT median_after double precision,
+				   OUT moved double precision,
+				   OUT u double precision, OUT p double precision,
+				   OUT exact boolean, OUT rule_change double precision,
+				   OUT rule_alpha double precision)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+	s record;
+	t record;
+	large double precision;
+BEGIN
+	SELECT coalesce(a.gain_min_change, min_change) AS min_change,
+	       coalesce(a.gain_alpha, 0.0001) AS alpha,
+	       coalesce(a.gain_large_change, 1) AS large_change,
+	       coalesce(a.gain_large_alpha, 0.01) AS large_alpha
+	INTO s
+	FROM (SELECT 1) AS one LEFT JOIN alert_settings AS a ON true;
+	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) INTO median_before
+	FROM unnest(before) AS v;
+	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) INTO median_after
+	FROM unnest(after) AS v;
+	IF median_before IS NULL OR median_before <= 0 OR median_after IS NULL
+	THEN
+		RETURN;
+	END IF;
+	moved := median_after / median_before - 1;
+	IF abs(moved) < s.min_change THEN
+		RETURN;
+	END IF;
+	SELECT * INTO t FROM fleetbench_mann_whitney(before, after);
+	u := t.u;
+	p := t.p;
+	exact := t.exact;
+	IF p IS NULL THEN
+		RETURN;
+	END IF;
+	-- doubled or halved (by default): as far up as down on a log scale
+	large := greatest(1 + s.large_change, 1 + s.min_change);
+	IF p < s.alpha THEN
+		rule_change := s.min_change;
+		rule_alpha := s.alpha;
+	ELSIF p < s.large_alpha AND (1 + moved >= large OR 1 + moved <= 1 / large)
+	THEN
+		rule_change := large - 1;
+		rule_alpha := s.large_alpha;
+	END IF;
+END
+$$;
+
+/*
  * The gains of fleetbench_alert_gains() that changed from run old_run to
- * run new_run by the alert rule (docs/alerts.md): per-repeat ratios, a
- * large change (the figure's, or alert_settings.gain_min_change when
- * set) and a significant one
- * (Mann-Whitney U, p < gain_alpha). One row per gain that moved, in figure
+ * run new_run by the per-host rule (fleetbench_gain_verdict()) on their
+ * per-repeat ratios. One row per gain that moved, in figure
  * order, but for those in skip: its figure, the diff of its gain alert and
  * its change ({"FIGURE": "decreased"}). The alert check and the gate
  * (70_gate.sql) test gains with this one function.
@@ -191,15 +254,9 @@ CREATE OR REPLACE FUNCTION fleetbench_gain_changes(old_run uuid, new_run uuid,
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-	s record;
 	g record;
-	moved double precision;
 	t record;
 BEGIN
-	SELECT a.gain_min_change AS min_change,
-	       coalesce(a.gain_alpha, 0.01) AS alpha
-	INTO s
-	FROM (SELECT 1) AS one LEFT JOIN alert_settings AS a ON true;
 	-- Each gain not yet raised for this pair: the per-repeat ratios of
 	-- both runs, the numerator's sample over the denominator's in the
 	-- same round (the variants are interleaved, so a round's pair
@@ -227,16 +284,11 @@ BEGIN
 			FROM bench_metrics AS x
 			WHERE x.run_id IN (old_run, new_run)
 		)
-		SELECT p.figure, coalesce(s.min_change, min(p.min_change))
-			       AS min_change,
+		SELECT p.figure, min(p.min_change) AS min_change,
 		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = old_run)
 			       AS before,
 		       array_agg(x.v ORDER BY x.i) FILTER (WHERE p.run_id = new_run)
-			       AS after,
-		       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.v)
-			       FILTER (WHERE p.run_id = old_run) AS median_before,
-		       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.v)
-			       FILTER (WHERE p.run_id = new_run) AS median_after
+			       AS after
 		FROM p
 		JOIN m AS u ON u.run_id = p.run_id AND u.benchmark = p.b
 			       AND u.variant = p.num AND u.metric = p.metric
@@ -251,25 +303,22 @@ BEGIN
 		GROUP BY p.figure
 		ORDER BY p.figure
 	LOOP
-		CONTINUE WHEN g.median_before IS NULL OR g.median_before <= 0
-			      OR g.median_after IS NULL;
-		moved := g.median_after / g.median_before - 1;
-		CONTINUE WHEN abs(moved) < g.min_change;
-		SELECT * INTO t FROM fleetbench_mann_whitney(g.before, g.after);
-		CONTINUE WHEN t.p IS NULL OR t.p >= s.alpha;
+		SELECT * INTO t
+		FROM fleetbench_gain_verdict(g.before, g.after, g.min_change);
+		CONTINUE WHEN t.rule_alpha IS NULL;
 		figure := g.figure;
 		diff := jsonb_build_object(g.figure, jsonb_build_object(
-				'before', g.median_before, 'after', g.median_after,
-				'change', moved,
+				'before', t.median_before, 'after', t.median_after,
+				'change', t.moved,
 				'before_repeats', g.before, 'after_repeats', g.after,
 				'test', CASE WHEN t.exact
 					     THEN 'Mann-Whitney U, exact'
 					     ELSE 'Mann-Whitney U, normal approximation'
 					END,
-				'u', t.u, 'p', t.p, 'alpha', s.alpha,
-				'min_change', g.min_change));
+				'u', t.u, 'p', t.p, 'alpha', t.rule_alpha,
+				'min_change', t.rule_change));
 		change := jsonb_build_object(g.figure,
-					   CASE WHEN moved < 0 THEN 'decreased'
+					   CASE WHEN t.moved < 0 THEN 'decreased'
 						ELSE 'increased' END);
 		RETURN NEXT;
 	END LOOP;

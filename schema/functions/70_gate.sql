@@ -153,8 +153,8 @@ $$;
  * check pairs it (fleetbench_alert_previous: the host's latest earlier
  * run on another kernel, same method), and every pair is tested by the
  * alert rules: any change of the io_uring fingerprint, and each gain that
- * moved by at least its least change (the figure's, or
- * alert_settings.gain_min_change) with a Mann-Whitney p below gain_alpha. Acknowledged alerts do not matter: the runs are
+ * moved by the per-host rule (fleetbench_gain_verdict()). Acknowledged
+ * alerts do not matter: the runs are
  * compared afresh, with the settings of now.
  *
  * hosts: the hosts with runs on kernel; compared: those of them with a

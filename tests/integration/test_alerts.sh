@@ -120,6 +120,25 @@ alerts_of() {
 	EOF
 }
 
+# nine: an EDIT making r a run of 9 repeats: every metric's samples 1 to 4
+# (already scaled) once more, pread's times 1 + i / 1000 (i = 6 .. 9) so
+# that no two per-repeat gains tie
+nine() {
+	cat <<-'EOF'
+	jsonb_set(r, '{benchmarks}', (
+		SELECT jsonb_agg(jsonb_set(b, '{metrics}', (
+			SELECT coalesce(jsonb_agg(jsonb_set(m, '{samples}', (m->'samples') || (
+				SELECT coalesce(jsonb_agg(s::float8 * CASE WHEN b->>'variant' = 'pread'
+									   THEN 1 + (i + 5) / 1000.0
+									   ELSE 1 END), '[]')
+				FROM jsonb_array_elements_text(m->'samples')
+					WITH ORDINALITY AS x(s, i)
+				WHERE i <= 4))), '[]')
+			FROM jsonb_array_elements(b->'metrics') m)) ORDER BY o)
+		FROM jsonb_array_elements(r->'benchmarks') WITH ORDINALITY AS t(b, o)))
+	EOF
+}
+
 # --- detection --------------------------------------------------------------
 
 # six hosts of aws m5.large on 6.1, then five of them on 6.8
@@ -164,6 +183,22 @@ check_eq "a large change that is not significant does not alert" \
 # significant (complete separation) but only 10%
 run h6 6.8 65 ok '{0.9,0.9,0.9,0.9,0.9}'
 check_eq "a significant change below 20% does not alert" "$(alerts_of h6)" "-"
+# 25% lower in every repeat: complete separation, p = 0.0079, below 0.01 but
+# not below gain_alpha (1e-4), and not halved: one host of 5 repeats is
+# left to the fleet-level test
+run h7 6.1 0
+run h7 6.8 66 ok '{0.75,0.75,0.75,0.75,0.75}'
+check_eq "a 25% drop with 5 repeats a side is not a per-host alert" \
+	"$(alerts_of h7)" "-"
+# the same drop with 9 repeats a side (the full profile): p = 2/48620
+run f1 6.1 0 ok '{1,1,1,1,1,1,1,1,1}' aws m5.large "$(nine)"
+run f1 6.8 60 ok '{0.75,0.75,0.75,0.75,0.75,0.75,0.75,0.75,0.75}' aws m5.large "$(nine)"
+check_eq "with 9 repeats a side it alerts at p = 4.1e-5" "$(q <<-'EOF'
+	SELECT kind, fleetbench_alert_text(kind, diff),
+	       diff #>> '{iouring_vs_pread,alpha}'
+	FROM alerts WHERE hostname = 'f1'
+EOF
+)" "gain|io_uring/pread gain 3.13 -> 2.35 (-25%, p = 4.1e-05)|0.0001"
 
 # quick profile, 3 repeats: the smallest two-sided p is 0.1
 run q1 6.1 0 ok '{1,1,1}' aws m5.large \
@@ -238,11 +273,24 @@ q <<<"UPDATE alert_settings SET gain_min_change = 0.6"
 run s1 6.1 0
 run s1 6.8 60 ok '{0.5,0.5,0.5,0.5,0.5}'
 check_eq "gain_min_change 0.6: a 50% drop does not alert" "$(alerts_of s1)" "-"
-q <<<"UPDATE alert_settings SET gain_min_change = 0.2, gain_alpha = 0.005"
+q <<<"UPDATE alert_settings SET gain_min_change = NULL, gain_large_alpha = 0.005"
 run s2 6.1 0
 run s2 6.8 60 ok '{0.5,0.5,0.5,0.5,0.5}'
-check_eq "gain_alpha 0.005: p = 0.0079 does not alert" "$(alerts_of s2)" "-"
-q <<<"UPDATE alert_settings SET gain_alpha = 0.01"
+check_eq "gain_large_alpha 0.005: a halving at p = 0.0079 does not alert" \
+	"$(alerts_of s2)" "-"
+q <<<"UPDATE alert_settings SET gain_large_alpha = NULL, gain_large_change = 0.25"
+run s3 6.1 0
+run s3 6.8 60 ok '{0.75,0.75,0.75,0.75,0.75}'
+check_eq "gain_large_change 0.25: a 25% drop at p = 0.0079 is very large" \
+	"$(alerts_of s3)" "gain:6.1>6.8"
+q <<<"UPDATE alert_settings SET gain_large_change = NULL, gain_alpha = 0.01"
+run s4 6.1 0
+run s4 6.8 60 ok '{0.75,0.75,0.75,0.75,0.75}'
+check_eq "gain_alpha 0.01: the figure's least change at p = 0.0079 alerts" \
+	"$(alerts_of s4)" "gain:6.1>6.8"
+q <<<"UPDATE alert_settings SET gain_alpha = DEFAULT"
+check_eq "gain_alpha's default is 1e-4" \
+	"$(q <<<"SELECT gain_alpha FROM alert_settings")" 0.0001
 
 # --- issue 15's gains, by the same rule ------------------------------------
 
@@ -272,7 +320,7 @@ more() {
 	EOF
 }
 run m1 6.1 0 ok '' aws m6a.large "$(more 1.3 10)"
-run m1 6.8 60 ok '{0.5,0.5,0.5,0.5,0.5}' aws m6a.large "$(more 1.0 4)"
+run m1 6.8 60 ok '{0.5,0.5,0.5,0.5,0.5}' aws m6a.large "$(more 0.6 4)"
 check_eq "each gain that moved is an alert of its own: io_uring's, membw's THP gain, QD32/QD1" \
 	"$(q <<-'EOF'
 	SELECT string_agg(kind || ':' || figure || ':' || old_kernel || '>' || new_kernel,
@@ -285,7 +333,7 @@ check_eq "three fleet alerts, each in words" \
 	SELECT string_agg(summary, '; ' ORDER BY summary)
 	FROM alert_summary WHERE instance_type = 'm6a.large'
 EOF
-)" "io_uring QD32/QD1 gain decreased by a median 60%; io_uring/pread gain decreased by a median 50%; memory bandwidth THP gain decreased by a median 23%"
+)" "io_uring QD32/QD1 gain decreased by a median 60%; io_uring/pread gain decreased by a median 50%; memory bandwidth THP gain decreased by a median 54%"
 check_eq "a gain alert's diff: the per-repeat ratios and the test" \
 	"$(q <<-'EOF'
 	SELECT round((diff #>> '{membw_thp_gain,before}')::numeric, 3),
@@ -295,15 +343,15 @@ check_eq "a gain alert's diff: the per-repeat ratios and the test" \
 	       round((diff #>> '{membw_thp_gain,p}')::numeric, 6)
 	FROM alerts WHERE hostname = 'm1' AND figure = 'membw_thp_gain'
 EOF
-)" "1.326|1.020|5|Mann-Whitney U, exact|0.007937"
-run m1 6.8 61 ok '{0.5,0.5,0.5,0.5,0.5}' aws m6a.large "$(more 1.0 4)"
+)" "1.326|0.612|5|Mann-Whitney U, exact|0.007937"
+run m1 6.8 61 ok '{0.5,0.5,0.5,0.5,0.5}' aws m6a.large "$(more 0.6 4)"
 check_eq "a later run on the same pair adds nothing" \
 	"$(q <<<"SELECT count(*) FROM alerts WHERE hostname = 'm1'")" 3
 run m2 6.1 0 ok '' aws m6a.large "$(more 1.3 10)"
 run m2 6.8 60 ok '' aws m6a.large "$(more 1.25 10)"
 check_eq "gains that moved within noise raise nothing" "$(alerts_of m2)" "-"
 run m3 6.1 0 ok '' aws m6a.large "$(more 1.3 10 0.5)"
-run m3 6.8 60 ok '' aws m6a.large "$(more 1.3 10 0.9)"
+run m3 6.8 60 ok '' aws m6a.large "$(more 1.3 10 1.0)"
 check_eq "the thread scaling that collapsed is an alert of its own (019's gains)" \
 	"$(q <<<"SELECT string_agg(figure, ' ') FROM alerts WHERE hostname = 'm3'")" \
 	membw_thread_scaling
