@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,8 +30,9 @@ struct enc {
 	struct pgparam *p;
 	char *err;
 	int r;
-	/* the typed probe as JSON, its part and its rest (enc_probe) */
-	struct json_object *part, *rest;
+	/* the typed probe's part as text and its rest (enc_probe) */
+	char *part;
+	struct json_object *rest;
 };
 
 /* Out of memory while encoding what: the first failure is the one told. */
@@ -550,14 +552,100 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 static const char *const probe_rest_keys[] = { "meta", "host", "steal",
 					       "psi", "vmstat" };
 
+#define N_REST (sizeof(probe_rest_keys) / sizeof(*probe_rest_keys))
+
+static const int probe_json_flags = JSON_C_TO_STRING_PLAIN |
+				    JSON_C_TO_STRING_NOSLASHESCAPE;
+
+/*
+ * The probe parts seen last (issue 37, the ingest rate). A part's text is
+ * a function of the probe without its rest, and a fleet's probes share a
+ * few parts (those of a kernel on an instance type), so a probe whose
+ * packing without the rest equals one of these is given that part's text
+ * instead of being walked and written again. Shared by the threads that
+ * encode; a part packed larger than PART_SEEN_MAX is not kept, so the
+ * cache holds at most PART_SEEN x (that + its text).
+ */
+#define PART_SEEN 8
+#define PART_SEEN_MAX (32 * 1024)
+static struct part_seen {
+	uint8_t *packed;
+	size_t len;
+	char *text;
+} parts_seen[PART_SEEN];
+static size_t parts_next;
+static pthread_mutex_t parts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* probe without its rest's sections, packed into a new buffer (*len) */
+static uint8_t *pack_part(const Fleetbench__Probe *probe, size_t *len)
+{
+	Fleetbench__Probe bare = *probe;
+	uint8_t *buf;
+
+	for (size_t i = 0; i < N_REST; i++) {
+		const ProtobufCFieldDescriptor *f =
+			protobuf_c_message_descriptor_get_field_by_name(
+				probe->base.descriptor, probe_rest_keys[i]);
+
+		/* each a message (fleetbench.proto): unset is NULL */
+		*(void **)((char *)&bare + f->offset) = NULL;
+	}
+	*len = protobuf_c_message_get_packed_size(&bare.base);
+	buf = malloc(*len ? *len : 1);
+	if (buf)
+		protobuf_c_message_pack(&bare.base, buf);
+	return buf;
+}
+
+/* The text of probe's part (free() it), from parts_seen or written anew;
+ * NULL when out of memory. */
+static char *part_text(const Fleetbench__Probe *probe)
+{
+	size_t len;
+	_cleanup_free_ uint8_t *packed = pack_part(probe, &len);
+	struct json_object *o;
+	struct part_seen *s;
+	char *text = NULL;
+
+	if (!packed)
+		return NULL;
+	pthread_mutex_lock(&parts_lock);
+	for (size_t i = 0; i < PART_SEEN && !text; i++) {
+		s = &parts_seen[i];
+		if (s->text && s->len == len && !memcmp(s->packed, packed, len))
+			text = strdup(s->text);
+	}
+	pthread_mutex_unlock(&parts_lock);
+	if (text)
+		return text;
+	o = pbjson_from_fields(&probe->base, probe_rest_keys, N_REST, false);
+	if (!o)
+		return NULL;
+	text = strdup(json_object_to_json_string_ext(o, probe_json_flags));
+	json_object_put(o);
+	if (!text || len > PART_SEEN_MAX)
+		return text;
+	pthread_mutex_lock(&parts_lock);
+	s = &parts_seen[parts_next++ % PART_SEEN];
+	free(s->packed);
+	free(s->text);
+	s->text = strdup(text);
+	s->packed = s->text ? packed : NULL;
+	s->len = len;
+	if (s->text)
+		packed = NULL; /* kept */
+	pthread_mutex_unlock(&parts_lock);
+	return text;
+}
+
 /*
  * The probe (attribute probe): from an older agent the text the codec
  * validated (a JSON object within the depth limit), which PostgreSQL
- * parses and splits; for a typed probe NULL, and the probe walked by
- * pbjson (docs/probe.md's shape) is split here into e->part and e->rest,
- * which enc_probe_in_two() writes as probe_part and probe_rest (035), so
- * that PostgreSQL parses only the small rest and finds the part by the
- * digest of its text.
+ * parses and splits; for a typed probe NULL, and the probe is written
+ * by pbjson (docs/probe.md's shape) in two, e->part and e->rest, which
+ * enc_probe_in_two() writes as probe_part and probe_rest (035), so that
+ * PostgreSQL parses only the small rest and finds the part by the digest
+ * of its text.
  */
 static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 {
@@ -566,41 +654,24 @@ static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 		return;
 	}
 	pgparam_text(e->p, NULL);
-	e->part = pbjson_from_message(&r->probe->base);
-	e->rest = json_object_new_object();
-	if (!e->part || !e->rest) {
+	e->rest = pbjson_from_fields(&r->probe->base, probe_rest_keys, N_REST,
+				     true);
+	e->part = e->rest ? part_text(r->probe) : NULL;
+	if (!e->part)
 		enc_oom(e, "the probe");
-		return;
-	}
-	for (size_t i = 0; i < sizeof(probe_rest_keys) / sizeof(*probe_rest_keys);
-	     i++) {
-		struct json_object *v;
-
-		if (!json_object_object_get_ex(e->part, probe_rest_keys[i], &v))
-			continue;
-		if (json_object_object_add(e->rest, probe_rest_keys[i],
-					   json_object_get(v)) < 0) {
-			json_object_put(v);
-			enc_oom(e, "the probe");
-			return;
-		}
-		json_object_object_del(e->part, probe_rest_keys[i]);
-	}
 }
 
 /* probe_part, probe_rest (035): the typed probe's two pieces, or NULL */
 static void enc_probe_in_two(struct enc *e)
 {
-	const int flags = JSON_C_TO_STRING_PLAIN |
-			  JSON_C_TO_STRING_NOSLASHESCAPE;
-
 	if (!e->part || !e->rest) {
 		pgparam_text(e->p, NULL);
 		pgparam_text(e->p, NULL);
 		return;
 	}
-	pgparam_text(e->p, json_object_to_json_string_ext(e->part, flags));
-	pgparam_text(e->p, json_object_to_json_string_ext(e->rest, flags));
+	pgparam_text(e->p, e->part);
+	pgparam_text(e->p, json_object_to_json_string_ext(e->rest,
+							  probe_json_flags));
 }
 
 /* tag_keys, tag_values (021), NULL without tags, which the
@@ -782,7 +853,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_window_texts(&e, r, 1);
 	enc_costs(&e, r);
 	enc_probe_in_two(&e);
-	json_object_put(e.part);
+	free(e.part);
 	json_object_put(e.rest);
 	attrs = p->record_n;
 	pgparam_record_end(p);

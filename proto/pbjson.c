@@ -286,27 +286,38 @@ static int unknown_extra(struct json_object *obj, const ProtobufCMessage *m,
 	return 0;
 }
 
-static struct json_object *message(const ProtobufCMessage *m)
+/* Whether field name is one of names[0..n). */
+static bool named(const char *name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+/* m's fields, all of them (n 0, only false), only those named (only), or
+ * all but those named (the keys of a newer sender go with the latter) */
+static struct json_object *fields(const ProtobufCMessage *m,
+				  const char *const *names, size_t n,
+				  bool only)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 	const ProtobufCFieldDescriptor *uf;
 	struct json_object *obj;
 
-	if (pbjson_is_value_message(d))
-		return value_message(m);
 	uf = pbjson_unknown_field(d);
 	obj = json_object_new_object();
 	if (!obj)
 		goto oom;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
-		const char *why =
-			uf ? pbjson_unknown_reason_in(m, uf, f->name) : NULL;
+		const char *why;
 		struct json_object *v = NULL;
 		int r = 0;
 
-		if (f == uf)
+		if (f == uf || (n && named(f->name, names, n) != only))
 			continue;
+		why = uf ? pbjson_unknown_reason_in(m, uf, f->name) : NULL;
 		if (why)
 			r = (v = unknown_item(why)) ? add(obj, f, v) : -ENOMEM;
 		else if (pbjson_is_map(f))
@@ -321,13 +332,32 @@ static struct json_object *message(const ProtobufCMessage *m)
 		if (r < 0)
 			goto oom;
 	}
-	if (uf && unknown_extra(obj, m, uf) < 0)
+	if (uf && !only && unknown_extra(obj, m, uf) < 0)
 		goto oom;
 	return obj;
 oom:
 	json_object_put(obj);
 	errno = ENOMEM;
 	return NULL;
+}
+
+static struct json_object *message(const ProtobufCMessage *m)
+{
+	if (pbjson_is_value_message(m->descriptor))
+		return value_message(m);
+	return fields(m, NULL, 0, false);
+}
+
+struct json_object *pbjson_from_fields(const ProtobufCMessage *m,
+				       const char *const *names, size_t n,
+				       bool only)
+{
+	if (!m || !n || pbjson_is_value_message(m->descriptor)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	errno = 0;
+	return fields(m, names, n, only);
 }
 
 struct json_object *pbjson_from_message(const ProtobufCMessage *m)

@@ -58,6 +58,17 @@
  */
 struct json_object *pbjson_from_message(const ProtobufCMessage *m);
 
+/*
+ * As pbjson_from_message(), but of m's fields only those named in
+ * names[0..n) (only), or all but those (!only; the keys of a newer
+ * sender's items with them): the two make the object pbjson_from_message()
+ * makes, split. NULL with errno EINVAL for m NULL, n 0 or a value
+ * message; ENOMEM.
+ */
+struct json_object *pbjson_from_fields(const ProtobufCMessage *m,
+				       const char *const *names, size_t n,
+				       bool only);
+
 #define PBJSON_ERR_LEN 320
 
 /*

@@ -129,6 +129,48 @@ static void check_probe_unknown(struct fixture *f)
 }
 
 /*
+ * The probe in two as the collector writes it (probe_part, probe_rest):
+ * pbjson_from_fields() of the rest's sections, and of all but them, whose
+ * text is the whole probe's with those keys deleted, key for key in the
+ * same order (the text whose digest finds a stored part).
+ */
+static void check_split(const Fleetbench__Probe *probe,
+			struct json_object *whole, const char *what)
+{
+	static const char *const rest_keys[] = { "meta", "host", "steal",
+						 "psi", "vmstat" };
+	const int flags = JSON_C_TO_STRING_PLAIN;
+	struct json_object *rest, *part, *cut;
+	size_t n = sizeof(rest_keys) / sizeof(*rest_keys);
+
+	rest = pbjson_from_fields(&probe->base, rest_keys, n, true);
+	part = pbjson_from_fields(&probe->base, rest_keys, n, false);
+	cut = json_tokener_parse(json_object_to_json_string_ext(whole, flags));
+	CHECK_(rest && part && cut, "%s: the split", what);
+	if (rest && part && cut) {
+		CHECK_EQ_INT(json_object_object_length(rest), (int)n);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *v;
+
+			CHECK_(json_object_object_get_ex(rest, rest_keys[i], &v) &&
+				       json_object_equal(
+					       v, json_object_object_get(
+							  whole, rest_keys[i])),
+			       "%s: rest.%s is the whole's", what, rest_keys[i]);
+			json_object_object_del(cut, rest_keys[i]);
+		}
+		CHECK_EQ_STR(json_object_to_json_string_ext(part, flags),
+			     json_object_to_json_string_ext(cut, flags));
+	}
+	errno = 0;
+	CHECK(!pbjson_from_fields(&probe->base, rest_keys, 0, true) &&
+	      errno == EINVAL);
+	json_object_put(rest);
+	json_object_put(part);
+	json_object_put(cut);
+}
+
+/*
  * The probe's JSON as the typed Probe: valid, and through pack and unpack
  * it walks back to the same JSON. Beside probe_json it is refused, and a
  * report with neither is; a probe string over its limit is named.
@@ -165,6 +207,8 @@ static void check_typed_probe(struct fixture *f, const char *json,
 	if (u)
 		back = pbjson_from_message(&u->probe->base);
 	CHECK_(back && json_object_equal(back, o), "%s: the typed probe does not walk back to itself", what);
+	if (back)
+		check_split(u->probe, back, what);
 	json_object_put(back);
 	codec_free_report(u);
 
