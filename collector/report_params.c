@@ -350,29 +350,56 @@ static void enc_comparisons(struct enc *e, const Fleetbench__Report *r)
 	enc_comparison_texts(e, r, 6);
 }
 
-/* A parameter's kind and value as fleetbench_report holds them:
- * v holds the text of a number (int: decimal, double: "%.17g", which
- * reads back as the same double). */
-static const char *param_value(const Fleetbench__Param *pa, char kind[2],
-			       char v[32])
+/* A parameter's kind as fleetbench_report holds it: i, s, d or b ("" for
+ * none: the codec refuses a parameter without a value). */
+static const char *param_kind(const Fleetbench__Param *pa)
 {
 	switch (pa->value_case) {
 	case FLEETBENCH__PARAM__VALUE_INT_VALUE:
-		kind[0] = 'i';
-		snprintf(v, 32, "%" PRId64, pa->int_value);
-		return v;
+		return "i";
 	case FLEETBENCH__PARAM__VALUE_STRING_VALUE:
-		kind[0] = 's';
+		return "s";
+	case FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE:
+		return "d";
+	case FLEETBENCH__PARAM__VALUE_BOOL_VALUE:
+		return "b";
+	default:
+		return NULL;
+	}
+}
+
+/* v (32 bytes) as the decimal text of x, without printf's parsing of a
+ * format for each of a report's few hundred parameters */
+static const char *decimal(int64_t x, char v[32])
+{
+	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
+	char *c = v + 31;
+
+	*c = '\0';
+	do
+		*--c = (char)('0' + u % 10);
+	while (u /= 10);
+	if (x < 0)
+		*--c = '-';
+	return c;
+}
+
+/* A parameter's value as fleetbench_report holds it: v holds the text of
+ * a number (int: decimal, double: "%.17g", which reads back as the same
+ * double). */
+static const char *param_value(const Fleetbench__Param *pa, char v[32])
+{
+	switch (pa->value_case) {
+	case FLEETBENCH__PARAM__VALUE_INT_VALUE:
+		return decimal(pa->int_value, v);
+	case FLEETBENCH__PARAM__VALUE_STRING_VALUE:
 		return pa->string_value;
 	case FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE:
-		kind[0] = 'd';
 		snprintf(v, 32, "%.17g", pa->double_value);
 		return v;
 	case FLEETBENCH__PARAM__VALUE_BOOL_VALUE:
-		kind[0] = 'b';
 		return pa->bool_value ? "true" : "false";
-	default: /* the codec refuses a parameter without a value */
-		kind[0] = '\0';
+	default:
 		return NULL;
 	}
 }
@@ -456,13 +483,12 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 		for (size_t i = 0; i < r->n_benchmarks; i++)
 			for (size_t j = 0; j < r->benchmarks[i]->n_parameters;
 			     j++) {
-				char kind[2] = "", v[32];
-				const char *value = param_value(
-					r->benchmarks[i]->parameters[j], kind,
-					v);
+				const Fleetbench__Param *pa =
+					r->benchmarks[i]->parameters[j];
+				char v[32];
 
-				pgparam_text(p, k == 0 ? (*kind ? kind : NULL) :
-							 value);
+				pgparam_text(p, k == 0 ? param_kind(pa) :
+							 param_value(pa, v));
 			}
 		pgparam_array_end(p);
 	}

@@ -12,6 +12,7 @@
 #include <float.h>
 #include <libpq-fe.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,11 +247,13 @@ static void report_full(void)
 		FLEETBENCH__BENCHMARK__INIT, FLEETBENCH__BENCHMARK__INIT
 	};
 	Fleetbench__Benchmark *bp[4] = { &b[0], &b[1], &b[2], &b[3] };
-	Fleetbench__Param pa[4] = { FLEETBENCH__PARAM__INIT,
-				    FLEETBENCH__PARAM__INIT,
-				    FLEETBENCH__PARAM__INIT,
-				    FLEETBENCH__PARAM__INIT };
-	Fleetbench__Param *pap[4] = { &pa[0], &pa[1], &pa[2], &pa[3] };
+	Fleetbench__Param pa[6] = {
+		FLEETBENCH__PARAM__INIT, FLEETBENCH__PARAM__INIT,
+		FLEETBENCH__PARAM__INIT, FLEETBENCH__PARAM__INIT,
+		FLEETBENCH__PARAM__INIT, FLEETBENCH__PARAM__INIT
+	};
+	Fleetbench__Param *pap[6] = { &pa[0], &pa[1], &pa[2],
+				      &pa[3], &pa[4], &pa[5] };
 	Fleetbench__Window w[2] = { FLEETBENCH__WINDOW__INIT,
 				    FLEETBENCH__WINDOW__INIT };
 	Fleetbench__Window *wp[2] = { &w[0], &w[1] };
@@ -292,8 +295,9 @@ static void report_full(void)
 		/* 64-67 */ "{thp_chase,randread,randread,seqwrite}",
 		"{thp,io_uring,pread,direct}", "{ok,skipped,failed,ok}",
 		"{NULL," ODDQ ",\"SIGSEGV in randread/pread\",NULL}",
-		/* 68-71 */ "{4,4,4,4}", "{size_kb,engine,frac,huge}",
-		"{i,s,d,b}", "{2048," ODDQ ",0.10000000000000001,true}",
+		/* 68-71 */ "{6,6,6,6}", "{size_kb,engine,frac,huge,low,zero}",
+		"{i,s,d,b,i,i}",
+		"{2048," ODDQ ",0.10000000000000001,true,-9223372036854775808,0}",
 		/* 72-76 */ "{2,2,2,2}", "{0.5,NULL}", "{1.25,NULL}", "{2,3.5}",
 		"{f,NULL}",
 		/* 77-83 */ "{2,2,2,4}", "{ns_per_access,huge_fraction,mb_s,iops}",
@@ -412,6 +416,13 @@ static void report_full(void)
 	pa[3].key = "huge";
 	pa[3].value_case = FLEETBENCH__PARAM__VALUE_BOOL_VALUE;
 	pa[3].bool_value = true;
+	/* the integers' own decimal writer at both ends */
+	pa[4].key = "low";
+	pa[4].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+	pa[4].int_value = INT64_MIN;
+	pa[5].key = "zero";
+	pa[5].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+	pa[5].int_value = 0;
 	w[0].has_steal_pct = w[0].has_loadavg1 = w[0].has_wall_s =
 		w[0].has_noisy = true;
 	w[0].steal_pct = 0.5;
@@ -438,7 +449,7 @@ static void report_full(void)
 	m[3].samples = s3;
 	b[0].benchmark = "thp_chase";
 	b[0].variant = "thp";
-	b[0].n_parameters = 4;
+	b[0].n_parameters = 6;
 	b[0].parameters = pap;
 	b[0].n_windows = 2;
 	b[0].windows = wp;
