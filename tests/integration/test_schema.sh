@@ -623,6 +623,26 @@ refused_run "a double parameter that JSON cannot hold" 22023 \
 refused_run "a parameter of an unknown kind" 22023 \
 	"fleetbench_ingest: parameter k2: x is not of a kind i, s, d or b" \
 	'{4,4}' '{3,4}' '{i,q}' '{1,x}'
+# the values of a kind are matched at once, joined by \x01: a value that
+# holds the separator, an empty one, a kind of two letters, each named
+refused_run "an integer holding the values' separator" 22023 \
+	"fleetbench_ingest: parameter k1: 1?2 is not an integer" \
+	'{4,4}' '{3,4}' '{i,s}' '{1\u00012,x}'
+refused_run "an empty integer" 22023 \
+	"fleetbench_ingest: parameter k1:  is not an integer" \
+	'{4,4}' '{3,4}' '{i,s}' '{\"\",x}'
+refused_run "a kind of two letters" 22023 \
+	"fleetbench_ingest: parameter k1: 64 is not of a kind i, s, d or b" \
+	'{4,4}' '{3,4}' '{ii,s}' '{64,x}'
+refused_run "a boolean that is not true or false" 22023 \
+	"fleetbench_ingest: parameter k1: yes is not true or false" \
+	'{4,4}' '{3,4}' '{b,s}' '{yes,x}'
+check_eq "values of every kind in their form are stored" "$(q <<-EOF
+	$(lean_run cccccccc-1111-4222-8333-444444444444 '{4,4}' '{3,4}' '{i,d}' '{-5,1.5e-3}')
+	$(lean_run dddddddd-1111-4222-8333-444444444444 '{4,4}' '{3,4}' '{b,s}' '{false,\"\"}')
+EOF
+)" "t
+t"
 # the checks that read only the shape (names and ends) are made for a
 # shape not stored before (the refusals above are of $LR's shape, stored:
 # the checks of samples and values are made whatever the shape)
