@@ -350,7 +350,7 @@ static void enc_comparisons(struct enc *e, const Fleetbench__Report *r)
 	enc_comparison_texts(e, r, 6);
 }
 
-/* A parameter's kind as fleetbench_report holds it: i, s, d or b ("" for
+/* A parameter's kind as fleetbench_report holds it: i, s, d or b (NULL for
  * none: the codec refuses a parameter without a value). */
 static const char *param_kind(const Fleetbench__Param *pa)
 {
@@ -614,7 +614,8 @@ static uint8_t *pack_part(const Fleetbench__Probe *probe, size_t *len)
 				probe->base.descriptor, probe_rest_keys[i]);
 
 		/* each a message (fleetbench.proto): unset is NULL */
-		*(void **)((char *)&bare + f->offset) = NULL;
+		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
+			*(void **)((char *)&bare + f->offset) = NULL;
 	}
 	*len = protobuf_c_message_get_packed_size(&bare.base);
 	buf = malloc(*len ? *len : 1);
