@@ -97,20 +97,33 @@ END
 $$;
 
 /*
- * Whether every value in vals whose kind (kinds, alike) is kind matches
- * pattern, a regular expression without anchors or capturing groups, all
- * at once: those values are picked by position, joined by \x01 and
- * matched as one text (issue 37, the ingest rate: 84 us a report where
- * one row per value took 205). A value holding the separator makes the
- * count of separators differ and the answer false; so does a NULL. False
- * says only "look at them one by one".
+ * The form of a parameter value of kind i, d or b that bench_results reads
+ * back as JSON, a regular expression without anchors or capturing groups;
+ * NULL for the other kinds (s: any text; j: a jsonb report's, cast).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_param_form(kind text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE kind
+		WHEN 'i' THEN '-?(?:0|[1-9][0-9]*)'
+		WHEN 'd' THEN '-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?'
+		WHEN 'b' THEN '(?:true|false)' END
+$$;
+
+/*
+ * Whether every value in vals whose kind (kinds, alike) is kind has its
+ * form (fleetbench_param_form), all at once: those values are picked by
+ * position, joined by \x01 and matched as one text (issue 37, the ingest
+ * rate: 84 us a report where one row per value took 205). A value holding
+ * the separator makes the count of separators differ and the answer
+ * false; so does a NULL. False says only "look at them one by one".
  */
 CREATE OR REPLACE FUNCTION fleetbench_values_match(kinds text[], vals text[],
-						   kind text, pattern text)
+						   kind text)
 RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
 	pos integer[] := array_positions(kinds, kind);
+	form text := fleetbench_param_form(kind);
 	joined text;
 BEGIN
 	IF coalesce(cardinality(pos), 0) = 0 THEN
@@ -120,9 +133,10 @@ BEGIN
 				  E'\x01');
 	RETURN length(joined) - length(replace(joined, E'\x01', ''))
 		       = cardinality(pos) - 1
-	       AND joined ~ ('^' || pattern || E'(?:\x01' || pattern || ')*$');
+	       AND joined ~ ('^' || form || E'(?:\x01' || form || ')*$');
 END
 $$;
+
 
 /*
  * fleetbench_ingest_run(r) stores one report, given as one value of the
@@ -372,12 +386,9 @@ BEGIN
 	-- from a jsonb report), one by one below, which names the first
 	values_fine := array_to_string(r.p_kind, '') ~ '^[sidb]*$'
 		AND length(array_to_string(r.p_kind, '')) = cardinality(r.p_kind)
-		AND fleetbench_values_match(r.p_kind, r.p_value, 'i',
-					    '-?(?:0|[1-9][0-9]*)')
-		AND fleetbench_values_match(r.p_kind, r.p_value, 'd',
-			'-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
-		AND fleetbench_values_match(r.p_kind, r.p_value, 'b',
-					    '(?:true|false)');
+		AND fleetbench_values_match(r.p_kind, r.p_value, 'i')
+		AND fleetbench_values_match(r.p_kind, r.p_value, 'd')
+		AND fleetbench_values_match(r.p_kind, r.p_value, 'b');
 
 	-- ends that never step back, sample ends within their variant,
 	-- each variant, metric of a variant and comparison named once,
@@ -441,13 +452,12 @@ BEGIN
 						WHEN 'b' THEN 'true or false'
 						ELSE 'of a kind i, s, d or b' END)
 			 FROM unnest(r.p_key, r.p_kind, r.p_value) AS x(k, t, v)
-			 WHERE values_fine IS NOT TRUE AND CASE x.t
-				WHEN 's' THEN false
-				WHEN 'i' THEN x.v !~ '^-?(0|[1-9][0-9]*)$'
-				WHEN 'd' THEN x.v !~ '^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
-				WHEN 'b' THEN x.v NOT IN ('true', 'false')
+			 WHERE values_fine IS NOT TRUE AND CASE
+				WHEN x.t = 's' THEN false
 				-- JSON (jsonb reports only): a bad one fails the cast
-				WHEN 'j' THEN x.v::jsonb IS NULL
+				WHEN x.t = 'j' THEN x.v::jsonb IS NULL
+				WHEN fleetbench_param_form(x.t) IS NOT NULL
+				THEN x.v !~ ('^' || fleetbench_param_form(x.t) || '$')
 				ELSE true END
 			 LIMIT 1)) AS x
 		WHERE x.problem IS NOT NULL

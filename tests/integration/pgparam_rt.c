@@ -230,6 +230,14 @@ static void arrays(void)
 #define ODDQ "\"q\\\"b\\\\s{x},y 'é\tz\""
 
 /* A report with every kind of field, edge cases included. */
+/* pa as an integer parameter key = v */
+static void int_param(Fleetbench__Param *pa, const char *key, int64_t v)
+{
+	pa->key = (char *)key;
+	pa->value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
+	pa->int_value = v;
+}
+
 static void report_full(void)
 {
 	Fleetbench__Host host = FLEETBENCH__HOST__INIT;
@@ -404,9 +412,7 @@ static void report_full(void)
 	c[1].numerator = "io_uring";
 	c[1].denominator = "pread";
 	c[1].reason = ODD;
-	pa[0].key = "size_kb";
-	pa[0].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
-	pa[0].int_value = 2048;
+	int_param(&pa[0], "size_kb", 2048);
 	pa[1].key = "engine";
 	pa[1].value_case = FLEETBENCH__PARAM__VALUE_STRING_VALUE;
 	pa[1].string_value = ODD;
@@ -417,12 +423,8 @@ static void report_full(void)
 	pa[3].value_case = FLEETBENCH__PARAM__VALUE_BOOL_VALUE;
 	pa[3].bool_value = true;
 	/* the integers' own decimal writer at both ends */
-	pa[4].key = "low";
-	pa[4].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
-	pa[4].int_value = INT64_MIN;
-	pa[5].key = "zero";
-	pa[5].value_case = FLEETBENCH__PARAM__VALUE_INT_VALUE;
-	pa[5].int_value = 0;
+	int_param(&pa[4], "low", INT64_MIN);
+	int_param(&pa[5], "zero", 0);
 	w[0].has_steal_pct = w[0].has_loadavg1 = w[0].has_wall_s =
 		w[0].has_noisy = true;
 	w[0].steal_pct = 0.5;
