@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 038_host_gain_tiers leave, for a
+-- The baseline: the schema that migrations 001_init to 039_part_placement leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -14,6 +14,7 @@
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
 -- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger 038_host_gain_tiers
+-- covers: 039_part_placement
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -501,10 +502,17 @@ CREATE TABLE probe_parts (
     part_id bigint NOT NULL,
     digest bytea NOT NULL,
     body jsonb NOT NULL,
+    placement text GENERATED ALWAYS AS (
+CASE
+    WHEN (jsonb_typeof((body #> '{topology,placement}'::text[])) = 'string'::text) THEN (body #>> '{topology,placement}'::text[])
+    ELSE NULL::text
+END) STORED,
     CONSTRAINT probe_parts_body_is_object CHECK ((jsonb_typeof(body) = 'object'::text))
 );
 
 COMMENT ON TABLE probe_parts IS 'the sections of probes that do not change between runs of a host, stored once per distinct value (031); runs.probe_part refers to one';
+
+COMMENT ON COLUMN probe_parts.placement IS 'the part''s topology.placement when a string, else NULL (039; runs.placement is copied from it)';
 
 ALTER TABLE probe_parts ALTER COLUMN part_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME probe_parts_part_id_seq

@@ -169,6 +169,7 @@ DECLARE
 	problem text;
 	state text;
 	values_fine boolean; -- every parameter value of its kind's form
+	kinds text; -- the parameters' kinds, one letter each
 	shape bigint; -- its result_shapes row, if stored before
 	shape_digest bytea;
 	split record; -- the probe's part and rest, split here
@@ -366,9 +367,10 @@ BEGIN
 	-- below, so the checks that read only them (their ends, each name
 	-- once) are not made again (a fifth of the time of the checks).
 	-- 030_result_shapes.sql makes the digest the same way.
+	kinds := array_to_string(r.p_kind, '');
 	IF nv > 0 THEN
 		shape_digest := sha256(convert_to(ROW(r.v_benchmark, r.v_variant,
-			r.v_param_end, r.p_key, array_to_string(r.p_kind, ''),
+			r.v_param_end, r.p_key, kinds,
 			r.v_metric_end, r.m_metric, r.m_unit)::text, 'UTF8'));
 		SELECT s.shape_id INTO shape FROM result_shapes AS s
 		WHERE s.digest = shape_digest;
@@ -384,17 +386,42 @@ BEGIN
 	-- the parameter values that bench_results reads back as JSON, all
 	-- of a kind at once; when they are not all fine (or a kind is j,
 	-- from a jsonb report), one by one below, which names the first
-	values_fine := array_to_string(r.p_kind, '') ~ '^[sidb]*$'
-		AND length(array_to_string(r.p_kind, '')) = cardinality(r.p_kind)
-		AND fleetbench_values_match(r.p_kind, r.p_value, 'i')
-		AND fleetbench_values_match(r.p_kind, r.p_value, 'd')
-		AND fleetbench_values_match(r.p_kind, r.p_value, 'b');
+	values_fine := kinds ~ '^[sidb]*$'
+		AND length(kinds) = cardinality(r.p_kind)
+		AND (strpos(kinds, 'i') = 0
+		     OR fleetbench_values_match(r.p_kind, r.p_value, 'i'))
+		AND (strpos(kinds, 'd') = 0
+		     OR fleetbench_values_match(r.p_kind, r.p_value, 'd'))
+		AND (strpos(kinds, 'b') = 0
+		     OR fleetbench_values_match(r.p_kind, r.p_value, 'b'));
 
 	-- ends that never step back, sample ends within their variant,
 	-- each variant, metric of a variant and comparison named once,
 	-- parameter values that bench_results can read back as JSON: one
-	-- statement, the first problem found
-	IF nv > 0 OR nc > 0 THEN
+	-- statement, the first problem found. With the shape and names
+	-- found and the values fine, what is left to check is the windows'
+	-- and samples' ends: first in two passes that only say whether they
+	-- are fine (the variants', then the metrics' sample ends, each
+	-- against the one before it unless it starts a variant: a third of
+	-- the statement's time), the statement only when they are not, to
+	-- name the problem.
+	IF shape IS NOT NULL AND (names IS NOT NULL OR nc = 0) AND values_fine
+	   AND NOT EXISTS (
+		SELECT FROM unnest(r.v_metric_end, r.v_sample_end, r.v_window_end)
+			WITH ORDINALITY AS u(me, se, we, i)
+		WHERE u.we < coalesce(r.v_window_end[u.i - 1], 0)
+		   OR u.se < coalesce(r.v_sample_end[u.i - 1], 0)
+		   OR CASE WHEN u.me > coalesce(r.v_metric_end[u.i - 1], 0)
+			   THEN r.m_sample_end[u.me]
+				<> u.se - coalesce(r.v_sample_end[u.i - 1], 0)
+				OR r.m_sample_end[coalesce(r.v_metric_end[u.i - 1], 0) + 1] < 0
+			   ELSE u.se <> coalesce(r.v_sample_end[u.i - 1], 0) END)
+	   AND NOT EXISTS (
+		SELECT FROM generate_series(2, cardinality(r.m_sample_end)) AS j
+		WHERE r.m_sample_end[j] < r.m_sample_end[j - 1]
+		  AND NOT j - 1 = ANY (r.v_metric_end)) THEN
+		NULL; -- the found shape's metric ends are in order: all fine
+	ELSIF nv > 0 OR nc > 0 THEN
 		SELECT x.state, x.problem INTO state, problem
 		FROM (SELECT '22023' AS state, CASE
 			WHEN shape IS NULL
@@ -643,7 +670,7 @@ BEGIN
 
 	-- the probe's unchanging part (031), found by its digest (of its
 	-- text as written: the collector's, or jsonb's when split here) or
-	-- stored, and its placement (023) read from it
+	-- stored, and its placement (023, a column made from its body: 039)
 	IF r.probe_part IS NULL THEN
 		SELECT * INTO split FROM fleetbench_probe_split(p);
 		part_body := split.part;
@@ -652,23 +679,22 @@ BEGIN
 	ELSE
 		part_digest := sha256(convert_to(r.probe_part, 'UTF8'));
 	END IF;
-	-- ({"unknown": why} when the probe could not read it: NULL)
-	SELECT x.part_id, fleetbench_json_text(x.body #> '{topology,placement}')
-	INTO part, t_placement
+	-- ({"unknown": why} when the probe could not read it: NULL; the
+	-- part's column made from its body, 039)
+	SELECT x.part_id, x.placement INTO part, t_placement
 	FROM probe_parts AS x
 	WHERE x.digest = part_digest;
 	IF NOT FOUND THEN
 		part_body := coalesce(part_body,
 				      fleetbench_probe_piece(r.probe_part, 'part'));
-		t_placement := fleetbench_json_text(
-			part_body #> '{topology,placement}');
 		INSERT INTO probe_parts (digest, body)
 		VALUES (part_digest, part_body)
 		ON CONFLICT (digest) DO NOTHING
-		RETURNING part_id INTO part;
+		RETURNING part_id, placement INTO part, t_placement;
 		-- another transaction stored it since (and committed)
 		IF part IS NULL THEN
-			SELECT x.part_id INTO part FROM probe_parts AS x
+			SELECT x.part_id, x.placement INTO part, t_placement
+			FROM probe_parts AS x
 			WHERE x.digest = part_digest;
 		END IF;
 	END IF;

@@ -617,6 +617,24 @@ refused_run "sample ends past the samples" 22023 \
 refused_run "metric sample ends that step back" 22023 \
 	"fleetbench_ingest: the sample ends of b/v1 do not cover its 4 samples*" \
 	'{4,4}' '{4,3}'
+# with the shape stored, the ends are first checked in two passes that
+# only say whether they are fine (issue 37): each way they can be wrong,
+# named by the statement that runs when they are not
+refused_run "metric sample ends that step back but end at the variant's samples" 22023 \
+	"fleetbench_ingest: the sample ends of b/v1 do not cover its 4 samples (m_sample_end {5,4})" \
+	'{4,4}' '{5,4}'
+refused_run "a first metric sample end below 0" 22023 \
+	"fleetbench_ingest: the sample ends of b/v1 do not cover its 4 samples (m_sample_end {-1,4})" \
+	'{4,4}' '{-1,4}'
+refused_run "samples of a variant without metrics" 22023 \
+	"fleetbench_ingest: the sample ends of b/v2 do not cover its 1 samples (m_sample_end {})" \
+	'{3,4}' '{2,3}'
+refused_run "variant sample ends that step back" 22023 \
+	"fleetbench_ingest: v_sample_end steps back" \
+	'{5,4}' '{3,4}'
+refused_run "window ends that step back" 22023 \
+	"fleetbench_ingest: v_window_end steps back" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"v_window_end": [2, 1]}'
 refused_run "a double parameter that JSON cannot hold" 22023 \
 	"fleetbench_ingest: parameter k1: inf is not a finite number" \
 	'{4,4}' '{3,4}' '{d,s}' '{inf,x}'
