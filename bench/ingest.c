@@ -215,8 +215,8 @@ static void print_results(const struct fleet *b, const struct phase *p1,
 	snprintf(target, sizeof(target), "<= %.0f", TARGET_DISK_BYTES);
 	printf("  %-44s %10.0f  %-10s %s\n", "bytes on disk per report", disk[0],
 	       target, verdict(disk[0] <= TARGET_DISK_BYTES));
-	printf("  %-44s runs %.0f, run_results %.0f, run_figures %.0f, run_costs %.0f;\n",
-	       "  of which", disk[1], disk[2], disk[6], disk[7]);
+	printf("  %-44s runs %.0f, run_results %.0f, run_figures %.0f;\n",
+	       "  of which", disk[1], disk[2], disk[6]);
 	printf("  %-44s result_shapes %.0f, probe_parts %.0f, comparison_names %.0f\n",
 	       "  shared by runs:", disk[3], disk[4], disk[5]);
 	print_mib("collector peak RSS while sending, MiB", p1->hwm_kb, "", "");

@@ -70,8 +70,8 @@ void ingest_phase_release(struct phase *ph);
 /* The tables whose bytes a report adds are measured in, as ret_disk[1..]
  * of ingest_copy_rate (ret_disk[0] their sum): runs, run_results,
  * result_shapes, probe_parts, comparison_names (these three's rows shared
- * by runs), run_figures, run_costs */
-#define DISK_TABLES 7
+ * by runs), run_figures (a run's costs are in its runs row since 040) */
+#define DISK_TABLES 6
 
 double ingest_copy_rate(const struct fleet *b, const struct phase *ph,
 			size_t *ret_rows, double *ret_cpu,

@@ -38,7 +38,7 @@ static const struct copy_table {
 
 /* Bytes on disk of the rows a report adds, heap + indexes + TOAST, per
  * run, table by table (DISK_TABLES, in ingest.h's order): every table the
- * ingest writes a row per run or per benchmark into, and result_shapes,
+ * ingest writes a row per run into, and result_shapes,
  * probe_parts and comparison_names, whose rows runs share */
 #define DISK_BYTES_SQL                                                        \
 	"SELECT t, coalesce((SELECT sum(pg_total_relation_size(relid))"       \
@@ -46,8 +46,8 @@ static const struct copy_table {
 	"                   pg_total_relation_size(t))::float8 /"            \
 	"       greatest((SELECT count(*) FROM runs), 1)"                      \
 	" FROM unnest(ARRAY['runs', 'run_results', 'result_shapes',"          \
-	"                   'probe_parts', 'comparison_names', 'run_figures',"  \
-	"                   'run_costs']::regclass[])"                         \
+	"                   'probe_parts', 'comparison_names',"               \
+	"                   'run_figures']::regclass[])"                      \
 	"      WITH ORDINALITY AS x(t, i)"                                      \
 	" ORDER BY i"
 

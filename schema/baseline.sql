@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 039_part_placement leave, for a
+-- The baseline: the schema that migrations 001_init to 040_costs_in_runs leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -14,7 +14,7 @@
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
 -- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger 038_host_gain_tiers
--- covers: 039_part_placement
+-- covers: 039_part_placement 040_costs_in_runs
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -251,7 +251,7 @@ COMMENT ON COLUMN run_figures.figures IS 'the run''s headline figures: element i
 CREATE FUNCTION fleetbench_runs_deleted() RETURNS trigger
 LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_runs_deleted() is made by the function files: run fleetbench-collector migrate'; END$$;
 
-CREATE FUNCTION fleetbench_runs_valid(c_ratio double precision[], c_ci_low double precision[], c_ci_high double precision[], c_level double precision[], c_method text[], c_reason text[], hugepage_sizes_kb integer[], hugepage_nr bigint[], hugepage_free bigint[]) RETURNS boolean
+CREATE FUNCTION fleetbench_runs_valid(c_ratio double precision[], c_ci_low double precision[], c_ci_high double precision[], c_level double precision[], c_method text[], c_reason text[], hugepage_sizes_kb integer[], hugepage_nr bigint[], hugepage_free bigint[], cost_benchmark text[], cost_wall_s double precision[], cost_cpu_s double precision[], cost_peak_memory_bytes bigint[], cost_written_bytes bigint[], cost_allowance_s double precision[], cost_rounds bigint[]) RETURNS boolean
 LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'fleetbench_runs_valid() is made by the function files: run fleetbench-collector migrate'; END$$;
 
 CREATE FUNCTION fleetbench_shape_valid(v_benchmark text[], v_variant text[], v_param_end integer[], p_key text[], p_kind text, v_metric_end integer[], m_metric text[], m_unit text[]) RETURNS boolean
@@ -554,29 +554,6 @@ ALTER TABLE result_shapes ALTER COLUMN shape_id ADD GENERATED ALWAYS AS IDENTITY
     CACHE 1
 );
 
-CREATE TABLE run_costs (
-    run_id uuid NOT NULL,
-    benchmark text NOT NULL,
-    wall_s double precision NOT NULL,
-    cpu_s double precision NOT NULL,
-    peak_memory_bytes bigint NOT NULL,
-    written_bytes bigint NOT NULL,
-    allowance_s double precision,
-    rounds bigint,
-    CONSTRAINT run_costs_allowance_s_check CHECK ((allowance_s >= (0)::double precision)),
-    CONSTRAINT run_costs_cpu_s_check CHECK ((cpu_s >= (0)::double precision)),
-    CONSTRAINT run_costs_peak_memory_bytes_check CHECK ((peak_memory_bytes >= 0)),
-    CONSTRAINT run_costs_rounds_check CHECK ((rounds >= 0)),
-    CONSTRAINT run_costs_wall_s_check CHECK ((wall_s >= (0)::double precision)),
-    CONSTRAINT run_costs_written_bytes_check CHECK ((written_bytes >= 0))
-);
-
-COMMENT ON TABLE run_costs IS 'what each benchmark of a run cost its host (issue 36), and the run''s total (benchmark ''total'')';
-
-COMMENT ON COLUMN run_costs.allowance_s IS 'the seconds the benchmark was allowed (the total: the run''s max_seconds); null from agents before 026';
-
-COMMENT ON COLUMN run_costs.rounds IS 'the rounds the benchmark measured; null in the total and from agents before 026';
-
 CREATE TABLE run_results (
     run_id uuid NOT NULL,
     started_at timestamp with time zone NOT NULL,
@@ -673,7 +650,14 @@ CREATE TABLE runs (
     probe_part bigint NOT NULL,
     probe_rest jsonb NOT NULL,
     comparison_names_id bigint,
-    CONSTRAINT runs_arrays_valid CHECK (fleetbench_runs_valid(c_ratio, c_ci_low, c_ci_high, c_level, c_method, c_reason, hugepage_sizes_kb, hugepage_nr, hugepage_free)),
+    cost_benchmark text[],
+    cost_wall_s double precision[],
+    cost_cpu_s double precision[],
+    cost_peak_memory_bytes bigint[],
+    cost_written_bytes bigint[],
+    cost_allowance_s double precision[],
+    cost_rounds bigint[],
+    CONSTRAINT runs_arrays_valid CHECK (fleetbench_runs_valid(c_ratio, c_ci_low, c_ci_high, c_level, c_method, c_reason, hugepage_sizes_kb, hugepage_nr, hugepage_free, cost_benchmark, cost_wall_s, cost_cpu_s, cost_peak_memory_bytes, cost_written_bytes, cost_allowance_s, cost_rounds)),
     CONSTRAINT runs_finished_after_start CHECK ((finished_at >= started_at)),
     CONSTRAINT runs_probe_rest_is_object CHECK ((jsonb_typeof(probe_rest) = 'object'::text))
 );
@@ -711,6 +695,12 @@ COMMENT ON COLUMN runs.probe_part IS 'the probe''s sections that do not change b
 COMMENT ON COLUMN runs.probe_rest IS 'the probe''s sections that change between runs: meta, host, steal, psi, vmstat';
 
 COMMENT ON COLUMN runs.comparison_names_id IS 'the names of the run''s comparisons (comparison_names), NULL when it has none; element i of the c_ arrays is comparison i';
+
+COMMENT ON COLUMN runs.cost_benchmark IS 'what the run cost its host (issue 36, 040): the benchmark of each element of the cost_ arrays, the run''s total named ''total''; NULL from agents before 025. The view run_costs gives a row per element';
+
+COMMENT ON COLUMN runs.cost_allowance_s IS 'the seconds each benchmark was allowed (the total: the run''s max_seconds); NULL elements from agents before 026';
+
+COMMENT ON COLUMN runs.cost_rounds IS 'the rounds each benchmark measured; NULL for the total and from agents before 026';
 
 ALTER TABLE ONLY alert_settings
     ADD CONSTRAINT alert_settings_pkey PRIMARY KEY (one);
@@ -762,9 +752,6 @@ ALTER TABLE ONLY result_shapes
 
 ALTER TABLE ONLY result_shapes
     ADD CONSTRAINT result_shapes_pkey PRIMARY KEY (shape_id);
-
-ALTER TABLE ONLY run_costs
-    ADD CONSTRAINT run_costs_pkey PRIMARY KEY (run_id, benchmark);
 
 ALTER TABLE ONLY run_figures
     ADD CONSTRAINT run_figures_pkey PRIMARY KEY (run_id);

@@ -26,8 +26,9 @@ $$;
 /*
  * The checks of a run_results row (the table's one CHECK,
  * run_results_valid, since migration 014), of a result_shapes row
- * (result_shapes_valid, 030), of a runs row's comparisons' values
- * and hugetlb pools (runs_arrays_valid) and of their names
+ * (result_shapes_valid, 030), of a runs row's comparisons' values,
+ * hugetlb pools and costs (runs_arrays_valid; the costs since 040) and
+ * of the comparisons' names
  * (comparison_names_valid, 032). Each rule keeps the name of the
  * constraint it was until 014 and raises check_violation naming it, as
  * that constraint did; a rule whose value is NULL passes, as a CHECK
@@ -139,10 +140,14 @@ CREATE OR REPLACE FUNCTION fleetbench_runs_valid(
 	c_ratio double precision[], c_ci_low double precision[],
 	c_ci_high double precision[], c_level double precision[],
 	c_method text[], c_reason text[], hugepage_sizes_kb integer[],
-	hugepage_nr bigint[], hugepage_free bigint[])
+	hugepage_nr bigint[], hugepage_free bigint[], cost_benchmark text[],
+	cost_wall_s double precision[], cost_cpu_s double precision[],
+	cost_peak_memory_bytes bigint[], cost_written_bytes bigint[],
+	cost_allowance_s double precision[], cost_rounds bigint[])
 RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
 	nc integer := coalesce(cardinality(c_ratio), 0);
+	nb integer := coalesce(cardinality(cost_benchmark), 0);
 BEGIN
 	IF (coalesce(cardinality(c_ci_low), 0) = nc
 	    AND coalesce(cardinality(c_ci_high), 0) = nc
@@ -164,6 +169,34 @@ BEGIN
 	   IS FALSE THEN
 		PERFORM fleetbench_check_failed('runs_hugepage_pools_aligned',
 			'hugepage_nr and hugepage_free must have one element per size of hugepage_sizes_kb');
+	END IF;
+	-- the costs (040, run_costs' rows until then): all NULL, or one
+	-- element each per benchmark
+	IF (coalesce(cardinality(cost_wall_s), 0) = nb
+	    AND coalesce(cardinality(cost_cpu_s), 0) = nb
+	    AND coalesce(cardinality(cost_peak_memory_bytes), 0) = nb
+	    AND coalesce(cardinality(cost_written_bytes), 0) = nb
+	    AND coalesce(cardinality(cost_allowance_s), 0) = nb
+	    AND coalesce(cardinality(cost_rounds), 0) = nb
+	    AND array_position(cost_wall_s, NULL) IS NULL
+	    AND array_position(cost_cpu_s, NULL) IS NULL
+	    AND array_position(cost_peak_memory_bytes, NULL) IS NULL
+	    AND array_position(cost_written_bytes, NULL) IS NULL) IS FALSE THEN
+		PERFORM fleetbench_check_failed('runs_costs_aligned',
+			'the cost_ arrays must have one element per benchmark of cost_benchmark, and a wall time, CPU time, peak memory and bytes written each');
+	END IF;
+	IF nb > 0 AND (array_position(cost_benchmark, NULL) IS NOT NULL
+		       OR (SELECT count(DISTINCT b) FROM unnest(cost_benchmark) AS b)
+			  <> nb) THEN
+		PERFORM fleetbench_check_failed('runs_costs_named',
+			'each benchmark of cost_benchmark must be named once');
+	END IF;
+	IF (0 <= ALL (cost_wall_s) AND 0 <= ALL (cost_cpu_s)
+	    AND 0 <= ALL (cost_peak_memory_bytes)
+	    AND 0 <= ALL (cost_written_bytes) AND 0 <= ALL (cost_allowance_s)
+	    AND 0 <= ALL (cost_rounds)) IS FALSE THEN
+		PERFORM fleetbench_check_failed('runs_costs_not_negative',
+			'a cost (seconds, bytes, rounds) is below 0');
 	END IF;
 	RETURN true;
 END
@@ -207,20 +240,18 @@ $$;
 COMMENT ON FUNCTION probe(runs) IS
 	'a run''s whole probe, as runs.probe was until 031: r.probe';
 
--- A run's results, costs (037) and figures go with it (there is no
--- foreign key to cascade). Updating a run's run_id or started_at is not
--- supported.
+-- A run's results and figures go with it (there is no foreign key to
+-- cascade; its costs are in its row since 040). Updating a run's run_id
+-- or started_at is not supported.
 CREATE OR REPLACE FUNCTION fleetbench_runs_deleted() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP = 'TRUNCATE' THEN
-		TRUNCATE run_results, run_costs, run_figures;
+		TRUNCATE run_results, run_figures;
 		RETURN NULL;
 	END IF;
 	DELETE FROM run_results AS v USING fleetbench_old_runs AS o
 	WHERE v.run_id = o.run_id AND v.started_at = o.started_at;
-	DELETE FROM run_costs AS c USING fleetbench_old_runs AS o
-	WHERE c.run_id = o.run_id;
 	DELETE FROM run_figures AS f USING fleetbench_old_runs AS o
 	WHERE f.run_id = o.run_id;
 	RETURN NULL;

@@ -730,7 +730,9 @@ BEGIN
 			  hugepage_free, cpu_model, comparison_names_id, c_ratio,
 			  c_ci_low, c_ci_high, c_level, c_method, c_reason,
 			  tags, placement, c_target_half_width,
-			  c_target_reached, c_rounds)
+			  c_target_reached, c_rounds, cost_benchmark, cost_wall_s,
+			  cost_cpu_s, cost_peak_memory_bytes, cost_written_bytes,
+			  cost_allowance_s, cost_rounds)
 	VALUES (r.run_id, started,
 		timestamptz 'epoch' + r.finished_ms * interval '1 millisecond',
 		r.schema_version, r.agent_version,
@@ -756,7 +758,13 @@ BEGIN
 		-- no target anywhere (fixed repeats): NULL, as before 024
 		CASE WHEN targets THEN r.c_target_half_width END,
 		CASE WHEN targets THEN r.c_target_reached END,
-		CASE WHEN targets THEN r.c_rounds END)
+		CASE WHEN targets THEN r.c_rounds END,
+		-- what the run cost its host (025, 026, in the row since
+		-- 040): an element per benchmark and the total; NULL from
+		-- agents before it
+		r.cost_benchmark, r.cost_wall_s, r.cost_cpu_s,
+		r.cost_peak_memory_bytes, r.cost_written_bytes,
+		r.cost_allowance_s, r.cost_rounds)
 	ON CONFLICT (run_id) DO NOTHING;
 	IF NOT FOUND THEN
 		RETURN false;
@@ -798,19 +806,6 @@ BEGIN
 			     THEN r.w_noisy_reason END,
 			CASE WHEN array_remove(r.w_cpus, NULL) <> '{}'
 			     THEN r.w_cpus END);
-	END IF;
-
-	-- what the run cost its host (025, 026): one row per benchmark and
-	-- the total; none from agents before it. The arrays line up, or
-	-- unnest's NULLs fail the table's NOT NULL, naming the column.
-	IF r.cost_benchmark IS NOT NULL THEN
-		INSERT INTO run_costs (run_id, benchmark, wall_s, cpu_s,
-				       peak_memory_bytes, written_bytes,
-				       allowance_s, rounds)
-		SELECT r.run_id, x.*
-		FROM unnest(r.cost_benchmark, r.cost_wall_s, r.cost_cpu_s,
-			    r.cost_peak_memory_bytes, r.cost_written_bytes,
-			    r.cost_allowance_s, r.cost_rounds) AS x;
 	END IF;
 
 	-- for fleetbench_ingest_end(): a setting local to the transaction,

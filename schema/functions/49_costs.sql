@@ -1,6 +1,23 @@
 -- SPDX-License-Identifier: MIT
--- What runs cost their hosts (issue 36, migration 025's run_costs):
+-- What runs cost their hosts (issue 36): the view run_costs and
 -- `fleetbench compare --figures cost`.
+
+-- A row per benchmark of a run's costs and one for its total, as the
+-- table run_costs held them from 025 until 040 put them in the run's row
+-- (runs.cost_benchmark .. cost_rounds); none for a run of an agent before
+-- 025.
+DROP VIEW IF EXISTS run_costs CASCADE;
+CREATE VIEW run_costs AS
+SELECT r.run_id, c.benchmark, c.wall_s, c.cpu_s, c.peak_memory_bytes,
+       c.written_bytes, c.allowance_s, c.rounds
+FROM runs AS r,
+     unnest(r.cost_benchmark, r.cost_wall_s, r.cost_cpu_s,
+	    r.cost_peak_memory_bytes, r.cost_written_bytes,
+	    r.cost_allowance_s, r.cost_rounds)
+	     AS c(benchmark, wall_s, cpu_s, peak_memory_bytes, written_bytes,
+		  allowance_s, rounds);
+COMMENT ON VIEW run_costs IS
+	'what each benchmark of a run cost its host (issue 36), and the run''s total (benchmark ''total''): a row per element of runs.cost_benchmark .. cost_rounds (040)';
 
 /*
  * Per group (by, filter, since and method_key as fleet_compare_by()'s; by

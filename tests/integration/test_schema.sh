@@ -696,6 +696,27 @@ refused_run "an instance type with a newline, stored directly" 22023 \
 refused_run "a machine id that is not one, stored directly" 22023 \
 	"fleetbench_ingest: machine_id 'not-a-machine-id': not 32 lowercase hex digits" \
 	'{4,4}' '{3,4}' '{i,s}' '{64,x}' '{"machine_id": "not-a-machine-id"}'
+# the costs, in the run's row since 040: runs' check asks what
+# run_costs' key and checks asked
+costs() {
+	printf '{"cost_benchmark": %s, "cost_wall_s": %s, "cost_cpu_s": [1, 1], "cost_peak_memory_bytes": [1, 1], "cost_written_bytes": [0, 0], "cost_allowance_s": [2, null], "cost_rounds": [3, null]}' "$1" "$2"
+}
+refused_run "a benchmark's costs given twice, stored directly" 23514 \
+	"runs_costs_named: each benchmark of cost_benchmark must be named once" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "$(costs '["b", "b"]' '[1, 1]')"
+refused_run "a negative wall time, stored directly" 23514 \
+	"runs_costs_not_negative: a cost (seconds, bytes, rounds) is below 0" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "$(costs '["b", "total"]' '[-1, 1]')"
+refused_run "a cost without its wall time, stored directly" 23514 \
+	"runs_costs_aligned: the cost_ arrays must have one element per benchmark*" \
+	'{4,4}' '{3,4}' '{i,s}' '{64,x}' "$(costs '["b", "total"]' '[null, 1]')"
+check_eq "costs as given are stored, a row each in run_costs" "$(q <<-EOF
+	$(lean_run eeeeeeee-1111-4222-8333-444444444444 '{4,4}' '{3,4}' '{i,s}' '{64,x}' "$(costs '["b", "total"]' '[1.5, 2]')")
+	SELECT string_agg(concat_ws(':', benchmark, wall_s, cpu_s, allowance_s, rounds), ' ')
+	FROM run_costs WHERE run_id = 'eeeeeeee-1111-4222-8333-444444444444';
+EOF
+)" "t
+b:1.5:1:2:3 total:2:1"
 check_eq "nothing of the refused calls is stored" \
 	"$(q <<<"SELECT count(*) FROM runs WHERE run_id = 'bbbbbbbb-1111-4222-8333-444444444444'")" 0
 # the probe in two (035), as the collector writes it: stored as the whole

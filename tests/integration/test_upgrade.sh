@@ -95,14 +95,48 @@ check_grep "naming the view and the column" "$tmp/migrate-view.out" \
 check_eq "what 028 would change is as it was" "$(holds)" "$(cat "$tmp/before")"
 q <<<"DROP VIEW user_thp"
 
+# costs as run_costs held them (025 made it; 040 moves them into the
+# runs' rows): three runs' rows, stored in an order of their own, and a
+# user's view over the table, which stops migrate at 040
+q <<-'EOF'
+	INSERT INTO run_costs (run_id, benchmark, wall_s, cpu_s,
+			       peak_memory_bytes, written_bytes, allowance_s,
+			       rounds)
+	SELECT r.run_id, c.b, c.w * r.n, 0.5, 1048576 * r.n, 0, c.a, c.k
+	FROM (SELECT run_id, row_number() OVER (ORDER BY run_id) AS n
+	      FROM runs ORDER BY run_id LIMIT 3) AS r,
+	     (VALUES (1, 'thp_chase', 1.5, 2.0, 3), (2, 'randread', 0.25, NULL, 5),
+		     (3, 'total', 2.0, 30.0, NULL)) AS c(i, b, w, a, k)
+	ORDER BY r.n, c.i;
+	CREATE VIEW user_costs AS SELECT * FROM run_costs;
+EOF
+costs_before=$(q <<<"SELECT count(*), md5(string_agg(c::text, ',' ORDER BY c.run_id, c.benchmark)) FROM run_costs AS c")
+"$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
+	>"$tmp/migrate-costs.out" 2>&1
+check_eq "a user's view over run_costs stops migrate at 040" "$?" 1
+check_grep "naming the view" "$tmp/migrate-costs.out" \
+	"migration '040_costs_in_runs' failed, nothing of it applied: .*view user_costs depends on table run_costs"
+q <<<"DROP VIEW user_costs"
+
 "$COLLECTOR" migrate --schema-dir "$SOURCE_DIR/schema" --dsn "$conninfo" \
 	>"$tmp/migrate.out" 2>&1
 check_eq "migrate exits 0" "$?" 0
 check_grep "the migrations before 028 were applied, each its own transaction" \
 	"$tmp/migrate-view.out" '^applied 027_figures$'
-check_grep "then 028 and after" "$tmp/migrate.out" '^applied 028_long_figures$'
+check_grep "then 028 and after" "$tmp/migrate-costs.out" '^applied 028_long_figures$'
+check_grep "then 040" "$tmp/migrate.out" '^applied 040_costs_in_runs$'
 check_grep "and leaves the database current" "$tmp/migrate.out" \
 	'^the database is current'
+check_eq "every cost is still there, as the view run_costs" \
+	"$(q <<<"SELECT count(*), md5(string_agg(c::text, ',' ORDER BY c.run_id, c.benchmark)) FROM run_costs AS c")" \
+	"$costs_before"
+check_eq "in the runs' rows, in the order they were stored" "$(q <<-'EOF'
+	SELECT DISTINCT array_to_string(cost_benchmark, ',') || ' '
+	       || array_to_string(cost_allowance_s, ',', '-') || ' '
+	       || array_to_string(cost_rounds, ',', '-')
+	FROM runs WHERE cost_benchmark IS NOT NULL
+EOF
+)" "thp_chase,randread,total 2,-,30 3,5,-"
 
 check_eq "every run, result, figure row, tag, alert, price and method is still there" \
 	"$(holds)" "$(cat "$tmp/before")"
