@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 040_costs_in_runs leave, for a
+-- The baseline: the schema that migrations 001_init to 041_runs_lz4 leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -14,7 +14,7 @@
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
 -- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger 038_host_gain_tiers
--- covers: 039_part_placement 040_costs_in_runs
+-- covers: 039_part_placement 040_costs_in_runs 041_runs_lz4
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -661,12 +661,25 @@ CREATE TABLE runs (
     CONSTRAINT runs_finished_after_start CHECK ((finished_at >= started_at)),
     CONSTRAINT runs_probe_rest_is_object CHECK ((jsonb_typeof(probe_rest) = 'object'::text))
 );
+ALTER TABLE ONLY runs ALTER COLUMN kernel_version SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN kernel_cmdline SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN io_uring_opcodes SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN io_uring_features SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_ratio SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_ci_low SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_ci_high SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_level SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_method SET COMPRESSION lz4;
 ALTER TABLE ONLY runs ALTER COLUMN c_reason SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN tags SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN probe_rest SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN cost_benchmark SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN cost_wall_s SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN cost_cpu_s SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN cost_peak_memory_bytes SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN cost_written_bytes SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN cost_allowance_s SET COMPRESSION lz4;
+ALTER TABLE ONLY runs ALTER COLUMN cost_rounds SET COMPRESSION lz4;
 
 COMMENT ON TABLE runs IS 'one row per agent run: labels, kernel, typed probe columns and the whole probe';
 
