@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 041_runs_lz4 leave, for a
+-- The baseline: the schema that migrations 001_init to 042_shape_lookup leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -14,7 +14,7 @@
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
 -- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger 038_host_gain_tiers
--- covers: 039_part_placement 040_costs_in_runs 041_runs_lz4
+-- covers: 039_part_placement 040_costs_in_runs 041_runs_lz4 042_shape_lookup
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -774,6 +774,8 @@ ALTER TABLE ONLY runs
 
 CREATE INDEX alerts_fleet_idx ON alerts USING btree (fleet_alert_id);
 
+CREATE INDEX comparison_names_name_idx ON comparison_names USING hash (c_name);
+
 CREATE UNIQUE INDEX fleet_alerts_change_key ON fleet_alerts USING btree (provider, instance_type, new_kernel, kind, md5((change)::text));
 
 CREATE INDEX fleet_alerts_undelivered_idx ON fleet_alerts USING btree (next_delivery_at) WHERE ((delivered_at IS NULL) AND (acknowledged_at IS NULL));
@@ -781,6 +783,8 @@ CREATE INDEX fleet_alerts_undelivered_idx ON fleet_alerts USING btree (next_deli
 CREATE INDEX fleet_dirty_key_idx ON fleet_dirty USING btree (level, provider, instance_type, kernel_release, method);
 
 CREATE INDEX fleet_summary_key_idx ON fleet_summary USING btree (level, provider, instance_type, kernel, method);
+
+CREATE INDEX result_shapes_kinds_idx ON result_shapes USING hash (p_kind);
 
 CREATE INDEX run_figures_group_idx ON run_figures USING btree (provider, instance_type, kernel_release, method) INCLUDE (started_at, machine_id, vcpus, thp_enabled, flags, failed, figures);
 
