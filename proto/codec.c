@@ -7,6 +7,7 @@
 #include "codec.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -77,6 +78,70 @@ struct codec_block {
 #define CODEC_CHUNK_EACH 0
 #endif
 
+/*
+ * Each thread keeps the largest chunk of its last arena, up to
+ * CODEC_SPARE_MAX, for its next one: a report's first chunk (about 60 KB)
+ * is above the collector's mmap threshold (cmd_serve.c), so without it
+ * every report mapped it, faulted its pages in and unmapped it again, 6% of
+ * the collector's CPU with the shootdowns of the unmap (docs/performance.md).
+ * At most one a thread: what the collector holds at rest grows by that.
+ */
+#define CODEC_SPARE_MAX (256u << 10)
+
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_make(void)
+{
+	/* without a key (no memory for one) every chunk is freed */
+	if (pthread_key_create(&spare_key, free) != 0)
+		spare_key = (pthread_key_t)-1;
+}
+
+/* This thread's spare chunk if it holds at least n bytes, taken; NULL
+ * otherwise. */
+static struct codec_chunk *spare_take(size_t n)
+{
+	struct codec_chunk *c;
+
+	if (CODEC_CHUNK_EACH)
+		return NULL;
+	pthread_once(&spare_once, spare_make);
+	if (spare_key == (pthread_key_t)-1)
+		return NULL;
+	c = pthread_getspecific(spare_key);
+	if (!c || c->size < n)
+		return NULL;
+	pthread_setspecific(spare_key, NULL);
+	return c;
+}
+
+/* Keeps c as this thread's spare when it is the larger, else frees it. */
+static void spare_keep(struct codec_chunk *c)
+{
+	struct codec_chunk *old;
+
+	if (CODEC_CHUNK_EACH || c->size > CODEC_SPARE_MAX) {
+		free(c);
+		return;
+	}
+	pthread_once(&spare_once, spare_make);
+	if (spare_key == (pthread_key_t)-1) {
+		free(c);
+		return;
+	}
+	old = pthread_getspecific(spare_key);
+	if (old && old->size >= c->size) {
+		free(c);
+		return;
+	}
+	if (pthread_setspecific(spare_key, c) != 0) {
+		free(c);
+		return;
+	}
+	free(old);
+}
+
 static void *arena_alloc(void *data, size_t size)
 {
 	struct codec_arena *a = data;
@@ -99,7 +164,11 @@ static void *arena_alloc(void *data, size_t size)
 			   a->next_chunk > cost ? a->next_chunk :
 						  cost;
 
-		c = malloc(sizeof(*c) + n);
+		c = spare_take(n);
+		if (c)
+			n = c->size;
+		else
+			c = malloc(sizeof(*c) + n);
 		if (!c) {
 			a->oom = true;
 			return NULL;
@@ -127,12 +196,21 @@ static void arena_free(void *data, void *p)
 
 static void arena_release(struct codec_arena *a)
 {
+	struct codec_chunk *largest = NULL;
+
 	while (a->chunks) {
 		struct codec_chunk *c = a->chunks;
 
 		a->chunks = c->next;
-		free(c);
+		if (!largest || c->size > largest->size) {
+			free(largest);
+			largest = c;
+		} else {
+			free(c);
+		}
 	}
+	if (largest)
+		spare_keep(largest);
 	free(a);
 }
 
