@@ -368,30 +368,12 @@ static const char *param_kind(const Fleetbench__Param *pa)
 	}
 }
 
-/* v (32 bytes) as the decimal text of x, without printf's parsing of a
- * format for each of a report's few hundred parameters */
-static const char *decimal(int64_t x, char v[32])
-{
-	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
-	char *c = v + 31;
-
-	*c = '\0';
-	do
-		*--c = (char)('0' + u % 10);
-	while (u /= 10);
-	if (x < 0)
-		*--c = '-';
-	return c;
-}
-
-/* A parameter's value as fleetbench_report holds it: v holds the text of
- * a number (int: decimal, double: "%.17g", which reads back as the same
- * double). */
+/* The value of a parameter of a kind but i as fleetbench_report's p_value
+ * holds it: v holds the text of a double ("%.17g", which reads back as the
+ * same double). An integer's goes in p_int (enc_int_params): NULL. */
 static const char *param_value(const Fleetbench__Param *pa, char v[32])
 {
 	switch (pa->value_case) {
-	case FLEETBENCH__PARAM__VALUE_INT_VALUE:
-		return decimal(pa->int_value, v);
 	case FLEETBENCH__PARAM__VALUE_STRING_VALUE:
 		return pa->string_value;
 	case FLEETBENCH__PARAM__VALUE_DOUBLE_VALUE:
@@ -478,6 +460,8 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
 			pgparam_text(p, r->benchmarks[i]->parameters[j]->key);
 	pgparam_array_end(p);
+	/* every parameter's kind; the values of the kinds but i, whose
+	 * values go as integers in p_int (enc_int_params) */
 	for (int k = 0; k < 2; k++) {
 		pgparam_array_begin(p, PGPARAM_TEXT);
 		for (size_t i = 0; i < r->n_benchmarks; i++)
@@ -487,8 +471,11 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 					r->benchmarks[i]->parameters[j];
 				char v[32];
 
-				pgparam_text(p, k == 0 ? param_kind(pa) :
-							 param_value(pa, v));
+				if (k == 0)
+					pgparam_text(p, param_kind(pa));
+				else if (pa->value_case !=
+					 FLEETBENCH__PARAM__VALUE_INT_VALUE)
+					pgparam_text(p, param_value(pa, v));
 			}
 		pgparam_array_end(p);
 	}
@@ -688,6 +675,23 @@ static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 		enc_oom(e, "the probe");
 }
 
+/* p_int (043): the values of the parameters of kind i, in their order,
+ * as integers (none: an empty array, so that p_value is read as holding
+ * the other kinds' values alone) */
+static void enc_int_params(struct enc *e, const Fleetbench__Report *r)
+{
+	pgparam_array_begin(e->p, PGPARAM_INT8);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++) {
+			const Fleetbench__Param *pa =
+				r->benchmarks[i]->parameters[j];
+
+			if (pa->value_case == FLEETBENCH__PARAM__VALUE_INT_VALUE)
+				pgparam_int8(e->p, pa->int_value);
+		}
+	pgparam_array_end(e->p);
+}
+
 /* probe_part, probe_rest (035): the typed probe's two pieces, or NULL */
 static void enc_probe_in_two(struct enc *e)
 {
@@ -880,6 +884,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_window_texts(&e, r, 1);
 	enc_costs(&e, r);
 	enc_probe_in_two(&e);
+	enc_int_params(&e, r);
 	free(e.part);
 	json_object_put(e.rest);
 	attrs = p->record_n;

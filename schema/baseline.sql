@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 042_shape_lookup leave, for a
+-- The baseline: the schema that migrations 001_init to 043_int_params leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -14,7 +14,7 @@
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
 -- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger 038_host_gain_tiers
--- covers: 039_part_placement 040_costs_in_runs 041_runs_lz4 042_shape_lookup
+-- covers: 039_part_placement 040_costs_in_runs 041_runs_lz4 042_shape_lookup 043_int_params
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -159,7 +159,8 @@ CREATE TYPE fleetbench_report AS (
 	cost_allowance_s double precision[],
 	cost_rounds bigint[],
 	probe_part text,
-	probe_rest text
+	probe_rest text,
+	p_int bigint[]
 );
 
 COMMENT ON TYPE fleetbench_report IS 'one report as the collector stores it through fleetbench_ingest_run() (docs/schema.md): a new report field is a new attribute, the function''s signature stays';
@@ -572,6 +573,7 @@ CREATE TABLE run_results (
     w_noisy_reason text[],
     w_cpus text[],
     shape_id bigint NOT NULL,
+    p_int bigint[],
     CONSTRAINT run_results_valid CHECK (fleetbench_results_valid(v_status, v_reason, p_value, v_window_end, w_steal_pct, w_loadavg1, w_wall_s, w_noisy, m_median, m_sample_end, v_sample_end, samples))
 )
 PARTITION BY RANGE (started_at);
@@ -589,12 +591,15 @@ ALTER TABLE ONLY run_results ALTER COLUMN v_sample_end SET COMPRESSION lz4;
 ALTER TABLE ONLY run_results ALTER COLUMN samples SET COMPRESSION lz4;
 ALTER TABLE ONLY run_results ALTER COLUMN w_noisy_reason SET COMPRESSION lz4;
 ALTER TABLE ONLY run_results ALTER COLUMN w_cpus SET COMPRESSION lz4;
+ALTER TABLE ONLY run_results ALTER COLUMN p_int SET COMPRESSION lz4;
 
 COMMENT ON TABLE run_results IS 'one row per run with results: its variants, parameters, repeat windows, metrics with medians and samples, as arrays (docs/schema.md)';
 
 COMMENT ON COLUMN run_results.w_noisy_reason IS 'per window (as w_noisy): why it was flagged noisy, NULL when it was not or the agent did not say';
 
 COMMENT ON COLUMN run_results.w_cpus IS 'per window (as w_noisy): the vCPUs its measuring thread ran on, at start and end ("0" or "0,1"), NULL when unknown';
+
+COMMENT ON COLUMN run_results.p_int IS 'the values of the parameters of kind i, in their order (043); NULL: p_value holds every kind''s, as before 043';
 
 CREATE TABLE runs (
     run_id uuid NOT NULL,

@@ -289,6 +289,27 @@ BEGIN
 END
 $$;
 
+/*
+ * A run's parameter values as text, in the order of their kinds (kinds,
+ * one element a parameter): vals itself when ints is NULL
+ * (a row stored before 043, or from a writer that sends every value as
+ * text), else the values of kind i from ints and the others from vals,
+ * each in its order (043).
+ */
+CREATE OR REPLACE FUNCTION fleetbench_param_values(kinds text[],
+						   vals text[], ints bigint[])
+RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE WHEN ints IS NULL THEN vals ELSE ARRAY(
+		SELECT CASE WHEN u.t = 'i' THEN ints[u.n]::text
+			    ELSE vals[u.k - u.n] END
+		FROM (SELECT x.t, x.k,
+			     count(*) FILTER (WHERE x.t = 'i')
+				     OVER (ORDER BY x.k) AS n
+		      FROM unnest(kinds) WITH ORDINALITY AS x(t, k)) AS u
+		ORDER BY u.k) END
+$$;
+
 -- One row per variant: the skip reason or failure, parameters and windows
 -- as the jsonb they were. (unnest(), not generate_series(): the planner
 -- expects 10 elements of an array but 1,000 rows of a series, and would
@@ -303,7 +324,7 @@ SELECT x.run_id, e.benchmark, e.variant, e.i::integer AS position, e.status,
 		 FROM unnest(sh.p_key[e.pe0 + 1 : e.pe1],
 			     string_to_array(substr(sh.p_kind, e.pe0 + 1,
 						    e.pe1 - e.pe0), NULL),
-			     x.p_value[e.pe0 + 1 : e.pe1]) AS p(k, t, v)), '{}')
+			     pv.v[e.pe0 + 1 : e.pe1]) AS p(k, t, v)), '{}')
 	       AS parameters,
        coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
 				'steal_pct', w.s, 'loadavg1', w.l,
@@ -322,6 +343,9 @@ SELECT x.run_id, e.benchmark, e.variant, e.i::integer AS position, e.status,
        CASE WHEN e.status = 'failed' THEN e.reason END AS failure
 FROM run_results x
 JOIN result_shapes sh ON sh.shape_id = x.shape_id,
+     LATERAL (SELECT fleetbench_param_values(
+			     string_to_array(sh.p_kind, NULL), x.p_value,
+			     x.p_int) AS v) AS pv,
      LATERAL (SELECT v.*, coalesce(sh.v_param_end[v.i - 1], 0) AS pe0,
 		     coalesce(x.v_window_end[v.i - 1], 0) AS we0
 	      FROM unnest(sh.v_benchmark, sh.v_variant, x.v_status, x.v_reason,

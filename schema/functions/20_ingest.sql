@@ -170,6 +170,7 @@ DECLARE
 	state text;
 	values_fine boolean; -- every parameter value of its kind's form
 	kinds text; -- the parameters' kinds, one letter each
+	value_kinds text[]; -- the kinds of p_value's elements
 	shape bigint; -- its result_shapes row, if stored before
 	shape_digest bytea;
 	split record; -- the probe's part and rest, split here
@@ -251,7 +252,8 @@ BEGIN
 	   OR coalesce(cardinality(r.v_sample_end), 0) <> nv
 	   OR coalesce(r.v_param_end[nv], 0) <> coalesce(cardinality(r.p_key), 0)
 	   OR coalesce(cardinality(r.p_kind), 0) <> coalesce(cardinality(r.p_key), 0)
-	   OR coalesce(cardinality(r.p_value), 0) <> coalesce(cardinality(r.p_key), 0)
+	   OR coalesce(cardinality(r.p_value), 0) + coalesce(cardinality(r.p_int), 0)
+	      <> coalesce(cardinality(r.p_key), 0)
 	   OR coalesce(r.v_window_end[nv], 0) <> coalesce(cardinality(r.w_steal_pct), 0)
 	   OR coalesce(cardinality(r.w_loadavg1), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
 	   OR coalesce(cardinality(r.w_wall_s), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
@@ -272,7 +274,8 @@ BEGIN
 	   OR array_position(r.m_sample_end, NULL) IS NOT NULL
 	   OR array_position(r.p_key, NULL) IS NOT NULL
 	   OR array_position(r.p_kind, NULL) IS NOT NULL
-	   OR array_position(r.p_value, NULL) IS NOT NULL THEN
+	   OR array_position(r.p_value, NULL) IS NOT NULL
+	   OR array_position(r.p_int, NULL) IS NOT NULL THEN
 		SELECT x.state, x.problem INTO state, problem
 		FROM (VALUES
 			(1, r.v_benchmark IS NOT NULL AND array_position(r.v_benchmark, NULL) IS NOT NULL,
@@ -288,7 +291,8 @@ BEGIN
 				array_position(r.m_unit, NULL)::text))),
 			(5, r.p_key IS NOT NULL AND (array_position(r.p_key, NULL) IS NOT NULL
 				OR array_position(r.p_kind, NULL) IS NOT NULL
-				OR array_position(r.p_value, NULL) IS NOT NULL),
+				OR array_position(r.p_value, NULL) IS NOT NULL
+				OR array_position(r.p_int, NULL) IS NOT NULL),
 			 '23502', 'a parameter has no key, kind or value'),
 			(9, true, '22023', format(
 				'the report''s arrays do not line up: %s variants (v_benchmark), ends of parameters %s of %s (p_key), windows %s of %s (w_steal_pct), metrics %s of %s (m_metric), samples %s of %s (samples)',
@@ -404,17 +408,35 @@ BEGIN
 		WHERE x.digest = names_digest;
 	END IF;
 
+	-- the values of kind i as integers (p_int, 043): one each, and
+	-- p_value the other kinds' (value_kinds); else every kind's in
+	-- p_value
+	IF r.p_int IS NOT NULL THEN
+		value_kinds := array_remove(r.p_kind, 'i');
+		IF cardinality(r.p_int) <> coalesce(cardinality(r.p_kind), 0)
+			- coalesce(cardinality(value_kinds), 0) THEN
+			PERFORM fleetbench_reject_as('22023', format(
+				'p_int holds %s values, but %s parameters are of kind i',
+				cardinality(r.p_int),
+				coalesce(cardinality(r.p_kind), 0)
+				- coalesce(cardinality(value_kinds), 0)));
+		END IF;
+	ELSE
+		value_kinds := r.p_kind;
+	END IF;
+
 	-- the parameter values that bench_results reads back as JSON, all
-	-- of a kind at once; when they are not all fine (or a kind is j,
-	-- from a jsonb report), one by one below, which names the first
+	-- of a kind at once (integers as p_int need nothing); when they are
+	-- not all fine (or a kind is j, from a jsonb report), one by one
+	-- below, which names the first
 	values_fine := kinds ~ '^[sidb]*$'
 		AND length(kinds) = cardinality(r.p_kind)
-		AND (strpos(kinds, 'i') = 0
-		     OR fleetbench_values_match(r.p_kind, r.p_value, 'i'))
+		AND (strpos(kinds, 'i') = 0 OR r.p_int IS NOT NULL
+		     OR fleetbench_values_match(value_kinds, r.p_value, 'i'))
 		AND (strpos(kinds, 'd') = 0
-		     OR fleetbench_values_match(r.p_kind, r.p_value, 'd'))
+		     OR fleetbench_values_match(value_kinds, r.p_value, 'd'))
 		AND (strpos(kinds, 'b') = 0
-		     OR fleetbench_values_match(r.p_kind, r.p_value, 'b'));
+		     OR fleetbench_values_match(value_kinds, r.p_value, 'b'));
 
 	-- ends that never step back, sample ends within their variant,
 	-- each variant, metric of a variant and comparison named once,
@@ -499,7 +521,10 @@ BEGIN
 						WHEN 'd' THEN 'a finite number'
 						WHEN 'b' THEN 'true or false'
 						ELSE 'of a kind i, s, d or b' END)
-			 FROM unnest(r.p_key, r.p_kind, r.p_value) AS x(k, t, v)
+			 FROM unnest(r.p_key, r.p_kind,
+				     fleetbench_param_values(r.p_kind, r.p_value,
+							     r.p_int))
+				     AS x(k, t, v)
 			 WHERE values_fine IS NOT TRUE AND CASE
 				WHEN x.t = 's' THEN false
 				-- JSON (jsonb reports only): a bad one fails the cast
@@ -817,7 +842,7 @@ BEGIN
 					 w_steal_pct, w_loadavg1, w_wall_s,
 					 w_noisy, m_median, m_sample_end,
 					 v_sample_end, samples, w_noisy_reason,
-					 w_cpus)
+					 w_cpus, p_int)
 		VALUES (r.run_id, started, shape, r.v_status, r.v_reason,
 			r.p_value, r.v_window_end, r.w_steal_pct, r.w_loadavg1,
 			r.w_wall_s, r.w_noisy, r.m_median, r.m_sample_end,
@@ -826,7 +851,8 @@ BEGIN
 			CASE WHEN array_remove(r.w_noisy_reason, NULL) <> '{}'
 			     THEN r.w_noisy_reason END,
 			CASE WHEN array_remove(r.w_cpus, NULL) <> '{}'
-			     THEN r.w_cpus END);
+			     THEN r.w_cpus END,
+			r.p_int);
 	END IF;
 
 	-- for fleetbench_ingest_end(): a setting local to the transaction,

@@ -661,6 +661,30 @@ check_eq "values of every kind in their form are stored" "$(q <<-EOF
 EOF
 )" "t
 t"
+# the values of kind i as integers (p_int, 043), p_value the others':
+# read back as bench_results reads the values all given as text
+check_eq "integer values given as integers are stored and read back as JSON" "$(q <<-EOF
+	$(lean_run ffffffff-1111-4222-8333-444444444444 '{4,4}' '{3,4}' '{i,s}' '{x}' '{"p_int": [64]}')
+	SELECT string_agg(parameters::text, ' ' ORDER BY position)
+	FROM bench_results WHERE run_id = 'ffffffff-1111-4222-8333-444444444444';
+	SELECT p_value, p_int FROM run_results
+	WHERE run_id = 'ffffffff-1111-4222-8333-444444444444';
+EOF
+)" 't
+{"k1": 64} {"k2": "x"}
+{x}|{64}'
+refused_run "more integers than parameters of kind i" 22023 \
+	"fleetbench_ingest: p_int holds 2 values, but 1 parameters are of kind i" \
+	'{4,4}' '{3,4}' '{i,s}' '{}' '{"p_int": [64, 65]}'
+refused_run "integers and text that together outnumber the parameters" 22023 \
+	"fleetbench_ingest: the report's arrays do not line up:*" \
+	'{4,4}' '{3,4}' '{i,s}' '{x}' '{"p_int": [64, 65]}'
+refused_run "an integer parameter without its value" 23502 \
+	"fleetbench_ingest: a parameter has no key, kind or value" \
+	'{4,4}' '{3,4}' '{i,s}' '{x}' '{"p_int": [null]}'
+refused_run "a number among the text values, named" 22023 \
+	"fleetbench_ingest: parameter k2: inf is not a finite number" \
+	'{4,4}' '{3,4}' '{i,d}' '{inf}' '{"p_int": [64]}'
 # the checks that read only the shape (names and ends) are made for a
 # shape not stored before (the refusals above are of $LR's shape, stored:
 # the checks of samples and values are made whatever the shape)
