@@ -52,12 +52,22 @@ $$;
  * A run's figures (run_figures.figures, element i the figure of id i) in
  * their one form, so that the same figures are the same array: no
  * trailing NULLs (an element past the end reads NULL), '{}' when none.
+ * PL/pgSQL: as SQL it was not inlined into run_figures_live (its argument,
+ * the array of every figure, is read three times), so each run's call
+ * went through the SQL-function executor, 15 us of the commit-time work a
+ * report (docs/performance.md).
  */
 CREATE OR REPLACE FUNCTION fleetbench_figures_trim(a double precision[])
 RETURNS double precision[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT coalesce(a[1:(SELECT max(i) FROM generate_subscripts(a, 1) AS i
-			     WHERE a[i] IS NOT NULL)], '{}')
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+	n integer := coalesce(cardinality(a), 0);
+BEGIN
+	WHILE n > 0 AND a[n] IS NULL LOOP
+		n := n - 1;
+	END LOOP;
+	RETURN CASE WHEN n = 0 THEN '{}' ELSE a[1:n] END;
+END
 $$;
 
 -- Figures are shown to three decimals, in the views as in the CLI.

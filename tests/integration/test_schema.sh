@@ -661,6 +661,9 @@ check_eq "values of every kind in their form are stored" "$(q <<-EOF
 EOF
 )" "t
 t"
+check_eq "a run's figures keep one form: no trailing NULLs, '{}' for none" \
+	"$(q <<<"SELECT fleetbench_figures_trim('{1,NULL,2,NULL,NULL}'), fleetbench_figures_trim('{NULL,NULL}'), fleetbench_figures_trim(NULL), fleetbench_figures_trim('{3}')")" \
+	"{1,NULL,2}|{}|{}|{3}"
 # the values of kind i as integers (p_int, 043), p_value the others':
 # read back as bench_results reads the values all given as text
 check_eq "integer values given as integers are stored and read back as JSON" "$(q <<-EOF
