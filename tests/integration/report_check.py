@@ -26,6 +26,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,25 @@ def console_errors(events):
     return errors
 
 
+def stop_group(proc):
+    """Stops chromium and every helper of its process group."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    # helpers that outlive the browser (they would write into the
+    # profile after it is removed)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
 def main():
     args = sys.argv[1:]
     width = 1200
@@ -124,7 +144,10 @@ def main():
          "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
          f"--user-data-dir={profile}", f"--window-size={width},900",
          "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        # its own process group: chromium's helpers go with it, and
+        # none writes into the profile after it is removed
+        start_new_session=True)
     try:
         port = devtools_port(profile, proc)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
@@ -168,12 +191,7 @@ def main():
                   sys.stdout, indent=1)
         print()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_group(proc)
         shutil.rmtree(profile, ignore_errors=True)
 
 
