@@ -370,7 +370,7 @@ static const char *param_kind(const Fleetbench__Param *pa)
 
 /* The value of a parameter of a kind but i as fleetbench_report's p_value
  * holds it: v holds the text of a double ("%.17g", which reads back as the
- * same double). An integer's goes in p_int (enc_int_params): NULL. */
+ * same double). An integer's goes in p_int (enc_param_values): NULL. */
 static const char *param_value(const Fleetbench__Param *pa, char v[32])
 {
 	switch (pa->value_case) {
@@ -384,6 +384,33 @@ static const char *param_value(const Fleetbench__Param *pa, char v[32])
 	default:
 		return NULL;
 	}
+}
+
+/*
+ * The parameters' values in their order: with ints, p_int (043), those of
+ * kind i as integers (none: an empty array, so that p_value is read as
+ * holding the other kinds' alone); without, p_value, the other kinds' as
+ * text.
+ */
+static void enc_param_values(struct enc *e, const Fleetbench__Report *r,
+			     bool ints)
+{
+	pgparam_array_begin(e->p, ints ? PGPARAM_INT8 : PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++) {
+			const Fleetbench__Param *pa =
+				r->benchmarks[i]->parameters[j];
+			char v[32];
+
+			if ((pa->value_case ==
+			     FLEETBENCH__PARAM__VALUE_INT_VALUE) != ints)
+				continue;
+			if (ints)
+				pgparam_int8(e->p, pa->int_value);
+			else
+				pgparam_text(e->p, param_value(pa, v));
+		}
+	pgparam_array_end(e->p);
 }
 
 static size_t params_of(const Fleetbench__Benchmark *b)
@@ -460,25 +487,13 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
 			pgparam_text(p, r->benchmarks[i]->parameters[j]->key);
 	pgparam_array_end(p);
-	/* every parameter's kind; the values of the kinds but i, whose
-	 * values go as integers in p_int (enc_int_params) */
-	for (int k = 0; k < 2; k++) {
-		pgparam_array_begin(p, PGPARAM_TEXT);
-		for (size_t i = 0; i < r->n_benchmarks; i++)
-			for (size_t j = 0; j < r->benchmarks[i]->n_parameters;
-			     j++) {
-				const Fleetbench__Param *pa =
-					r->benchmarks[i]->parameters[j];
-				char v[32];
-
-				if (k == 0)
-					pgparam_text(p, param_kind(pa));
-				else if (pa->value_case !=
-					 FLEETBENCH__PARAM__VALUE_INT_VALUE)
-					pgparam_text(p, param_value(pa, v));
-			}
-		pgparam_array_end(p);
-	}
+	pgparam_array_begin(p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
+			pgparam_text(p, param_kind(
+				r->benchmarks[i]->parameters[j]));
+	pgparam_array_end(p);
+	enc_param_values(e, r, false);
 
 	enc_ends(e, r, windows_of);
 	for (int k = 0; k < 4; k++) {
@@ -675,23 +690,6 @@ static void enc_probe(struct enc *e, const Fleetbench__Report *r)
 		enc_oom(e, "the probe");
 }
 
-/* p_int (043): the values of the parameters of kind i, in their order,
- * as integers (none: an empty array, so that p_value is read as holding
- * the other kinds' values alone) */
-static void enc_int_params(struct enc *e, const Fleetbench__Report *r)
-{
-	pgparam_array_begin(e->p, PGPARAM_INT8);
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++) {
-			const Fleetbench__Param *pa =
-				r->benchmarks[i]->parameters[j];
-
-			if (pa->value_case == FLEETBENCH__PARAM__VALUE_INT_VALUE)
-				pgparam_int8(e->p, pa->int_value);
-		}
-	pgparam_array_end(e->p);
-}
-
 /* probe_part, probe_rest (035): the typed probe's two pieces, or NULL */
 static void enc_probe_in_two(struct enc *e)
 {
@@ -884,7 +882,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_window_texts(&e, r, 1);
 	enc_costs(&e, r);
 	enc_probe_in_two(&e);
-	enc_int_params(&e, r);
+	enc_param_values(&e, r, true);
 	free(e.part);
 	json_object_put(e.rest);
 	attrs = p->record_n;

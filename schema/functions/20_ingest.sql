@@ -114,9 +114,9 @@ $$;
  * form (fleetbench_param_form), all at once: those values are picked by
  * position, joined by \x01 and matched as one text (issue 37, the ingest
  * rate: 84 us a report where one row per value took 205; joined by
- * string_agg, 50 us, where an array made first and joined took 64). A value holding
- * the separator makes the count of separators differ and the answer
- * false; so does a NULL. False says only "look at them one by one".
+ * string_agg, 50 us, where an array made first and joined took 64). A
+ * value holding the separator makes the count of separators differ and
+ * the answer false; so does a NULL. False says only "look at them one by one".
  */
 CREATE OR REPLACE FUNCTION fleetbench_values_match(kinds text[], vals text[],
 						   kind text)
@@ -171,6 +171,7 @@ DECLARE
 	values_fine boolean; -- every parameter value of its kind's form
 	kinds text; -- the parameters' kinds, one letter each
 	value_kinds text[]; -- the kinds of p_value's elements
+	n_int integer; -- the parameters of kind i
 	shape bigint; -- its result_shapes row, if stored before
 	shape_digest bytea;
 	split record; -- the probe's part and rest, split here
@@ -413,13 +414,12 @@ BEGIN
 	-- p_value
 	IF r.p_int IS NOT NULL THEN
 		value_kinds := array_remove(r.p_kind, 'i');
-		IF cardinality(r.p_int) <> coalesce(cardinality(r.p_kind), 0)
-			- coalesce(cardinality(value_kinds), 0) THEN
+		n_int := coalesce(cardinality(r.p_kind), 0)
+			 - coalesce(cardinality(value_kinds), 0);
+		IF cardinality(r.p_int) <> n_int THEN
 			PERFORM fleetbench_reject_as('22023', format(
 				'p_int holds %s values, but %s parameters are of kind i',
-				cardinality(r.p_int),
-				coalesce(cardinality(r.p_kind), 0)
-				- coalesce(cardinality(value_kinds), 0)));
+				cardinality(r.p_int), n_int));
 		END IF;
 	ELSE
 		value_kinds := r.p_kind;
