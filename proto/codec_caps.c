@@ -64,6 +64,10 @@ static int check_setup(const char *name, const char *result, bool has_errno,
 static int check_iouring_names(const char *field, char *const *names,
 			       size_t n, char err[CODEC_ERR_LEN])
 {
+	size_t earlier = 0;
+	ssize_t again = codec_name_repeated((const char *const *)names, n,
+					    &earlier);
+
 	for (size_t i = 0; i < n; i++) {
 		if (strlen(names[i]) > CODEC_MAX_CAP_NAME)
 			return codec_invalid(err,
@@ -74,11 +78,10 @@ static int check_iouring_names(const char *field, char *const *names,
 			return codec_invalid(err,
 					     "capabilities.%s[%zu]: not a name of [A-Z0-9_]",
 					     field, i);
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(names[i], names[j]))
-				return codec_invalid(err,
-						     "capabilities.%s[%zu]: same as %s[%zu]",
-						     field, i, field, j);
+		if ((ssize_t)i == again)
+			return codec_invalid(err,
+					     "capabilities.%s[%zu]: same as %s[%zu]",
+					     field, i, field, earlier);
 	}
 	return 0;
 }

@@ -35,6 +35,19 @@ void codec_free_message(ProtobufCMessage *m);
  * for protobuf-c NUL-terminates it). Only for what it allocated. */
 size_t codec_block_size(const void *p);
 
+/* names up to this many are found repeated through a hash table, more by
+ * comparing each with those before it */
+#define CODEC_NAMES_HASHED 256
+
+/*
+ * The first of names[0..n) equal to one before it: its index, with that
+ * earlier one's (the first equal to it) in *earlier; -1 when each name is
+ * there once. What comparing each name with those before it finds, in
+ * time linear in n.
+ */
+ssize_t codec_name_repeated(const char *const *names, size_t n,
+			    size_t *earlier);
+
 /* Packs m into a new buffer of at most max bytes: 0, -E2BIG, -ENOMEM or
  * -EIO. */
 int codec_pack_message(const ProtobufCMessage *m, size_t max, uint8_t **ret,

@@ -213,9 +213,28 @@ static bool param_nonnegative(const char *key)
 	return false;
 }
 
+/* The index of b's first parameter (names: its metric) named as one
+ * before it, with that one's in *earlier; -1 when none is. */
+static ssize_t param_repeated(const Fleetbench__Benchmark *b, bool metrics,
+			      size_t *earlier)
+{
+	const char *names[CODEC_NAMES_HASHED];
+	size_t n = metrics ? b->n_metrics : b->n_parameters;
+
+	if (n > CODEC_NAMES_HASHED) /* the walk refused it before */
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		names[i] = metrics ? b->metrics[i]->metric :
+				     b->parameters[i]->key;
+	return codec_name_repeated(names, n, earlier);
+}
+
 static int check_params(const Fleetbench__Benchmark *b, size_t bi,
 			char err[CODEC_ERR_LEN])
 {
+	size_t earlier = 0;
+	ssize_t again = param_repeated(b, false, &earlier);
+
 	for (size_t i = 0; i < b->n_parameters; i++) {
 		const Fleetbench__Param *p = b->parameters[i];
 
@@ -223,11 +242,10 @@ static int check_params(const Fleetbench__Benchmark *b, size_t bi,
 			return codec_invalid(err,
 					     "benchmarks[%zu].parameters[%zu]: no value",
 					     bi, i);
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(p->key, b->parameters[j]->key))
-				return codec_invalid(err,
-						     "benchmarks[%zu].parameters[%zu].key: same as parameters[%zu]",
-						     bi, i, j);
+		if ((ssize_t)i == again)
+			return codec_invalid(err,
+					     "benchmarks[%zu].parameters[%zu].key: same as parameters[%zu]",
+					     bi, i, earlier);
 		if (p->value_case == FLEETBENCH__PARAM__VALUE_INT_VALUE &&
 		    p->int_value < 0 && param_nonnegative(p->key))
 			return codec_invalid(err,
@@ -247,16 +265,13 @@ static int check_metrics(const Fleetbench__Benchmark *b, size_t bi,
 {
 	_cleanup_free_ double *wall = NULL;
 	char why[CODEC_ERR_LEN];
+	size_t earlier = 0;
+	ssize_t again = param_repeated(b, true, &earlier);
 
-	for (size_t i = 0; i < b->n_metrics; i++) {
-		const Fleetbench__Metric *m = b->metrics[i];
-
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(m->metric, b->metrics[j]->metric))
-				return codec_invalid(err,
-						     "benchmarks[%zu].metrics[%zu].metric: same as metrics[%zu]",
-						     bi, i, j);
-	}
+	if (again >= 0)
+		return codec_invalid(err,
+				     "benchmarks[%zu].metrics[%zd].metric: same as metrics[%zu]",
+				     bi, again, earlier);
 	if (b->n_metrics && b->n_windows) {
 		wall = malloc(b->n_windows * sizeof(*wall));
 		if (!wall)

@@ -103,10 +103,15 @@ static size_t field_limit_of(const ProtobufCMessageDescriptor *d,
  * above.
  */
 #define LIMITS_SLOTS 256
-static struct {
+
+/* A message's limits, found once for each message walked. */
+struct msg_limits {
 	const ProtobufCMessageDescriptor *d;
-	size_t *max;
-} limits[LIMITS_SLOTS];
+	size_t *max; /* by field; NULL: field_limit_of() each time */
+	bool probe; /* is_probe_message() */
+};
+
+static struct msg_limits limits[LIMITS_SLOTS];
 static pthread_once_t limits_once = PTHREAD_ONCE_INIT;
 
 static size_t limits_slot(const ProtobufCMessageDescriptor *d)
@@ -128,8 +133,9 @@ static void limits_add(const ProtobufCMessageDescriptor *d)
 		return;
 	for (unsigned k = 0; k < d->n_fields; k++)
 		max[k] = field_limit_of(d, &d->fields[k]);
-	limits[i].d = d;
-	limits[i].max = max;
+	limits[i] = (struct msg_limits){ .d = d,
+					 .max = max,
+					 .probe = is_probe_message(d) };
 	for (unsigned k = 0; k < d->n_fields; k++)
 		if (d->fields[k].type == PROTOBUF_C_TYPE_MESSAGE)
 			limits_add(d->fields[k].descriptor);
@@ -142,18 +148,23 @@ static void limits_make(void)
 	limits_add(&fleetbench__capabilities__descriptor);
 }
 
-static size_t field_limit(const ProtobufCMessageDescriptor *d,
-			  const ProtobufCFieldDescriptor *f)
+static struct msg_limits limits_of(const ProtobufCMessageDescriptor *d)
 {
 	size_t i = limits_slot(d), n = 0;
 
 	pthread_once(&limits_once, limits_make);
 	while (limits[i].d && n++ < LIMITS_SLOTS) {
 		if (limits[i].d == d)
-			return limits[i].max[f - d->fields];
+			return limits[i];
 		i = (i + 1) % LIMITS_SLOTS;
 	}
-	return field_limit_of(d, f);
+	return (struct msg_limits){ .d = d, .probe = is_probe_message(d) };
+}
+
+static size_t field_limit(const struct msg_limits *l,
+			  const ProtobufCFieldDescriptor *f)
+{
+	return l->max ? l->max[f - l->d->fields] : field_limit_of(l->d, f);
 }
 
 /*
@@ -207,26 +218,30 @@ static int walk_fail(struct walk *w, const char *fmt, ...)
 
 static int walk_message(struct walk *w, const ProtobufCMessage *m);
 
-static int walk_string(struct walk *w, const ProtobufCMessageDescriptor *d,
+static int walk_string(struct walk *w, const struct msg_limits *l,
 		       const ProtobufCFieldDescriptor *f, const char *s)
 {
+	bool wire = w->wire && s != f->default_value;
 	size_t len, max;
-	ssize_t bad;
+	ssize_t bad = -1;
 
 	if (!s)
 		return walk_fail(w, "missing");
-	len = strlen(s);
-	/* protobuf-c allocates wire length + 1 and NUL-terminates */
-	if (w->wire && s != f->default_value && codec_block_size(s) != len + 1)
-		return walk_fail(w, "NUL byte at offset %zu", len);
-	if (!len && w->nonempty && f->label == PROTOBUF_C_LABEL_REQUIRED)
-		return walk_fail(w, "empty");
+	/* protobuf-c allocates wire length + 1 and NUL-terminates: the
+	 * length is known, and the UTF-8 check, which refuses NUL, finds a
+	 * NUL inside it (a strlen() of every string was 4% of the ingest) */
+	len = wire ? codec_block_size(s) - 1 : strlen(s);
 	/* a repeated field's limit counts its entries, not their bytes */
 	max = f->label == PROTOBUF_C_LABEL_REPEATED ? CODEC_MAX_STRING :
-						      field_limit(d, f);
+						      field_limit(l, f);
+	if (len <= max)
+		bad = codec_utf8_invalid_at(s, len);
+	if (wire && (bad >= 0 || len > max) && strlen(s) != len)
+		return walk_fail(w, "NUL byte at offset %zu", strlen(s));
+	if (!len && w->nonempty && f->label == PROTOBUF_C_LABEL_REQUIRED)
+		return walk_fail(w, "empty");
 	if (len > max)
 		return walk_fail(w, "%zu bytes, limit %zu", len, max);
-	bad = codec_utf8_invalid_at(s, len);
 	if (bad >= 0)
 		return walk_fail(w, "invalid UTF-8 at byte %zd", bad);
 	return 0;
@@ -241,12 +256,12 @@ static int walk_double(struct walk *w, double x)
 	return 0;
 }
 
-static int walk_value(struct walk *w, const ProtobufCMessageDescriptor *d,
+static int walk_value(struct walk *w, const struct msg_limits *l,
 		      const ProtobufCFieldDescriptor *f, const void *v)
 {
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_STRING:
-		return walk_string(w, d, f, *(char *const *)v);
+		return walk_string(w, l, f, *(char *const *)v);
 	case PROTOBUF_C_TYPE_DOUBLE:
 		return walk_double(w, *(const double *)v);
 	case PROTOBUF_C_TYPE_FLOAT:
@@ -272,12 +287,13 @@ static int walk_value(struct walk *w, const ProtobufCMessageDescriptor *d,
 }
 
 static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
+			 const struct msg_limits *l,
 			 const ProtobufCFieldDescriptor *f)
 {
 	const char *base = (const char *)m;
 	size_t n = *(const size_t *)(base + f->quantifier_offset);
 	const char *arr = *(const char *const *)(base + f->offset);
-	size_t max = field_limit(m->descriptor, f);
+	size_t max = field_limit(l, f);
 	size_t size = pbjson_value_size(f->type);
 
 	struct walk_frame *frame = &w->frames[w->depth - 1];
@@ -295,7 +311,7 @@ static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
 		    isfinite(((const double *)arr)[i]))
 			continue;
 		frame->index = i;
-		r = walk_value(w, m->descriptor, f, arr + i * size);
+		r = walk_value(w, l, f, arr + i * size);
 		if (r < 0)
 			return r;
 	}
@@ -305,7 +321,8 @@ static int walk_repeated(struct walk *w, const ProtobufCMessage *m,
 
 /* A probe message's unknown map against its fields (pbjson.h), once its
  * entries are valid strings. */
-static int check_unknown(struct walk *w, const ProtobufCMessage *m)
+static int check_unknown(struct walk *w, const ProtobufCMessage *m,
+			 const struct msg_limits *l)
 {
 	char why[PBJSON_ERR_LEN];
 	size_t at = 0;
@@ -313,7 +330,7 @@ static int check_unknown(struct walk *w, const ProtobufCMessage *m)
 
 	/* only the probe's messages have the map: the many others (metrics,
 	 * windows) are passed by a prefix, not a field lookup */
-	if (!is_probe_message(m->descriptor))
+	if (!l->probe)
 		return 0;
 	r = pbjson_unknown_check(m, &at, why);
 	if (r == -ENOMEM) {
@@ -332,6 +349,7 @@ static int check_unknown(struct walk *w, const ProtobufCMessage *m)
 static int walk_message(struct walk *w, const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const struct msg_limits l = limits_of(d);
 	int r;
 
 	/* protobuf-c keeps a field numbered 0 whose tag is an overlong varint
@@ -352,13 +370,13 @@ static int walk_message(struct walk *w, const ProtobufCMessage *m)
 		w->frames[w->depth - 1] =
 			(struct walk_frame){ .field = f->name };
 		if (f->label == PROTOBUF_C_LABEL_REPEATED)
-			r = walk_repeated(w, m, f);
+			r = walk_repeated(w, m, &l, f);
 		else if (pbjson_field_present(m, f))
-			r = walk_value(w, d, f, (const char *)m + f->offset);
+			r = walk_value(w, &l, f, (const char *)m + f->offset);
 		if (r < 0)
 			return r;
 	}
-	r = check_unknown(w, m);
+	r = check_unknown(w, m, &l);
 	if (r < 0)
 		return r;
 	w->depth--;

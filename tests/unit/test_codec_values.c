@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
+#include "codec_internal.h"
 #include "codec_test.h"
 
 /* Packs f, replaces the first occurrence of `from` by `to` (same length),
@@ -82,6 +84,74 @@ static void test_uuid_utf8(void)
 	CHECK(!codec_utf8_valid("\xe2\x82", 2)); /* truncated */
 	CHECK(!codec_utf8_valid("\xe2\x28\xa1", 3)); /* bad continuation */
 	CHECK(!codec_utf8_valid("\xff", 1));
+
+	/* eight bytes at a time through ASCII: a bad byte, a NUL or a
+	 * character of two bytes at every place of a 24-byte text, and the
+	 * text's last bytes read one at a time */
+	for (size_t at = 0; at < 24; at++) {
+		char t[25];
+
+		memset(t, 'a', 24);
+		t[24] = '\0';
+		t[at] = '\x80';
+		CHECK_EQ_INT((int)codec_utf8_invalid_at(t, 24), (int)at);
+		t[at] = '\0';
+		CHECK_EQ_INT((int)codec_utf8_invalid_at(t, 24), (int)at);
+		t[at] = '\x7f';
+		CHECK_EQ_INT((int)codec_utf8_invalid_at(t, 24), -1);
+		CHECK_EQ_INT((int)codec_utf8_invalid_at(t, at), -1);
+		if (at < 23) {
+			t[at] = '\xc3';
+			t[at + 1] = '\xa9';
+			CHECK_EQ_INT((int)codec_utf8_invalid_at(t, 24), -1);
+			/* cut after its first byte */
+			CHECK_EQ_INT((int)codec_utf8_invalid_at(t, at + 1),
+				     (int)at);
+		}
+	}
+}
+
+/* codec_name_repeated() finds what comparing each name with those before
+ * it finds: through the hash table up to CODEC_NAMES_HASHED names, by
+ * comparing beyond */
+static void test_names_repeated(void)
+{
+	enum { N = CODEC_NAMES_HASHED + 8 };
+	static char text[N][16];
+	const char *names[N];
+	size_t earlier = 99;
+
+	for (size_t i = 0; i < N; i++) {
+		snprintf(text[i], sizeof(text[i]), "name_%zu", i);
+		names[i] = text[i];
+	}
+	CHECK_EQ_INT((int)codec_name_repeated(names, 0, &earlier), -1);
+	CHECK_EQ_INT((int)codec_name_repeated(names, 1, &earlier), -1);
+	for (size_t n = 2; n <= N; n += n < 70 ? 1 : 63) {
+		CHECK_EQ_INT((int)codec_name_repeated(names, n, &earlier), -1);
+		/* the last equal to the first, then one in the middle equal
+		 * to the one before it as well */
+		names[n - 1] = text[0];
+		CHECK_EQ_INT((int)codec_name_repeated(names, n, &earlier),
+			     (int)n - 1);
+		CHECK_EQ_INT((int)earlier, 0);
+		if (n >= 4) {
+			names[n / 2] = text[n / 2 - 1];
+			CHECK_EQ_INT((int)codec_name_repeated(names, n,
+							      &earlier),
+				     (int)(n / 2));
+			CHECK_EQ_INT((int)earlier, (int)(n / 2 - 1));
+			/* three of one name: the second is found, with the
+			 * first */
+			names[n / 2 + 1] = text[n / 2 - 1];
+			CHECK_EQ_INT((int)codec_name_repeated(names, n,
+							      &earlier),
+				     (int)(n / 2));
+			names[n / 2 + 1] = text[n / 2 + 1];
+			names[n / 2] = text[n / 2];
+		}
+		names[n - 1] = text[n - 1];
+	}
 }
 
 /* A string field of f passes at its limit, and one byte over it gives
@@ -163,6 +233,23 @@ static void test_strings(void)
 	fixture_init(&f);
 	expect_patched(&f, "\"schema\"", "\"sch\0ma\"",
 		       "probe_json: NUL byte at offset 5");
+	/* past the first eight bytes, and in a string over its limit (the
+	 * NUL is named, as the length up to it is within the limit) */
+	fixture_init(&f);
+	f.host.hostname = "host-name-of-twenty-X";
+	expect_patched(&f, "twenty-X", "twenty-\0",
+		       "host.hostname: NUL byte at offset 20");
+	fixture_init(&f);
+	s = repeat_char('a', CODEC_MAX_STRING + 1);
+	memcpy(s, "hostXname", 9);
+	f.host.hostname = s;
+	expect_patched(&f, "hostXname", "host\0name",
+		       "host.hostname: NUL byte at offset 4");
+	free(s);
+	fixture_init(&f);
+	f.host.hostname = "host-name-of-twenty-X";
+	expect_patched(&f, "twenty-X", "twenty-\xff",
+		       "host.hostname: invalid UTF-8 at byte 20");
 }
 
 static void test_numbers(void)
@@ -430,6 +517,7 @@ static void test_failures(void)
 int main(void)
 {
 	test_uuid_utf8();
+	test_names_repeated();
 	test_strings();
 	test_numbers();
 	test_bounds();
