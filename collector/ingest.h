@@ -53,7 +53,7 @@ int ingest_run(const struct ingest_opts *o);
 /* The attributes of fleetbench_report, fleetbench_ingest_run()'s one
  * parameter (schema/029_ingest_contract.sql and the migrations after it
  * that add attributes). */
-#define INGEST_ATTRS 111
+#define INGEST_ATTRS 113
 
 /*
  * Encodes a validated report as fleetbench_ingest_run()'s one binary

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "cleanup.h"
 #include "codec.h"
@@ -33,6 +34,9 @@ struct enc {
 	/* the typed probe's part as text and its rest (enc_probe) */
 	char *part;
 	struct json_object *rest;
+	/* the shape's names and kinds in one text each (enc_shape), or NULL:
+	 * the names and kinds go as arrays */
+	char *names, *kinds;
 };
 
 /* Out of memory while encoding what: the first failure is the one told. */
@@ -453,20 +457,120 @@ static void enc_ends(struct enc *e, const Fleetbench__Report *r,
 	pgparam_array_end(e->p);
 }
 
+/* The separator of the names in shape_names (044): no name holds it. */
+#define SHAPE_SEP '\x1f'
+
+/* Name j of variant i in list `list` of r's shape, the lists in
+ * shape_names' order (fleetbench_shape_names(): the variants' benchmarks,
+ * their names, parameter keys, metrics, units). */
+static const char *shape_name(const Fleetbench__Report *r, size_t list,
+			      size_t i, size_t j)
+{
+	const Fleetbench__Benchmark *b = r->benchmarks[i];
+
+	switch (list) {
+	case 0:
+		return b->benchmark;
+	case 1:
+		return b->variant;
+	case 2:
+		return b->parameters[j]->key;
+	case 3:
+		return b->metrics[j]->metric;
+	default:
+		return b->metrics[j]->unit;
+	}
+}
+
+/* How many names list has in variant i (1 for its benchmark and name). */
+static size_t shape_count(const Fleetbench__Benchmark *b, size_t list)
+{
+	return list < 2 ? 1 : list == 2 ? b->n_parameters : b->n_metrics;
+}
+
+/* The shape's names each followed by the separator, written to out
+ * unless NULL: their length, or -1 when a name holds the separator. */
+static ssize_t shape_join(const Fleetbench__Report *r, char *out)
+{
+	size_t len = 0;
+
+	for (size_t list = 0; list < 5; list++)
+		for (size_t i = 0; i < r->n_benchmarks; i++)
+			for (size_t j = 0;
+			     j < shape_count(r->benchmarks[i], list); j++) {
+				const char *n = shape_name(r, list, i, j);
+				size_t l = strlen(n);
+
+				if (memchr(n, SHAPE_SEP, l))
+					return -1;
+				if (out) {
+					memcpy(out + len, n, l);
+					out[len + l] = SHAPE_SEP;
+				}
+				len += l + 1;
+			}
+	return (ssize_t)len;
+}
+
+/*
+ * shape_names and shape_kinds (044): the shape's names joined by
+ * U+001F and its parameters' kinds, one letter each, which PostgreSQL
+ * receives as two values instead of about 940 and finds a stored shape
+ * by. None (the names and kinds go as arrays) for a report without
+ * variants, or one with a name holding the separator.
+ */
+static void enc_shape(struct enc *e, const Fleetbench__Report *r)
+{
+	ssize_t len = r->n_benchmarks ? shape_join(r, NULL) : -1;
+	size_t np = 0, at = 0;
+
+	if (len < 0)
+		return;
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		np += r->benchmarks[i]->n_parameters;
+	e->names = malloc((size_t)len);
+	e->kinds = malloc(np + 1);
+	if (!e->names || !e->kinds) {
+		free(e->names);
+		free(e->kinds);
+		e->names = e->kinds = NULL;
+		enc_oom(e, "the shape's names");
+		return;
+	}
+	shape_join(r, e->names);
+	e->names[len - 1] = '\0';
+	at = 0;
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
+			e->kinds[at++] =
+				param_kind(r->benchmarks[i]->parameters[j])[0];
+	e->kinds[np] = '\0';
+}
+
+/* An array of the shape's list of names (shape_name()), or NULL when
+ * they go in shape_names. */
+static void enc_names(struct enc *e, const Fleetbench__Report *r,
+		      size_t list)
+{
+	if (e->names) {
+		pgparam_null(e->p, PGPARAM_TEXT_ARRAY);
+		return;
+	}
+	pgparam_array_begin(e->p, PGPARAM_TEXT);
+	for (size_t i = 0; i < r->n_benchmarks; i++)
+		for (size_t j = 0; j < shape_count(r->benchmarks[i], list); j++)
+			pgparam_text(e->p, shape_name(r, list, i, j));
+	pgparam_array_end(e->p);
+}
+
 /* v_benchmark .. samples: the variants, and their parameters, windows,
  * metrics, samples */
 static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 {
 	struct pgparam *p = e->p;
 
-	pgparam_array_begin(p, PGPARAM_TEXT);
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		pgparam_text(p, r->benchmarks[i]->benchmark);
-	pgparam_array_end(p);
-	pgparam_array_begin(p, PGPARAM_TEXT);
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		pgparam_text(p, r->benchmarks[i]->variant);
-	pgparam_array_end(p);
+	enc_names(e, r, 0);
+	enc_names(e, r, 1);
 	/* the codec refuses a variant both failed and skipped */
 	pgparam_array_begin(p, PGPARAM_TEXT);
 	for (size_t i = 0; i < r->n_benchmarks; i++)
@@ -482,17 +586,18 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 	pgparam_array_end(p);
 
 	enc_ends(e, r, params_of);
-	pgparam_array_begin(p, PGPARAM_TEXT);
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
-			pgparam_text(p, r->benchmarks[i]->parameters[j]->key);
-	pgparam_array_end(p);
-	pgparam_array_begin(p, PGPARAM_TEXT);
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
-			pgparam_text(p, param_kind(
-				r->benchmarks[i]->parameters[j]));
-	pgparam_array_end(p);
+	enc_names(e, r, 2);
+	if (e->kinds) {
+		pgparam_null(p, PGPARAM_TEXT_ARRAY);
+	} else {
+		pgparam_array_begin(p, PGPARAM_TEXT);
+		for (size_t i = 0; i < r->n_benchmarks; i++)
+			for (size_t j = 0; j < r->benchmarks[i]->n_parameters;
+			     j++)
+				pgparam_text(p, param_kind(
+					r->benchmarks[i]->parameters[j]));
+		pgparam_array_end(p);
+	}
 	enc_param_values(e, r, false);
 
 	enc_ends(e, r, windows_of);
@@ -519,16 +624,8 @@ static void enc_variants(struct enc *e, const Fleetbench__Report *r)
 	}
 
 	enc_ends(e, r, metrics_of);
-	pgparam_array_begin(p, PGPARAM_TEXT);
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++)
-			pgparam_text(p, r->benchmarks[i]->metrics[j]->metric);
-	pgparam_array_end(p);
-	pgparam_array_begin(p, PGPARAM_TEXT);
-	for (size_t i = 0; i < r->n_benchmarks; i++)
-		for (size_t j = 0; j < r->benchmarks[i]->n_metrics; j++)
-			pgparam_text(p, r->benchmarks[i]->metrics[j]->unit);
-	pgparam_array_end(p);
+	enc_names(e, r, 3);
+	enc_names(e, r, 4);
 	/* the median as the agent computes it (common/stats.c) */
 	pgparam_array_begin(p, PGPARAM_FLOAT8);
 	for (size_t i = 0; i < r->n_benchmarks; i++)
@@ -870,6 +967,7 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	/* "" is how an old or probe-only agent leaves the profile out */
 	pgparam_text(p, r->profile && *r->profile ? r->profile : NULL);
 	enc_int8(&e, r->has_seed, r->seed);
+	enc_shape(&e, r);
 	enc_probe(&e, r);
 	enc_report_caps(&e, r);
 	enc_method(&e, r->method);
@@ -883,6 +981,10 @@ int ingest_report_params(const Fleetbench__Report *r, struct pgparam *p,
 	enc_costs(&e, r);
 	enc_probe_in_two(&e);
 	enc_param_values(&e, r, true);
+	pgparam_text(p, e.names);
+	pgparam_text(p, e.kinds);
+	free(e.names);
+	free(e.kinds);
 	free(e.part);
 	json_object_put(e.rest);
 	attrs = p->record_n;

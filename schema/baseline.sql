@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- The baseline: the schema that migrations 001_init to 043_int_params leave, for a
+-- The baseline: the schema that migrations 001_init to 044_shape_names leave, for a
 -- new database, which applies this file instead of them (docs/schema.md,
 -- "A new database: the baseline"). Made by scripts/make-baseline from
 -- those migrations; never edited by hand: a change is a new migration,
@@ -14,7 +14,7 @@
 -- covers: 021_tags 022_roles 023_placement 024_targets 025_costs 026_cost_allowances
 -- covers: 027_figures 028_long_figures 029_ingest_contract 030_result_shapes 031_probe_parts 032_comparison_names
 -- covers: 033_fleet_shift 034_drift 035_probe_in_two 036_shape_figure_positions 037_run_costs_by_trigger 038_host_gain_tiers
--- covers: 039_part_placement 040_costs_in_runs 041_runs_lz4 042_shape_lookup 043_int_params
+-- covers: 039_part_placement 040_costs_in_runs 041_runs_lz4 042_shape_lookup 043_int_params 044_shape_names
 
 -- the roles, as migration 022 makes them
 DO $$
@@ -160,7 +160,9 @@ CREATE TYPE fleetbench_report AS (
 	cost_rounds bigint[],
 	probe_part text,
 	probe_rest text,
-	p_int bigint[]
+	p_int bigint[],
+	shape_names text,
+	shape_kinds text
 );
 
 COMMENT ON TYPE fleetbench_report IS 'one report as the collector stores it through fleetbench_ingest_run() (docs/schema.md): a new report field is a new attribute, the function''s signature stays';
@@ -536,15 +538,19 @@ CREATE TABLE result_shapes (
     m_metric text[],
     m_unit text[],
     figure_pos integer[],
+    names text,
     CONSTRAINT result_shapes_valid CHECK (fleetbench_shape_valid(v_benchmark, v_variant, v_param_end, p_key, p_kind, v_metric_end, m_metric, m_unit))
 );
 ALTER TABLE ONLY result_shapes ALTER COLUMN p_key SET COMPRESSION lz4;
 ALTER TABLE ONLY result_shapes ALTER COLUMN m_metric SET COMPRESSION lz4;
 ALTER TABLE ONLY result_shapes ALTER COLUMN m_unit SET COMPRESSION lz4;
+ALTER TABLE ONLY result_shapes ALTER COLUMN names SET COMPRESSION lz4;
 
 COMMENT ON TABLE result_shapes IS 'the names, units and ends of a report''s variants, parameters and metrics, stored once per distinct shape (030); run_results.shape_id refers to one';
 
 COMMENT ON COLUMN result_shapes.figure_pos IS 'element id: the position in run_results.m_median of value figure id (proto/figures.def) in runs of this shape; NULL where it has none (036)';
+
+COMMENT ON COLUMN result_shapes.names IS 'the shape''s names in one text as a writer sends them in shape_names (044): v_benchmark, v_variant, p_key, m_metric and m_unit joined by U+001F; NULL when a name holds that character (such a shape is found by its arrays)';
 
 ALTER TABLE result_shapes ALTER COLUMN shape_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME result_shapes_shape_id_seq
@@ -790,6 +796,8 @@ CREATE INDEX fleet_dirty_key_idx ON fleet_dirty USING btree (level, provider, in
 CREATE INDEX fleet_summary_key_idx ON fleet_summary USING btree (level, provider, instance_type, kernel, method);
 
 CREATE INDEX result_shapes_kinds_idx ON result_shapes USING hash (p_kind);
+
+CREATE INDEX result_shapes_names_idx ON result_shapes USING hash (names);
 
 CREATE INDEX run_figures_group_idx ON run_figures USING btree (provider, instance_type, kernel_release, method) INCLUDE (started_at, machine_id, vcpus, thp_enabled, flags, failed, figures);
 

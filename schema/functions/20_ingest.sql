@@ -137,6 +137,58 @@ BEGIN
 END
 $$;
 
+/*
+ * A shape's names in one text (044): every variant's benchmark, then
+ * every variant's name, parameter key, metric and unit, joined by U+001F,
+ * as a writer sends them in shape_names and result_shapes.names keeps
+ * them; NULL when a name holds that character or is NULL (such a shape
+ * is found by its arrays). 044_shape_names.sql joined the shapes stored
+ * before alike.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_shape_names(b text[], v text[],
+						  k text[], m text[],
+						  u text[])
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE WHEN length(x.j) - length(replace(x.j, E'\x1f', ''))
+			 = x.n - 1 THEN x.j END
+	FROM (SELECT array_to_string(y.a, E'\x1f') AS j, cardinality(y.a) AS n
+	      FROM (SELECT b || v || coalesce(k, '{}') || coalesce(m, '{}')
+			   || coalesce(u, '{}') AS a) AS y) AS x
+$$;
+
+/*
+ * r with its shape's arrays (v_benchmark, v_variant, p_key, p_kind,
+ * m_metric, m_unit) split from shape_names and shape_kinds (044), as a
+ * writer that sends the arrays gives them; rejected when the text holds
+ * more or fewer names or kinds than r's ends ask for. Only for a shape
+ * not stored yet, or a report whose problem is named with its names.
+ */
+CREATE OR REPLACE FUNCTION fleetbench_shape_arrays(r fleetbench_report)
+RETURNS fleetbench_report
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	nv integer := coalesce(cardinality(r.v_param_end), 0);
+	np integer := r.v_param_end[nv];
+	nm integer := r.v_metric_end[nv];
+	names text[] := string_to_array(r.shape_names, E'\x1f');
+BEGIN
+	IF nv = 0 OR cardinality(names) IS DISTINCT FROM 2 * nv + np + 2 * nm
+	   OR length(r.shape_kinds) IS DISTINCT FROM np THEN
+		PERFORM fleetbench_reject_as('22023', format(
+			'shape_names holds %s names and shape_kinds %s kinds, where the ends ask for %s and %s (%s variants, %s parameters, %s metrics)',
+			cardinality(names), length(r.shape_kinds),
+			2 * nv + np + 2 * nm, np, nv, np, nm));
+	END IF;
+	r.v_benchmark := names[1 : nv];
+	r.v_variant := names[nv + 1 : 2 * nv];
+	r.p_key := names[2 * nv + 1 : 2 * nv + np];
+	r.m_metric := names[2 * nv + np + 1 : 2 * nv + np + nm];
+	r.m_unit := names[2 * nv + np + nm + 1 : 2 * nv + np + 2 * nm];
+	r.p_kind := string_to_array(r.shape_kinds, NULL);
+	RETURN r;
+END
+$$;
 
 /*
  * fleetbench_ingest_run(r) stores one report, given as one value of the
@@ -146,7 +198,10 @@ $$;
  * and stores nothing when a run with its run_id is already stored. The
  * collector sends it in binary (collector/report_params.c). _end arrays
  * are cumulative 1-based ends: item i owns elements end[i-1]+1 .. end[i];
- * m_sample_end restarts at each variant. caps_present false: the typed
+ * m_sample_end restarts at each variant. The shape's names and kinds come
+ * as arrays or, since 044, in shape_names and shape_kinds
+ * (fleetbench_shape_names()), by which a stored shape is found without
+ * them. caps_present false: the typed
  * capability columns are read from probe, as migration 008 did. Every
  * check below is made for every caller: a writer cannot store rows its
  * codec did not check (the collector's codec has refused most of these
@@ -164,6 +219,12 @@ DECLARE
 	bare boolean; -- its methods row has no parameters
 	p jsonb; -- the probe
 	nv integer := coalesce(cardinality(r.v_benchmark), 0);
+	np integer; -- the parameters, as the ends say
+	nm integer; -- the metrics, alike
+	-- the shape came as shape_names (044) and was found by it: the
+	-- arrays of names and kinds are NULL, and their checks were made
+	-- when the shape was stored
+	by_names boolean := false;
 	nc integer := coalesce(cardinality(r.c_name), 0);
 	targets boolean; -- some comparison has one; else the run keeps NULLs
 	problem text;
@@ -210,6 +271,30 @@ BEGIN
 				coalesce(jsonb_typeof(p), 'nothing')));
 		END IF;
 	END IF;
+	-- the shape's names in one text (044): the shape found by them, its
+	-- kinds and its ends, or the text split into the arrays a writer
+	-- may send instead, and the report served as one that did
+	IF r.shape_names IS NOT NULL OR r.shape_kinds IS NOT NULL THEN
+		IF r.shape_names IS NULL OR r.shape_kinds IS NULL
+		   OR r.v_benchmark IS NOT NULL OR r.v_variant IS NOT NULL
+		   OR r.p_key IS NOT NULL OR r.p_kind IS NOT NULL
+		   OR r.m_metric IS NOT NULL OR r.m_unit IS NOT NULL THEN
+			PERFORM fleetbench_reject_as('22023',
+				'the shape: either shape_names and shape_kinds, or the arrays of names and kinds');
+		END IF;
+		nv := coalesce(cardinality(r.v_param_end), 0);
+		SELECT s.shape_id INTO shape FROM result_shapes AS s
+		WHERE s.names = r.shape_names AND s.p_kind = r.shape_kinds
+		  AND s.v_param_end = r.v_param_end
+		  AND s.v_metric_end = r.v_metric_end
+		LIMIT 1;
+		by_names := shape IS NOT NULL;
+		IF NOT by_names THEN
+			r := fleetbench_shape_arrays(r);
+		END IF;
+	END IF;
+	np := coalesce(r.v_param_end[nv], 0);
+	nm := coalesce(r.v_metric_end[nv], 0);
 	targets := coalesce(cardinality(array_remove(r.c_target_half_width, NULL)), 0)
 		   + coalesce(cardinality(array_remove(r.c_target_reached, NULL)), 0)
 		   + coalesce(cardinality(array_remove(r.c_rounds, NULL)), 0) > 0;
@@ -244,39 +329,46 @@ BEGIN
 	END IF;
 
 	-- the arrays line up: one cheap test, then the slow path says how
-	IF coalesce(cardinality(r.v_variant), 0) <> nv
-	   OR coalesce(cardinality(r.v_status), 0) <> nv
+	-- (the names' arrays, when the shape was found by its names, are
+	-- the stored shape's, which lines up with the ends it was found by)
+	IF coalesce(cardinality(r.v_status), 0) <> nv
 	   OR coalesce(cardinality(r.v_reason), 0) <> nv
 	   OR coalesce(cardinality(r.v_param_end), 0) <> nv
 	   OR coalesce(cardinality(r.v_window_end), 0) <> nv
 	   OR coalesce(cardinality(r.v_metric_end), 0) <> nv
 	   OR coalesce(cardinality(r.v_sample_end), 0) <> nv
-	   OR coalesce(r.v_param_end[nv], 0) <> coalesce(cardinality(r.p_key), 0)
-	   OR coalesce(cardinality(r.p_kind), 0) <> coalesce(cardinality(r.p_key), 0)
 	   OR coalesce(cardinality(r.p_value), 0) + coalesce(cardinality(r.p_int), 0)
-	      <> coalesce(cardinality(r.p_key), 0)
+	      <> np
 	   OR coalesce(r.v_window_end[nv], 0) <> coalesce(cardinality(r.w_steal_pct), 0)
 	   OR coalesce(cardinality(r.w_loadavg1), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
 	   OR coalesce(cardinality(r.w_wall_s), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
 	   OR coalesce(cardinality(r.w_noisy), 0) <> coalesce(cardinality(r.w_steal_pct), 0)
-	   OR coalesce(r.v_metric_end[nv], 0) <> coalesce(cardinality(r.m_metric), 0)
-	   OR coalesce(cardinality(r.m_unit), 0) <> coalesce(cardinality(r.m_metric), 0)
-	   OR coalesce(cardinality(r.m_median), 0) <> coalesce(cardinality(r.m_metric), 0)
-	   OR coalesce(cardinality(r.m_sample_end), 0) <> coalesce(cardinality(r.m_metric), 0)
+	   OR coalesce(cardinality(r.m_median), 0) <> nm
+	   OR coalesce(cardinality(r.m_sample_end), 0) <> nm
 	   OR coalesce(r.v_sample_end[nv], 0) <> coalesce(cardinality(r.samples), 0)
-	   OR array_position(r.v_benchmark, NULL) IS NOT NULL
-	   OR array_position(r.v_variant, NULL) IS NOT NULL
 	   OR array_position(r.v_param_end, NULL) IS NOT NULL
 	   OR array_position(r.v_window_end, NULL) IS NOT NULL
 	   OR array_position(r.v_metric_end, NULL) IS NOT NULL
 	   OR array_position(r.v_sample_end, NULL) IS NOT NULL
-	   OR array_position(r.m_metric, NULL) IS NOT NULL
-	   OR array_position(r.m_unit, NULL) IS NOT NULL
 	   OR array_position(r.m_sample_end, NULL) IS NOT NULL
-	   OR array_position(r.p_key, NULL) IS NOT NULL
-	   OR array_position(r.p_kind, NULL) IS NOT NULL
 	   OR array_position(r.p_value, NULL) IS NOT NULL
-	   OR array_position(r.p_int, NULL) IS NOT NULL THEN
+	   OR array_position(r.p_int, NULL) IS NOT NULL
+	   OR NOT by_names AND (
+		coalesce(cardinality(r.v_variant), 0) <> nv
+		OR np <> coalesce(cardinality(r.p_key), 0)
+		OR coalesce(cardinality(r.p_kind), 0) <> np
+		OR nm <> coalesce(cardinality(r.m_metric), 0)
+		OR coalesce(cardinality(r.m_unit), 0) <> nm
+		OR array_position(r.v_benchmark, NULL) IS NOT NULL
+		OR array_position(r.v_variant, NULL) IS NOT NULL
+		OR array_position(r.m_metric, NULL) IS NOT NULL
+		OR array_position(r.m_unit, NULL) IS NOT NULL
+		OR array_position(r.p_key, NULL) IS NOT NULL
+		OR array_position(r.p_kind, NULL) IS NOT NULL) THEN
+		-- the problem named with the names of the shape found
+		IF by_names THEN
+			r := fleetbench_shape_arrays(r);
+		END IF;
 		SELECT x.state, x.problem INTO state, problem
 		FROM (VALUES
 			(1, r.v_benchmark IS NOT NULL AND array_position(r.v_benchmark, NULL) IS NOT NULL,
@@ -376,8 +468,9 @@ BEGIN
 	-- stored, or arrays an equality cannot match: NULL kinds), by their
 	-- digests, which this function computes from the arrays as
 	-- 030_result_shapes.sql and 032 did, and a new row is stored with.
-	kinds := array_to_string(r.p_kind, '');
-	IF nv > 0 THEN
+	kinds := CASE WHEN by_names THEN r.shape_kinds
+		      ELSE array_to_string(r.p_kind, '') END;
+	IF nv > 0 AND shape IS NULL THEN
 		SELECT s.shape_id INTO shape FROM result_shapes AS s
 		WHERE s.p_kind = kinds AND s.v_metric_end = r.v_metric_end
 		  AND s.v_param_end = r.v_param_end
@@ -413,16 +506,17 @@ BEGIN
 	-- p_value the other kinds' (value_kinds); else every kind's in
 	-- p_value
 	IF r.p_int IS NOT NULL THEN
-		value_kinds := array_remove(r.p_kind, 'i');
-		n_int := coalesce(cardinality(r.p_kind), 0)
-			 - coalesce(cardinality(value_kinds), 0);
+		value_kinds := CASE WHEN by_names
+				    THEN string_to_array(replace(kinds, 'i', ''), NULL)
+				    ELSE array_remove(r.p_kind, 'i') END;
+		n_int := np - coalesce(cardinality(value_kinds), 0);
 		IF cardinality(r.p_int) <> n_int THEN
 			PERFORM fleetbench_reject_as('22023', format(
 				'p_int holds %s values, but %s parameters are of kind i',
 				cardinality(r.p_int), n_int));
 		END IF;
 	ELSE
-		value_kinds := r.p_kind;
+		value_kinds := coalesce(r.p_kind, string_to_array(kinds, NULL));
 	END IF;
 
 	-- the parameter values that bench_results reads back as JSON, all
@@ -430,7 +524,7 @@ BEGIN
 	-- not all fine (or a kind is j, from a jsonb report), one by one
 	-- below, which names the first
 	values_fine := kinds ~ '^[sidb]*$'
-		AND length(kinds) = cardinality(r.p_kind)
+		AND length(kinds) = np
 		AND (strpos(kinds, 'i') = 0 OR r.p_int IS NOT NULL
 		     OR fleetbench_values_match(value_kinds, r.p_value, 'i'))
 		AND (strpos(kinds, 'd') = 0
@@ -465,6 +559,10 @@ BEGIN
 		  AND NOT j - 1 = ANY (r.v_metric_end)) THEN
 		NULL; -- the found shape's metric ends are in order: all fine
 	ELSIF nv > 0 OR nc > 0 THEN
+		-- the problem named with the names of the shape found
+		IF by_names THEN
+			r := fleetbench_shape_arrays(r);
+		END IF;
 		SELECT x.state, x.problem INTO state, problem
 		FROM (SELECT '22023' AS state, CASE
 			WHEN shape IS NULL
@@ -822,13 +920,15 @@ BEGIN
 			INSERT INTO result_shapes (digest, v_benchmark, v_variant,
 						   v_param_end, p_key, p_kind,
 						   v_metric_end, m_metric, m_unit,
-						   figure_pos)
+						   figure_pos, names)
 			VALUES (shape_digest, r.v_benchmark, r.v_variant,
 				r.v_param_end, r.p_key,
 				array_to_string(r.p_kind, ''), r.v_metric_end,
 				r.m_metric, r.m_unit,
 				fleetbench_figure_positions(r.v_benchmark,
-					r.v_variant, r.v_metric_end, r.m_metric))
+					r.v_variant, r.v_metric_end, r.m_metric),
+				fleetbench_shape_names(r.v_benchmark, r.v_variant,
+					r.p_key, r.m_metric, r.m_unit))
 			ON CONFLICT (digest) DO NOTHING
 			RETURNING shape_id INTO shape;
 			-- another transaction stored it since (and committed)

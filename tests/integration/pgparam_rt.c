@@ -238,6 +238,9 @@ static void int_param(Fleetbench__Param *pa, const char *key, int64_t v)
 	pa->int_value = v;
 }
 
+/* the separator of shape_names' names (044) */
+#define SEP "\x1f"
+
 static void report_full(void)
 {
 	Fleetbench__Host host = FLEETBENCH__HOST__INIT;
@@ -300,17 +303,17 @@ static void report_full(void)
 		"{ns_per_access,iops}", "{thp,io_uring}", "{nothp,pread}",
 		"{1.25,NULL}", "{1.1,NULL}", "{1.4,NULL}", "{0.95,NULL}",
 		"{bootstrap,NULL}", "{NULL," ODDQ "}",
-		/* 64-67 */ "{thp_chase,randread,randread,seqwrite}",
-		"{thp,io_uring,pread,direct}", "{ok,skipped,failed,ok}",
+		/* 64-67: the names and kinds in shape_names and
+		 * shape_kinds (112-113) */
+		NULL, NULL, "{ok,skipped,failed,ok}",
 		"{NULL," ODDQ ",\"SIGSEGV in randread/pread\",NULL}",
-		/* 68-71 */ "{6,6,6,6}", "{size_kb,engine,frac,huge,low,zero}",
-		"{i,s,d,b,i,i}",
+		/* 68-71 */ "{6,6,6,6}", NULL, NULL,
 		/* the values of the kinds but i (the integers: p_int) */
 		"{" ODDQ ",0.10000000000000001,true}",
 		/* 72-76 */ "{2,2,2,2}", "{0.5,NULL}", "{1.25,NULL}", "{2,3.5}",
 		"{f,NULL}",
-		/* 77-83 */ "{2,2,2,4}", "{ns_per_access,huge_fraction,mb_s,iops}",
-		"{ns,fraction,MB/s,1/s}", "{2.5,4,NULL,1e-300}", "{4,7,0,1}",
+		/* 77-83 */ "{2,2,2,4}", NULL, NULL, "{2.5,4,NULL,1e-300}",
+		"{4,7,0,1}",
 		"{7,7,7,8}", "{3,1,2,10,5,1,4,1e-300}",
 		/* 84-94: the optional Method fields; absent ones NULL */
 		"67108864", "2000000", NULL, NULL, "268435456", "33554432",
@@ -329,7 +332,27 @@ static void report_full(void)
 		NULL, NULL,
 		/* 111: the integers, INT64_MIN and 0 among them */
 		"{2048,-9223372036854775808,0}",
+		/* 112-113: the shape's names joined by U+001F (the
+		 * benchmarks, variants, keys, metrics, units) and kinds */
+		"thp_chase" SEP "randread" SEP "randread" SEP "seqwrite" SEP
+		"thp" SEP "io_uring" SEP "pread" SEP "direct" SEP
+		"size_kb" SEP "engine" SEP "frac" SEP "huge" SEP "low" SEP
+		"zero" SEP "ns_per_access" SEP "huge_fraction" SEP "mb_s" SEP
+		"iops" SEP "ns" SEP "fraction" SEP "MB/s" SEP "1/s",
+		"isdbii",
 	};
+	/* a name holding U+001F: the names and kinds go as arrays */
+	const char *const arrays[][2] = {
+		{ "64", "{thp_chase,randread,randread,seqwrite}" },
+		{ "65", "{thp,io_uring,pread,di" SEP "rect}" },
+		{ "69", "{size_kb,engine,frac,huge,low,zero}" },
+		{ "70", "{i,s,d,b,i,i}" },
+		{ "78", "{ns_per_access,huge_fraction,mb_s,iops}" },
+		{ "79", "{ns,fraction,MB/s,1/s}" },
+		{ "112", NULL },
+		{ "113", NULL },
+	};
+	const char *want2[INGEST_ATTRS];
 
 	host.provider = "aws";
 	host.region = "eu-west-1";
@@ -508,6 +531,13 @@ static void report_full(void)
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);
 	check_record(&p, want, INGEST_ATTRS, "full report");
+	memcpy(want2, want, sizeof(want2));
+	for (size_t i = 0; i < ARRAY_SIZE(arrays); i++)
+		want2[atoi(arrays[i][0]) - 1] = arrays[i][1];
+	b[3].variant = "di" SEP "rect";
+	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);
+	check_record(&p, want2, INGEST_ATTRS, "a name holding U+001F");
+	b[3].variant = "direct";
 
 	/* an unsigned value beyond bigint is the report's fault, named */
 	method.seq_block = UINT64_MAX;
@@ -566,6 +596,7 @@ static void report_bare(void)
 	 * windows, 102-108 no costs, 109-110 no typed probe; 111 no
 	 * integer parameters, an empty p_int as for any report now */
 	want[110] = "{}";
+	/* 112-113 NULL: no variants, no shape */
 
 	pgparam_init(&p);
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);

@@ -688,6 +688,65 @@ refused_run "an integer parameter without its value" 23502 \
 refused_run "a number among the text values, named" 22023 \
 	"fleetbench_ingest: parameter k2: inf is not a finite number" \
 	'{4,4}' '{3,4}' '{i,d}' '{inf}' '{"p_int": [64]}'
+# the shape's names in one text (shape_names, 044) and its kinds
+# (shape_kinds), the six arrays NULL: a stored shape found by them (no
+# new row), a new one split into its arrays and stored with its names
+NAMES_OF='"v_benchmark": null, "v_variant": null, "p_key": null, "p_kind": null, "m_metric": null, "m_unit": null, "shape_kinds": "is"'
+LR_NAMES='b\u001fb\u001fv1\u001fv2\u001fk1\u001fk2\u001fiops\u001flat\u001fIO/s\u001fus'
+shapes_before=$(q <<<"SELECT count(*) FROM result_shapes")
+check_eq "a report whose shape comes as its names is stored with the stored shape, and read back as the arrays' would be" "$(q <<-EOF
+	$(lean_run 11111111-aaaa-4222-8333-444444444444 '{4,4}' '{3,4}' '' '' "{$NAMES_OF, \"shape_names\": \"$LR_NAMES\"}")
+	SELECT count(*) - $shapes_before FROM result_shapes;
+	SELECT x.shape_id = y.shape_id FROM run_results AS x, run_results AS y
+	WHERE x.run_id = '11111111-aaaa-4222-8333-444444444444' AND y.run_id = '$LR';
+	SELECT string_agg(format('%s/%s %s', benchmark, variant, parameters), ' ' ORDER BY position)
+	FROM bench_results WHERE run_id = '11111111-aaaa-4222-8333-444444444444';
+	SELECT string_agg(format('%s %s %s', metric, unit, median), ' ' ORDER BY metric)
+	FROM bench_metrics WHERE run_id = '11111111-aaaa-4222-8333-444444444444';
+EOF
+)" 't
+0
+t
+b/v1 {"k1": 64} b/v2 {"k2": "x"}
+iops IO/s 100 lat us 7'
+check_eq "a new shape that comes as its names is split into its arrays and stored with its names" "$(q <<-EOF
+	$(lean_run 22222222-aaaa-4222-8333-444444444444 '{4,4}' '{3,4}' '' '' "{$NAMES_OF, \"shape_names\": \"${LR_NAMES/k2/k3}\"}")
+	SELECT s.v_benchmark, s.v_variant, s.p_key, s.p_kind, s.m_metric, s.m_unit,
+	       s.names = fleetbench_shape_names(s.v_benchmark, s.v_variant, s.p_key, s.m_metric, s.m_unit),
+	       s.names LIKE '%k3%'
+	FROM run_results AS x JOIN result_shapes AS s USING (shape_id)
+	WHERE x.run_id = '22222222-aaaa-4222-8333-444444444444';
+EOF
+)" 't
+{b,b}|{v1,v2}|{k1,k3}|is|{iops,lat}|{IO/s,us}|t|t'
+refused_run "a shape's names that the ends do not ask for, counted" 22023 \
+	"fleetbench_ingest: shape_names holds 11 names and shape_kinds 2 kinds, where the ends ask for 10 and 2 (2 variants, 2 parameters, 2 metrics)" \
+	'{4,4}' '{3,4}' '' '' "{$NAMES_OF, \"shape_names\": \"$LR_NAMES\\u001fextra\"}"
+refused_run "a shape's kinds that the ends do not ask for, counted" 22023 \
+	"fleetbench_ingest: shape_names holds 10 names and shape_kinds 3 kinds, where the ends ask for 10 and 2 (2 variants, 2 parameters, 2 metrics)" \
+	'{4,4}' '{3,4}' '' '' "{$NAMES_OF, \"shape_names\": \"${LR_NAMES/k2/k4}\", \"shape_kinds\": \"isd\"}"
+refused_run "a shape given both as its names and as arrays" 22023 \
+	"fleetbench_ingest: the shape: either shape_names and shape_kinds, or the arrays of names and kinds" \
+	'{4,4}' '{3,4}' '' '' "{\"shape_names\": \"$LR_NAMES\", \"shape_kinds\": \"is\"}"
+refused_run "a shape's names without its kinds" 22023 \
+	"fleetbench_ingest: the shape: either shape_names and shape_kinds, or the arrays of names and kinds" \
+	'{4,4}' '{3,4}' '' '' "{$NAMES_OF, \"shape_kinds\": null, \"shape_names\": \"$LR_NAMES\"}"
+# found by its names, a report whose values do not line up is named with
+# the stored shape's names
+refused_run "sample ends that do not fit a shape found by its names, named" 22023 \
+	"fleetbench_ingest: the sample ends of b/v1 do not cover its 4 samples (m_sample_end {5,4})" \
+	'{4,4}' '{5,4}' '' '' "{$NAMES_OF, \"shape_names\": \"$LR_NAMES\"}"
+refused_run "statuses that do not line up with a shape found by its names" 22023 \
+	"fleetbench_ingest: the report's arrays do not line up: 2 variants (v_benchmark), ends of parameters 2 of 2 (p_key)*" \
+	'{4,4}' '{3,4}' '' '' "{$NAMES_OF, \"shape_names\": \"$LR_NAMES\", \"v_status\": [\"ok\"]}"
+check_eq "a shape with a name holding U+001F is stored from its arrays without names" "$(q <<-EOF
+	$(lean_run 33333333-aaaa-4222-8333-444444444444 '{4,4}' '{3,4}' '' '' '{"p_key": ["k1", "k\u001f2"]}')
+	SELECT s.names IS NULL, s.p_key[2] = E'k\\x1f2'
+	FROM run_results AS x JOIN result_shapes AS s USING (shape_id)
+	WHERE x.run_id = '33333333-aaaa-4222-8333-444444444444';
+EOF
+)" 't
+t|t'
 # the checks that read only the shape (names and ends) are made for a
 # shape not stored before (the refusals above are of $LR's shape, stored:
 # the checks of samples and values are made whatever the shape)

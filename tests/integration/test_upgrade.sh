@@ -165,6 +165,12 @@ check_eq "run_results with its shape: every row as it was, column for column" \
 	"$(cat "$tmp/run_results.md5")"
 check_eq "the fixture's runs of one shape share its row" \
 	"$(q <<<"SELECT count(DISTINCT shape_id) < count(*) FROM run_results")" t
+# 044: each shape stored before is found by its names as a writer sends
+# them in one text
+check_eq "every shape stored before has its names in one text" \
+	"$(q <<<"SELECT count(*), count(*) FILTER (WHERE names = fleetbench_shape_names(v_benchmark, v_variant, p_key, m_metric, m_unit)) FROM result_shapes")" \
+	"$(q <<<"SELECT count(*) FROM result_shapes")|$(q <<<"SELECT count(*) FROM result_shapes")"
+check_eq "and they are not empty" "$(q <<<"SELECT count(*) > 0 FROM result_shapes")" t
 check_eq "the alert setting changed by the operator is kept" \
 	"$(q <<<"SELECT gain_alpha FROM alert_settings")" 0.02
 check_eq "the operator's grant on a view that migrate made again is kept" \
