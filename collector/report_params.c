@@ -457,7 +457,8 @@ static void enc_ends(struct enc *e, const Fleetbench__Report *r,
 	pgparam_array_end(e->p);
 }
 
-/* The separator of the names in shape_names (044): no name holds it. */
+/* The separator of the names in shape_names (044); a report with a name
+ * holding it sends the arrays. */
 #define SHAPE_SEP '\x1f'
 
 /* Name j of variant i in list `list` of r's shape, the lists in
@@ -539,7 +540,6 @@ static void enc_shape(struct enc *e, const Fleetbench__Report *r)
 	}
 	shape_join(r, e->names);
 	e->names[len - 1] = '\0';
-	at = 0;
 	for (size_t i = 0; i < r->n_benchmarks; i++)
 		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
 			e->kinds[at++] =

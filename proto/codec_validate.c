@@ -213,6 +213,10 @@ static bool param_nonnegative(const char *key)
 	return false;
 }
 
+_Static_assert(CODEC_MAX_PARAMS <= CODEC_NAMES_HASHED &&
+		       CODEC_MAX_METRICS <= CODEC_NAMES_HASHED,
+	       "a benchmark's names fit param_repeated()'s array");
+
 /* The index of b's first parameter (names: its metric) named as one
  * before it, with that one's in *earlier; -1 when none is. */
 static ssize_t param_repeated(const Fleetbench__Benchmark *b, bool metrics,
