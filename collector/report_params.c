@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "codec.h"
 #include "log.h"
@@ -489,30 +490,6 @@ static size_t shape_count(const Fleetbench__Benchmark *b, size_t list)
 	return list < 2 ? 1 : list == 2 ? b->n_parameters : b->n_metrics;
 }
 
-/* The shape's names each followed by the separator, written to out
- * unless NULL: their length, or -1 when a name holds the separator. */
-static ssize_t shape_join(const Fleetbench__Report *r, char *out)
-{
-	size_t len = 0;
-
-	for (size_t list = 0; list < 5; list++)
-		for (size_t i = 0; i < r->n_benchmarks; i++)
-			for (size_t j = 0;
-			     j < shape_count(r->benchmarks[i], list); j++) {
-				const char *n = shape_name(r, list, i, j);
-				size_t l = strlen(n);
-
-				if (memchr(n, SHAPE_SEP, l))
-					return -1;
-				if (out) {
-					memcpy(out + len, n, l);
-					out[len + l] = SHAPE_SEP;
-				}
-				len += l + 1;
-			}
-	return (ssize_t)len;
-}
-
 /*
  * shape_names and shape_kinds (044): the shape's names joined by
  * U+001F and its parameters' kinds, one letter each, which PostgreSQL
@@ -522,29 +499,55 @@ static ssize_t shape_join(const Fleetbench__Report *r, char *out)
  */
 static void enc_shape(struct enc *e, const Fleetbench__Report *r)
 {
-	ssize_t len = r->n_benchmarks ? shape_join(r, NULL) : -1;
-	size_t np = 0, at = 0;
+	size_t len = 0, cap = 0, np = 0;
+	char *names = NULL, *kinds;
 
-	if (len < 0)
+	if (!r->n_benchmarks)
 		return;
+	/* one pass: each name's end found with the separator (strchrnul) */
+	for (size_t list = 0; list < 5; list++)
+		for (size_t i = 0; i < r->n_benchmarks; i++)
+			for (size_t j = 0;
+			     j < shape_count(r->benchmarks[i], list); j++) {
+				const char *n = shape_name(r, list, i, j);
+				const char *end = strchrnul(n, SHAPE_SEP);
+				size_t l = (size_t)(end - n);
+
+				if (*end) {
+					free(names);
+					return;
+				}
+				/* 8 KiB at first: the bench's report needs 6 */
+				if (len + l + 1 > cap &&
+				    ARRAY_RESERVE(names, cap,
+						  len + l + 1 < 8192 ?
+							  8192 :
+							  len + l + 1) < 0) {
+					free(names);
+					enc_oom(e, "the shape's names");
+					return;
+				}
+				memcpy(names + len, n, l);
+				names[len + l] = SHAPE_SEP;
+				len += l + 1;
+			}
 	for (size_t i = 0; i < r->n_benchmarks; i++)
 		np += r->benchmarks[i]->n_parameters;
-	e->names = malloc((size_t)len);
-	e->kinds = malloc(np + 1);
-	if (!e->names || !e->kinds) {
-		free(e->names);
-		free(e->kinds);
-		e->names = e->kinds = NULL;
-		enc_oom(e, "the shape's names");
+	kinds = malloc(np + 1);
+	if (!kinds) {
+		free(names);
+		enc_oom(e, "the shape's kinds");
 		return;
 	}
-	shape_join(r, e->names);
-	e->names[len - 1] = '\0';
+	names[len - 1] = '\0';
+	np = 0;
 	for (size_t i = 0; i < r->n_benchmarks; i++)
 		for (size_t j = 0; j < r->benchmarks[i]->n_parameters; j++)
-			e->kinds[at++] =
+			kinds[np++] =
 				param_kind(r->benchmarks[i]->parameters[j])[0];
-	e->kinds[np] = '\0';
+	kinds[np] = '\0';
+	e->names = names;
+	e->kinds = kinds;
 }
 
 /* An array of the shape's list of names (shape_name()), or NULL when
