@@ -468,9 +468,12 @@ BEGIN
 	-- stored, or arrays an equality cannot match: NULL kinds), by their
 	-- digests, which this function computes from the arrays as
 	-- 030_result_shapes.sql and 032 did, and a new row is stored with.
-	kinds := CASE WHEN by_names THEN r.shape_kinds
-		      ELSE array_to_string(r.p_kind, '') END;
-	IF nv > 0 AND shape IS NULL THEN
+	-- A shape that came as its names and was not found by them above
+	-- has no stored row its arrays equal (every stored shape has its
+	-- names but one with a name holding U+001F, which a split never
+	-- makes): its digest alone is looked for.
+	kinds := coalesce(r.shape_kinds, array_to_string(r.p_kind, ''));
+	IF nv > 0 AND shape IS NULL AND r.shape_names IS NULL THEN
 		SELECT s.shape_id INTO shape FROM result_shapes AS s
 		WHERE s.p_kind = kinds AND s.v_metric_end = r.v_metric_end
 		  AND s.v_param_end = r.v_param_end

@@ -342,15 +342,18 @@ static void report_full(void)
 		"isdbii",
 	};
 	/* a name holding U+001F: the names and kinds go as arrays */
-	const char *const arrays[][2] = {
-		{ "64", "{thp_chase,randread,randread,seqwrite}" },
-		{ "65", "{thp,io_uring,pread,di" SEP "rect}" },
-		{ "69", "{size_kb,engine,frac,huge,low,zero}" },
-		{ "70", "{i,s,d,b,i,i}" },
-		{ "78", "{ns_per_access,huge_fraction,mb_s,iops}" },
-		{ "79", "{ns,fraction,MB/s,1/s}" },
-		{ "112", NULL },
-		{ "113", NULL },
+	const struct {
+		int attr;
+		const char *want;
+	} arrays[] = {
+		{ 64, "{thp_chase,randread,randread,seqwrite}" },
+		{ 65, "{thp,io_uring,pread,di" SEP "rect}" },
+		{ 69, "{size_kb,engine,frac,huge,low,zero}" },
+		{ 70, "{i,s,d,b,i,i}" },
+		{ 78, "{ns_per_access,huge_fraction,mb_s,iops}" },
+		{ 79, "{ns,fraction,MB/s,1/s}" },
+		{ 112, NULL },
+		{ 113, NULL },
 	};
 	const char *want2[INGEST_ATTRS];
 
@@ -533,7 +536,7 @@ static void report_full(void)
 	check_record(&p, want, INGEST_ATTRS, "full report");
 	memcpy(want2, want, sizeof(want2));
 	for (size_t i = 0; i < ARRAY_SIZE(arrays); i++)
-		want2[atoi(arrays[i][0]) - 1] = arrays[i][1];
+		want2[arrays[i].attr - 1] = arrays[i].want;
 	b[3].variant = "di" SEP "rect";
 	CHECK_EQ_INT(ingest_report_params(&r, &p, err), 0);
 	check_record(&p, want2, INGEST_ATTRS, "a name holding U+001F");
